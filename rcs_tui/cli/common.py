@@ -1,0 +1,79 @@
+"""Shared CLI plumbing: --root/--json options, JSON output, and the error contract."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+
+class CliError(Exception):
+    """An error reported as `{"error": msg}` on stderr with exit status 1."""
+
+
+def root_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--root", "root", type=click.Path(file_okay=False), default=None,
+                        help="Project root (else RCS_ROOT, else nearest ancestor holding .rcs/).")(func)
+
+
+def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(func)
+
+
+def resolve_root(root: str | None) -> Path:
+    from rcs_tui.state.layout import RootNotFound, find_root
+
+    try:
+        return find_root(root)
+    except RootNotFound as exc:
+        raise CliError(str(exc)) from exc
+
+
+def emit(data: Any, as_json: bool, human: Callable[[Any], str] | None = None) -> None:
+    """Print `data` as JSON (stable contract) or through `human` for people."""
+    if as_json or human is None:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
+    else:
+        click.echo(human(data))
+
+
+def fail(message: str, code: int = 1) -> int:
+    sys.stderr.write(json.dumps({"error": message}, ensure_ascii=False) + "\n")
+    return code
+
+
+def known_errors() -> tuple[type[BaseException], ...]:
+    """Exception types whose message is already meant for the operator."""
+    from rcs_tui.core.modes import BadName
+    from rcs_tui.state.txn import TxnError
+
+    return (CliError, BadName, TxnError)
+
+
+def run(group: click.Group, argv: list[str] | None) -> int:
+    """Invoke the group; map usage errors to exit 2 and operator errors to exit 1, never a traceback."""
+    try:
+        rv = group.main(args=argv, prog_name="rcs-tui", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.exceptions.Abort:
+        return fail("aborted", 1)
+    except click.UsageError as exc:
+        return fail(exc.format_message(), 2)
+    except click.ClickException as exc:
+        return fail(exc.format_message(), exc.exit_code or 1)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the contract is: never a traceback
+        if isinstance(exc, known_errors()):
+            return fail(str(exc), 1)
+        return fail(f"internal error: {type(exc).__name__}: {exc}", 1)
+    return rv if isinstance(rv, int) else 0
+
+

@@ -1,0 +1,83 @@
+"""The operator journal (`.rcs/logs/rcs-tui-journal.jsonl`) and undo by before-image."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+from rcs_tui.state.io import digest, file_digest
+from rcs_tui.state.txn import JOURNAL_REL, FileChange, Plan, TxnError, apply
+
+
+def read_journal(root: Path) -> list[dict[str, Any]]:
+    """All well-formed entries, oldest first; a torn or foreign line is skipped, never fatal."""
+    path = root / JOURNAL_REL
+    try:
+        raw = path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError):
+        return []
+    entries = []
+    for line in raw.splitlines():
+        try:
+            entry = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("id"), str) and isinstance(entry.get("files"), list):
+            entries.append(entry)
+    return entries
+
+
+def undone_ids(entries: list[dict[str, Any]]) -> set[str]:
+    return {e["undoes"] for e in entries if isinstance(e.get("undoes"), str)}
+
+
+def pick_entry(entries: list[dict[str, Any]], entry_id: str | None) -> dict[str, Any]:
+    """The chosen entry, or the newest operator action that is not an undo and not yet undone."""
+    if entry_id:
+        for entry in entries:
+            if entry["id"] == entry_id:
+                return entry
+        raise TxnError(f"no journal entry {entry_id!r} in {JOURNAL_REL}")
+    done = undone_ids(entries)
+    for entry in reversed(entries):
+        if "undoes" not in entry and entry["id"] not in done:
+            return entry
+    raise TxnError("nothing to undo: the journal has no undoable entry")
+
+
+def plan_undo(root: Path, entry: dict[str, Any]) -> Plan:
+    """Restore each file's before-image, refusing if any file changed since the entry was applied."""
+    if entry["id"] in undone_ids(read_journal(root)):
+        raise TxnError(f"journal entry {entry['id']} was already undone")
+    changes = []
+    for item in entry["files"]:
+        rel = item.get("path")
+        if not isinstance(rel, str) or rel.startswith("/") or ".." in Path(rel).parts:
+            raise TxnError(f"journal entry {entry['id']} names an unsafe path {rel!r}")
+        path = root / rel
+        current = file_digest(path)
+        if current != item.get("after_sha"):
+            raise TxnError(f"cannot undo {entry['id']}: {rel} changed since ({entry['action']}); nothing was changed")
+        before = item.get("before_b64")
+        if before is None:
+            changes.append(FileChange(path, "delete", expect=current, why="restore: did not exist"))
+        else:
+            data = base64.b64decode(before)
+            changes.append(FileChange(path, "write", data, expect=current, why="restore before-image"))
+    return Plan(action=f"undo {entry['action']}", changes=tuple(changes),
+                summary={"undoes": entry["id"], "restores": [c.describe(root)["path"] for c in changes]})
+
+
+def undo(root: Path, entry_id: str | None = None, *, actor: str | None = None,
+         dry_run: bool = False) -> dict[str, Any]:
+    entry = pick_entry(read_journal(root), entry_id)
+    plan = plan_undo(root, entry)
+    if dry_run:
+        return {"dry_run": True, **plan.describe(root)}
+    applied = apply(root, plan, actor=actor, extra={"undoes": entry["id"]})
+    return {"undone": entry["id"], "journal_id": applied["id"], "restored": plan.summary["restores"]}
+
+
+__all__ = ["read_journal", "pick_entry", "plan_undo", "undo", "digest"]

@@ -1,0 +1,151 @@
+"""Transactions: lock → re-check → atomic replace → journal. The only way rcs-tui writes state."""
+
+from __future__ import annotations
+
+import base64
+import getpass
+import json
+import os
+import socket
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from filelock import FileLock, Timeout
+
+from rcs_tui.state.io import append_line, atomic_delete, atomic_write, digest, file_digest
+
+JOURNAL_REL = Path(".rcs/logs/rcs-tui-journal.jsonl")
+LOCK_REL = Path(".rcs/logs/rcs-tui.lock")
+LOCK_TIMEOUT_S = 10.0
+
+
+class TxnError(Exception):
+    """A write was refused; the message is meant for the operator and nothing was changed."""
+
+
+class ChangedUnderneath(TxnError):
+    """A file differs from the bytes the decision was made on."""
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file to write or delete, with the digest it must still have (None = must be absent)."""
+
+    path: Path
+    action: Literal["write", "delete"]
+    content: bytes | None = None
+    expect: str | None = None
+    why: str = ""
+
+    def describe(self, root: Path) -> dict[str, Any]:
+        return {"path": _rel(self.path, root), "action": self.action, "why": self.why}
+
+
+@dataclass(frozen=True)
+class Append:
+    """A line appended to an append-only log (e.g. a task transcript); not undone by undo."""
+
+    path: Path
+    line: str
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What an operation will do. Printed by --dry-run and by the console's confirmation."""
+
+    action: str
+    changes: tuple[FileChange, ...] = ()
+    appends: tuple[Append, ...] = ()
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self, root: Path) -> dict[str, Any]:
+        out: dict[str, Any] = {"action": self.action,
+                               "changes": [c.describe(root) for c in self.changes]}
+        if self.appends:
+            out["appends"] = [{"path": _rel(a.path, root), "line": a.line, "why": a.why}
+                              for a in self.appends]
+        out.update(self.summary)
+        return out
+
+
+def now_iso() -> str:
+    """UTC timestamp with milliseconds and `Z`, as the runtime writes them."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{datetime.now(UTC).microsecond // 1000:03d}Z"
+
+
+def default_actor(via: str = "cli") -> str:
+    try:
+        user = getpass.getuser()
+    except Exception:  # noqa: BLE001 - no passwd entry in some containers
+        user = str(os.getuid())
+    return f"{user}@{socket.gethostname()} ({via}, pid {os.getpid()})"
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def lock_for(root: Path) -> FileLock:
+    path = root / LOCK_REL
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(path), timeout=LOCK_TIMEOUT_S)
+
+
+def _check(root: Path, changes: tuple[FileChange, ...]) -> None:
+    for change in changes:
+        current = file_digest(change.path)
+        if current != change.expect:
+            state = "appeared" if change.expect is None else ("was removed" if current is None else "changed")
+            raise ChangedUnderneath(
+                f"{_rel(change.path, root)} {state} underneath since it was read; re-read and try again "
+                "(nothing was changed)")
+
+
+def apply(root: Path, plan: Plan, *, actor: str | None = None, extra: dict[str, Any] | None = None) -> dict:
+    """Apply a plan under the store lock and journal it. Returns the journal entry."""
+    try:
+        with lock_for(root):
+            _check(root, plan.changes)
+            files = []
+            for change in plan.changes:
+                try:
+                    before = change.path.read_bytes()
+                except FileNotFoundError:
+                    before = None
+                files.append({
+                    "path": _rel(change.path, root),
+                    "why": change.why,
+                    "before_b64": base64.b64encode(before).decode() if before is not None else None,
+                    "after_sha": digest(change.content) if change.action == "write" and change.content is not None
+                    else None,
+                })
+            for change in plan.changes:
+                if change.action == "write":
+                    atomic_write(change.path, change.content or b"")
+                else:
+                    atomic_delete(change.path)
+            for app in plan.appends:
+                append_line(app.path, app.line)
+            entry = {
+                "id": f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:6]}",
+                "at": now_iso(),
+                "actor": actor or default_actor(),
+                "action": plan.action,
+                "summary": plan.summary,
+                "files": files,
+                "appends": [{"path": _rel(a.path, root), "line": a.line} for a in plan.appends],
+            }
+            if extra:
+                entry.update(extra)
+            append_line(root / JOURNAL_REL, json.dumps(entry, ensure_ascii=False, sort_keys=True))
+            return entry
+    except Timeout as exc:
+        raise TxnError(f"another rcs-tui process holds {LOCK_REL}; try again") from exc
