@@ -1,0 +1,72 @@
+"""Shared fixtures: run the installed `rcs-tui` as a subprocess, hash trees, keep the user's env out."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+RCS_TUI = str(Path(sys.executable).parent / "rcs-tui")
+
+
+@dataclass
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def json(self):
+        return json.loads(self.stdout)
+
+    @property
+    def error(self) -> str:
+        return json.loads(self.stderr.strip().splitlines()[-1])["error"]
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch, tmp_path_factory):
+    """No test sees the developer's session ids, RCS_ROOT or rp1 database."""
+    for var in ("RCS_ROOT", "RCS_SESSION_ID", "CODEX_SESSION_ID", "SESSION_ID", "NO_COLOR", "RP1_DB"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("RP1_DB", str(tmp_path_factory.mktemp("rp1home") / "rp1.db"))
+
+
+@pytest.fixture
+def run_cli():
+    """Run `rcs-tui ARGS...` as a real subprocess; returns code, stdout, stderr."""
+
+    def _run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+             input: str | None = None, timeout: float = 60) -> CliResult:
+        full_env = {k: v for k, v in os.environ.items()}
+        if env:
+            full_env.update(env)
+        proc = subprocess.run([RCS_TUI, *args], cwd=cwd, env=full_env, input=input,
+                              capture_output=True, text=True, timeout=timeout)
+        assert "Traceback" not in proc.stderr, proc.stderr
+        return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+    return _run
+
+
+def tree_digest(path: Path) -> dict[str, str]:
+    """Map of relative path -> sha256 for every file under `path` (symlinks by target text)."""
+    out: dict[str, str] = {}
+    for p in sorted(path.rglob("*")):
+        rel = str(p.relative_to(path))
+        if p.is_symlink():
+            out[rel] = "link:" + os.readlink(p)
+        elif p.is_file():
+            out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+@pytest.fixture
+def digest_tree():
+    return tree_digest
