@@ -1,0 +1,197 @@
+"""`rcs-tui state …`, `undo`, `journal`, `snapshot`: the CLI parity surface over the transition core."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rcs_tui.cli.common import CliError, emit, json_option, resolve_root, root_option
+
+
+def _load_input(raw: str | None, file: str | None) -> dict[str, Any]:
+    if raw is not None and file is not None:
+        raise click.UsageError("use either --input or --input-file, not both")
+    if file is not None:
+        try:
+            raw = Path(file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CliError(f"--input-file {file}: cannot read: {exc}") from exc
+        where = f"--input-file {file}"
+    else:
+        where = "--input"
+    if raw is None or not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"{where}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+    if not isinstance(data, dict):
+        raise CliError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def _opts(func):
+    for deco in reversed([
+        click.option("--input", "input_json", default=None, help="JSON object input (formats.md §4 shapes)."),
+        click.option("--input-file", "input_file", default=None, help="Read the JSON input from a file."),
+        click.option("--mode", "mode", default=None, help="Mode name (else input.mode)."),
+        click.option("--session-id", "session_id", default=None, help="Session scope (else resolved)."),
+        root_option, json_option,
+    ]):
+        func = deco(func)
+    return func
+
+
+def _common(root, input_json, input_file, mode, session_id):
+    data = _load_input(input_json, input_file)
+    mode = mode or data.get("mode")
+    sid = session_id if session_id is not None else data.get("session_id")
+    if sid is not None and not isinstance(sid, str):
+        raise CliError(f"input.session_id: expected a string, got {type(sid).__name__}")
+    return resolve_root(root), data, mode, sid
+
+
+def _need_mode(mode: Any) -> str:
+    if mode is None:
+        raise click.UsageError("a mode is required: --mode M or --input '{\"mode\": \"M\"}'")
+    if not isinstance(mode, str):
+        raise CliError(f"input.mode: expected a string, got {type(mode).__name__}")
+    return mode
+
+
+@click.group()
+def state() -> None:
+    """Read and change `.rcs/state` through the transition core (like `rcs state`)."""
+
+
+@state.command("read")
+@_opts
+def read_cmd(root, as_json, input_json, input_file, mode, session_id):
+    """Print a mode file (or {"exists": false})."""
+    from rcs_tui.state.ops import read_mode
+
+    root, _, mode, sid = _common(root, input_json, input_file, mode, session_id)
+    emit(read_mode(root, _need_mode(mode), sid), True)
+
+
+@state.command("write")
+@_opts
+@click.option("--dry-run", is_flag=True, help="Print the exact plan and touch nothing.")
+def write_cmd(root, as_json, input_json, input_file, mode, session_id, dry_run):
+    """Shallow-merge fields into a mode file; activation goes through the transition policy."""
+    from rcs_tui.state.ops import plan_write
+
+    root, data, mode, sid = _common(root, input_json, input_file, mode, session_id)
+    op = plan_write(root, _need_mode(mode), data, sid)
+    emit(op.preview(root) if dry_run else op.run(root), True)
+
+
+@state.command("clear")
+@_opts
+@click.option("--all-sessions", is_flag=True, help="Clear the mode in root and every session.")
+@click.option("--dry-run", is_flag=True, help="Print the exact plan and touch nothing.")
+def clear_cmd(root, as_json, input_json, input_file, mode, session_id, all_sessions, dry_run):
+    """Clear one member of the active set (tombstone when a root copy exists)."""
+    from rcs_tui.state.ops import plan_clear
+
+    root, data, mode, sid = _common(root, input_json, input_file, mode, session_id)
+    all_flag = data.get("all_sessions", False)
+    if not isinstance(all_flag, bool):
+        raise CliError(f"input.all_sessions: expected true or false, got {json.dumps(all_flag)}")
+    op = plan_clear(root, _need_mode(mode), sid, all_sessions or all_flag)
+    emit(op.preview(root) if dry_run else op.run(root), True)
+
+
+@state.command("list-active")
+@_opts
+def list_active_cmd(root, as_json, input_json, input_file, mode, session_id):
+    """Active modes of the authoritative scope."""
+    from rcs_tui.state.ops import list_active
+    from rcs_tui.state.reader import read_snapshot
+
+    root, _, _, sid = _common(root, input_json, input_file, mode, session_id)
+    emit(list_active(read_snapshot(root, sid, all_sessions=False)), True)
+
+
+@state.command("get-status")
+@_opts
+def get_status_cmd(root, as_json, input_json, input_file, mode, session_id):
+    """Status of every mode file (or one) in the authoritative scope."""
+    from rcs_tui.state.ops import check_mode, get_status
+    from rcs_tui.state.reader import read_snapshot
+
+    root, _, mode, sid = _common(root, input_json, input_file, mode, session_id)
+    emit(get_status(read_snapshot(root, sid, all_sessions=False), check_mode(mode) if mode else None), True)
+
+
+@state.command("what-if")
+@click.argument("request")
+@click.option("--session-id", "session_id", default=None)
+@root_option
+@json_option
+def what_if_cmd(request, session_id, root, as_json):
+    """Show the core's decision for REQUEST (a mode or a `$a $b …` prompt) without writing anything."""
+    from rcs_tui.core.policy import decide_prompt
+    from rcs_tui.state.reader import read_snapshot
+
+    snap = read_snapshot(resolve_root(root), session_id, all_sessions=False)
+    scope = snap.authoritative
+    result = decide_prompt(request, snap.active_set(), {m: f.data for m, f in scope.modes.items()})
+    if not result.requested:
+        raise CliError(f"no tracked mode in request {request!r}")
+    emit(result.as_json(), as_json, _human_whatif)
+
+
+def _human_whatif(data: dict[str, Any]) -> str:
+    lines = [f"requested: {', '.join(data['requested'])}"]
+    lines += data["notes"]
+    for d in data["decisions"]:
+        lines.append(f"{d['request']}: {d['decision']} — {d['message']}")
+    lines.append(f"final active set: {', '.join(data['final_active']) or '(empty)'}")
+    return "\n".join(lines)
+
+
+@click.command("snapshot")
+@click.option("--session-id", "session_id", default=None)
+@root_option
+@json_option
+def snapshot_cmd(session_id, root, as_json):
+    """The whole state tree as rcs-tui reads it: scopes, members with health, per-file errors."""
+    from rcs_tui.state.reader import read_snapshot
+    from rcs_tui.views.snapshot_json import snapshot_json
+
+    emit(snapshot_json(read_snapshot(resolve_root(root), session_id)), True)
+
+
+@click.command("undo")
+@click.argument("entry", required=False)
+@click.option("--dry-run", is_flag=True, help="Print what would be restored and touch nothing.")
+@root_option
+@json_option
+def undo_cmd(entry, dry_run, root, as_json):
+    """Undo the last (or the given) journal entry, restoring each file's before-image byte for byte."""
+    from rcs_tui.state.journal import undo
+
+    emit(undo(resolve_root(root), entry, dry_run=dry_run), True)
+
+
+@click.command("journal")
+@click.option("--limit", type=int, default=20, show_default=True)
+@root_option
+@json_option
+def journal_cmd(limit, root, as_json):
+    """Operator actions recorded in `.rcs/logs/rcs-tui-journal.jsonl`, newest first."""
+    from rcs_tui.state.journal import read_journal, undone_ids
+
+    entries = read_journal(resolve_root(root))
+    done = undone_ids(entries)
+    rows = [{"id": e["id"], "at": e.get("at"), "actor": e.get("actor"), "action": e.get("action"),
+             "files": [f.get("path") for f in e["files"]], "undone": e["id"] in done,
+             **({"undoes": e["undoes"]} if "undoes" in e else {})}
+            for e in reversed(entries)][:limit]
+    emit({"entries": rows}, as_json, lambda d: "\n".join(
+        f"{r['id']}  {r['at']}  {r['action']}{'  (undone)' if r['undone'] else ''}  {', '.join(r['files'])}"
+        for r in d["entries"]) or "journal is empty")

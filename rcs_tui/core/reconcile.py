@@ -1,0 +1,125 @@
+"""Pure document transforms for reconciliation: audit-complete, tombstone, canonical-set sync.
+
+Seed 000's order is kept by the caller: decide → complete sources → sync canonical → activate.
+Each function returns new dicts and never mutates its inputs.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+
+def audit_complete(doc: Mapping[str, Any] | None, source: str, dest: str, now: str,
+                   transition_source: str = "rcs-tui") -> dict[str, Any]:
+    """A source mode file after an allowlisted handoff, with seed 000's audit fields."""
+    out = copy.deepcopy(dict(doc or {}))
+    message = f"mode transiting: {source} -> {dest}"
+    out.update({
+        "active": False,
+        "current_phase": "completed",
+        "completed_at": now,
+        "auto_completed_reason": message,
+        "completion_note": f"Auto-completed {source} during allowlisted transition to {dest}.",
+        "transition_source": transition_source,
+        "transition_target_mode": dest,
+        "run_outcome": "finish",
+        "lifecycle_outcome": "finished",
+    })
+    return out
+
+
+def tombstone(mode: str, session_id: str | None, now: str) -> dict[str, Any]:
+    """A session-scope clear marker that hides a root copy of the same mode."""
+    doc: dict[str, Any] = {"mode": mode, "active": False, "current_phase": "cleared",
+                           "updated_at": now, "completed_at": now}
+    if session_id is not None:
+        doc["session_id"] = session_id
+    return doc
+
+
+def _entries(doc: Mapping[str, Any]) -> list[Any]:
+    skills = doc.get("active_skills")
+    return list(skills) if isinstance(skills, list) else []
+
+
+def _matches(entry: Any, mode: str, session_id: str | None) -> bool:
+    if not isinstance(entry, Mapping) or entry.get("skill") != mode:
+        return False
+    sid = entry.get("session_id")
+    return session_id is None or sid in (None, session_id)
+
+
+def _live(entries: Iterable[Any]) -> list[Mapping[str, Any]]:
+    return [e for e in entries if isinstance(e, Mapping) and e.get("active") is not False
+            and isinstance(e.get("skill"), str)]
+
+
+def canonical_without(doc: Mapping[str, Any] | None, modes: Iterable[str], session_id: str | None,
+                      now: str) -> tuple[dict[str, Any] | None, list[str]]:
+    """Drop only the entries of `modes` in this scope; others keep their entries and timestamps.
+
+    The primary `skill` moves to the first remaining member; an emptied set keeps the file with
+    `active: false`. Returns (new document or None when nothing changed, removed skills).
+    """
+    if doc is None:
+        return None, []
+    drop = set(modes)
+    out = copy.deepcopy(dict(doc))
+    removed: list[str] = []
+    if "active_skills" not in out:
+        if out.get("skill") in drop and out.get("active") is True:
+            out["active"] = False
+            out["updated_at"] = now
+            return out, [out["skill"]]
+        return None, []
+    kept = []
+    for entry in _entries(out):
+        if any(_matches(entry, m, session_id) for m in drop):
+            removed.append(entry["skill"])
+        else:
+            kept.append(entry)
+    if not removed:
+        return None, []
+    out["active_skills"] = kept
+    live = _live(kept)
+    if live:
+        out["active"] = True
+        out["skill"] = live[0]["skill"]
+        if "phase" in live[0]:
+            out["phase"] = live[0]["phase"]
+    else:
+        out["active"] = False
+    out["updated_at"] = now
+    return out, removed
+
+
+def canonical_with(doc: Mapping[str, Any] | None, mode: str, phase: str | None, session_id: str | None,
+                   now: str, completed: Iterable[str] = (), source: str = "rcs-tui") -> dict[str, Any]:
+    """Add `mode` to the set after dropping `completed` sources, so sync never resurrects them."""
+    base, _ = canonical_without(doc, completed, session_id, now)
+    out = copy.deepcopy(dict(base if base is not None else (doc or {})))
+    done = set(completed)
+    entries = [e for e in _entries(out) if not (isinstance(e, Mapping) and e.get("skill") in done)]
+    if "active_skills" not in out and out.get("active") is True and isinstance(out.get("skill"), str) \
+            and out["skill"] not in done and out["skill"] != mode:
+        legacy = {"skill": out["skill"], "active": True}
+        if isinstance(out.get("phase"), str):
+            legacy["phase"] = out["phase"]
+        entries.append(legacy)
+    if not any(_matches(e, mode, session_id) and e.get("active") is not False for e in entries):
+        entry: dict[str, Any] = {"skill": mode, "active": True, "activated_at": now, "updated_at": now}
+        if phase:
+            entry["phase"] = phase
+        if session_id is not None:
+            entry["session_id"] = session_id
+        entries = [e for e in entries if not _matches(e, mode, session_id)] + [entry]
+    out.setdefault("version", 1)
+    out.update({"active": True, "skill": mode, "updated_at": now, "source": source, "active_skills": entries})
+    out.setdefault("activated_at", now)
+    if phase:
+        out["phase"] = phase
+    if session_id is not None:
+        out["session_id"] = session_id
+    return out

@@ -1,0 +1,256 @@
+"""State operations (read, write, clear, list-active, get-status) as plans over the transaction layer.
+
+Each mutating operation first builds a `Plan` from one snapshot read (so `--dry-run` and the console's
+confirmation show exactly what `apply` will do); `apply` then re-checks every file's digest under the lock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rcs_tui.core import policy, reconcile
+from rcs_tui.core.modes import INFRA_STATE_NAMES, check_name, is_tracked
+from rcs_tui.state.io import dump_json, read_json
+from rcs_tui.state.layout import Layout
+from rcs_tui.state.reader import read_snapshot
+from rcs_tui.state.session import resolve_session
+from rcs_tui.state.snapshot import Snapshot
+from rcs_tui.state.txn import FileChange, Plan, TxnError, apply, now_iso
+
+
+class PolicyDenied(TxnError):
+    """The transition policy denied an activation; nothing was changed."""
+
+
+@dataclass(frozen=True)
+class Operation:
+    """A plan plus the JSON the command prints once it is applied."""
+
+    plan: Plan
+    result: dict[str, Any] = field(default_factory=dict)
+
+    def preview(self, root: Path) -> dict[str, Any]:
+        return {"dry_run": True, **self.plan.describe(root)}
+
+    def run(self, root: Path, actor: str | None = None) -> dict[str, Any]:
+        entry = apply(root, self.plan, actor=actor)
+        return {**self.result, "journal_id": entry["id"]}
+
+
+def check_mode(mode: object) -> str:
+    name = check_name(mode, "mode name")
+    if name in INFRA_STATE_NAMES:
+        raise TxnError(f"{name!r} is an infrastructure file, not a workflow mode")
+    return name
+
+
+def _scope_session(layout: Layout, session_id: str | None) -> str | None:
+    return resolve_session(layout, session_id).session_id
+
+
+def _current(path: Path, rcs: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """Parsed doc and digest of a file we are about to change; refuses files we cannot parse."""
+    read = read_json(path, within=rcs)
+    if not read.exists:
+        return None, None
+    if read.error:
+        raise TxnError(f"{path}: {read.error}; fix or clear it first (nothing was changed)")
+    return read.data, read.sha
+
+
+def _rel(path: Path, root: Path) -> str:
+    return str(path.relative_to(root))
+
+
+# ---------------------------------------------------------------- reads
+
+def read_mode(root: Path, mode: str, session_id: str | None = None) -> dict[str, Any]:
+    layout = Layout(root)
+    mode = check_mode(mode)
+    sid = _scope_session(layout, session_id)
+    path = layout.mode_file(mode, sid)
+    read = read_json(path, within=layout.rcs)
+    if not read.exists:
+        return {"exists": False, "mode": mode}
+    if read.error:
+        raise TxnError(f"{path}: {read.error}")
+    return read.data
+
+
+def list_active(snapshot: Snapshot) -> dict[str, Any]:
+    return {"active_modes": list(snapshot.active_set())}
+
+
+def get_status(snapshot: Snapshot, mode: str | None = None) -> dict[str, Any]:
+    scope = snapshot.authoritative
+    statuses: dict[str, Any] = {}
+    for name, f in sorted(scope.modes.items()):
+        if mode and name != mode:
+            continue
+        statuses[name] = {"active": f.active, "phase": f.phase, "path": str(f.path), "data": f.data,
+                          **({"error": f.error} if f.error else {})}
+    return {"statuses": statuses}
+
+
+# ---------------------------------------------------------------- clear
+
+def plan_clear(root: Path, mode: str, session_id: str | None = None, all_sessions: bool = False) -> Operation:
+    """Clear one member (formats.md §4); only that member leaves the canonical set."""
+    layout = Layout(root)
+    mode = check_mode(mode)
+    if session_id is not None:
+        check_name(session_id, "session id")
+    now = now_iso()
+    if all_sessions:
+        return _plan_clear_all(layout, mode, now)
+    sid = _scope_session(layout, session_id)
+    changes: list[FileChange] = []
+    path = layout.mode_file(mode, sid)
+    root_file = layout.mode_file(mode, None)
+    read = read_json(path, within=layout.rcs)
+    if sid is not None and root_file.exists():
+        doc = reconcile.tombstone(mode, sid, now)
+        changes.append(FileChange(path, "write", dump_json(doc), read.sha, "tombstone (root copy exists)"))
+    elif read.exists:
+        changes.append(FileChange(path, "delete", expect=read.sha, why="mode file deleted"))
+    removed = _canonical_drop(layout, sid, [mode], now, changes)
+    after = _active_after(layout, sid, changes)
+    plan = Plan(f"state clear {mode}", tuple(changes),
+                summary={"mode": mode, "scope": sid or "root", "canonical_removed": removed,
+                         "active_after": after})
+    return Operation(plan, {"cleared": True, "mode": mode, "path": str(path)})
+
+
+def _canonical_drop(layout: Layout, sid: str | None, modes: list[str], now: str,
+                    changes: list[FileChange], delete_if_empty: bool = False) -> list[str]:
+    cpath = layout.canonical_file(sid)
+    doc, sha = _current(cpath, layout.rcs)
+    new, removed = reconcile.canonical_without(doc, modes, sid, now)
+    if new is None:
+        return []
+    if delete_if_empty and not reconcile._live(new.get("active_skills", [])):
+        changes.append(FileChange(cpath, "delete", expect=sha, why=f"canonical set emptied ({', '.join(removed)})"))
+    else:
+        changes.append(FileChange(cpath, "write", dump_json(new), sha,
+                                  f"canonical entry removed: {', '.join(removed)}"))
+    return [f"{sid or 'root'}:{m}" for m in removed]
+
+
+def _plan_clear_all(layout: Layout, mode: str, now: str) -> Operation:
+    snap = read_snapshot(layout.root)
+    changes: list[FileChange] = []
+    paths: list[str] = []
+    scopes = [None, *sorted(snap.sessions)]
+    for sid in scopes:
+        path = layout.mode_file(mode, sid)
+        read = read_json(path, within=layout.rcs)
+        if read.exists:
+            changes.append(FileChange(path, "delete", expect=read.sha, why="mode file deleted (all sessions)"))
+            paths.append(str(path))
+    removed: list[str] = []
+    for sid in scopes:
+        removed += _canonical_drop(layout, sid, [mode], now, changes, delete_if_empty=sid is not None)
+    touched_sessions = sorted({c.path.parent.name for c in changes if c.path.parent.parent == layout.sessions})
+    warning = (f"{mode} was cleared in root and {len(touched_sessions)} session(s); agents still running in "
+               "those sessions may write it again")
+    plan = Plan(f"state clear {mode} --all-sessions", tuple(changes),
+                summary={"mode": mode, "scope": "all_sessions", "canonical_removed": removed,
+                         "active_after": _active_after(layout, snap.session_id, changes)})
+    return Operation(plan, {"cleared": True, "mode": mode, "all_sessions": True, "removed": len(paths),
+                            "paths": paths, "warning": warning})
+
+
+def _active_after(layout: Layout, sid: str | None, changes: list[FileChange]) -> list[str]:
+    """The scope's active modes once `changes` are applied (computed from the planned bytes)."""
+    import json
+
+    scope_dir = layout.scope_dir(sid)
+    pending = {c.path: c for c in changes}
+    snap = read_snapshot(layout.root, sid, all_sessions=False)
+    scope = snap.scope(sid)
+    active = []
+    for mode, f in sorted((scope.modes if scope else {}).items()):
+        change = pending.get(f.path)
+        if change is None:
+            if f.active:
+                active.append(mode)
+        elif change.action == "write":
+            doc = json.loads(change.content or b"{}")
+            if doc.get("active") is True and doc.get("current_phase") not in ("cleared", "completed"):
+                active.append(mode)
+    for path, change in pending.items():
+        if change.action == "write" and path.parent == scope_dir and path.name.endswith("-state.json"):
+            mode = path.name[: -len("-state.json")]
+            if is_tracked(mode) and mode not in active and (scope is None or mode not in scope.modes):
+                if json.loads(change.content or b"{}").get("active") is True:
+                    active.append(mode)
+    return sorted(active)
+
+
+# ---------------------------------------------------------------- write
+
+WRITE_RESERVED = {"mode", "session_id", "all_sessions", "workingDirectory"}
+
+
+def plan_write(root: Path, mode: str, payload: dict[str, Any], session_id: str | None = None,
+               source: str = "rcs-tui") -> Operation:
+    """Shallow-merge `payload` into a mode file; an activation goes through the transition policy."""
+    layout = Layout(root)
+    mode = check_mode(mode)
+    if session_id is not None:
+        check_name(session_id, "session id")
+    sid = _scope_session(layout, session_id)
+    now = now_iso()
+    path = layout.mode_file(mode, sid)
+    doc, sha = _current(path, layout.rcs)
+    fields = {k: v for k, v in payload.items() if k not in WRITE_RESERVED and k != "state"}
+    if isinstance(payload.get("state"), dict):
+        fields.update(payload["state"])
+    merged = {**(doc or {}), **fields}
+    snap = read_snapshot(root, sid, all_sessions=False)
+    scope = snap.scope(sid)
+    active = scope.active_modes() if scope else ()
+    activating = merged.get("active") is True and mode not in active and is_tracked(mode)
+    changes: list[FileChange] = []
+    result: dict[str, Any] = {"success": True, "mode": mode, "path": str(path)}
+    decision = None
+    if activating:
+        data = {m: f.data for m, f in (scope.modes.items() if scope else [])}
+        decision = policy.decide(mode, active, data)
+        if not decision.allowed:
+            raise PolicyDenied(decision.message)
+        for src in decision.sources:
+            spath = layout.mode_file(src, sid)
+            sdoc, ssha = _current(spath, layout.rcs)
+            changes.append(FileChange(spath, "write", dump_json(reconcile.audit_complete(sdoc, src, mode, now, source)),
+                                      ssha, f"auto-completed ({decision.message})"))
+            if sid is not None:
+                rpath = layout.mode_file(src, None)
+                rdoc, rsha = _current(rpath, layout.rcs)
+                if rdoc is not None and rdoc.get("active") is True:
+                    changes.append(FileChange(rpath, "write",
+                                              dump_json(reconcile.audit_complete(rdoc, src, mode, now, source)),
+                                              rsha, "stale root copy terminalized so it cannot resurrect"))
+                    _canonical_drop(layout, None, [src], now, changes)
+        if decision.kind == "auto-complete":
+            merged["transition_message"] = decision.message
+            result["transition"] = decision.message
+    cpath = layout.canonical_file(sid)
+    cdoc, csha = _current(cpath, layout.rcs)
+    phase = merged.get("current_phase") if isinstance(merged.get("current_phase"), str) else None
+    if activating and decision is not None:
+        new_c = reconcile.canonical_with(cdoc, mode, phase, sid, now, decision.sources, source)
+        changes.append(FileChange(cpath, "write", dump_json(new_c), csha, f"canonical set: {decision.kind} {mode}"))
+    elif merged.get("active") is False and mode in (snap.authoritative.canonical.members
+                                                    if snap.authoritative.canonical else ()):
+        new_c, removed = reconcile.canonical_without(cdoc, [mode], sid, now)
+        if new_c is not None:
+            changes.append(FileChange(cpath, "write", dump_json(new_c), csha, f"canonical entry removed: {mode}"))
+    changes.append(FileChange(path, "write", dump_json(merged), sha, "merged write"))
+    summary: dict[str, Any] = {"mode": mode, "scope": sid or "root",
+                               "decision": decision.as_json() if decision else None,
+                               "active_after": list(decision.active_after) if decision and decision.allowed
+                               else sorted(set(active) - ({mode} if merged.get("active") is False else set()))}
+    return Operation(Plan(f"state write {mode}", tuple(changes), summary=summary), result)

@@ -1,0 +1,170 @@
+"""Build a Snapshot of the `.rcs/state` tree. Never raises: per-file problems become FileErrors."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from rcs_tui.core.health import FileFacts, classify
+from rcs_tui.core.modes import CANONICAL_FILE, NAME_RE, mode_from_filename
+from rcs_tui.state.io import read_json
+from rcs_tui.state.layout import Layout
+from rcs_tui.state.session import Resolution, resolve_session
+from rcs_tui.state.snapshot import CanonicalEntry, CanonicalSet, FileError, Member, ModeFile, Scope, Snapshot
+
+
+def read_mode_file(path: Path, mode: str, session_id: str | None, within: Path) -> ModeFile:
+    read = read_json(path, within=within)
+    mtime = None
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        pass
+    return ModeFile(mode, session_id, path, read.data if read.ok else None, read.error, read.sha, mtime)
+
+
+def parse_canonical(path: Path, within: Path, scope_session: str | None) -> CanonicalSet:
+    """Read a canonical set, tolerating the legacy single-skill form and malformed entries."""
+    read = read_json(path, within=within)
+    if not read.exists:
+        return CanonicalSet(path, False)
+    if read.error:
+        return CanonicalSet(path, True, error=read.error, sha=read.sha)
+    data: dict[str, Any] = read.data
+    entries: list[CanonicalEntry] = []
+    skills = data.get("active_skills")
+    legacy = "active_skills" not in data
+    if isinstance(skills, list):
+        seen: set[tuple[str, str | None]] = set()
+        for raw in skills:
+            if not isinstance(raw, dict) or raw.get("active") is False:
+                continue
+            skill = raw.get("skill")
+            sid = raw.get("session_id") if isinstance(raw.get("session_id"), str) else None
+            if not isinstance(skill, str) or not NAME_RE.fullmatch(skill):
+                continue
+            if scope_session is not None and sid not in (None, scope_session):
+                continue
+            if (skill, sid) in seen:
+                continue
+            seen.add((skill, sid))
+            phase = raw.get("phase") if isinstance(raw.get("phase"), str) else None
+            at = raw.get("activated_at") if isinstance(raw.get("activated_at"), str) else None
+            entries.append(CanonicalEntry(skill, phase, sid, at, raw))
+    elif skills is not None:
+        return CanonicalSet(path, True, data, error="field active_skills: expected a list", sha=read.sha)
+    elif data.get("active") is True and isinstance(data.get("skill"), str) and NAME_RE.fullmatch(data["skill"]):
+        phase = data.get("phase") if isinstance(data.get("phase"), str) else None
+        entries.append(CanonicalEntry(data["skill"], phase, scope_session, data.get("activated_at"), {}))
+    return CanonicalSet(path, True, data, sha=read.sha, entries=tuple(entries), legacy=legacy)
+
+
+def read_scope(layout: Layout, session_id: str | None, errors: list[FileError]) -> Scope:
+    """Every tracked mode file and the canonical set of one scope directory."""
+    directory = layout.scope_dir(session_id)
+    modes: dict[str, ModeFile] = {}
+    hud_state = None
+    try:
+        names = sorted(os.listdir(directory))
+    except FileNotFoundError:
+        names = []
+    except OSError as exc:
+        errors.append(FileError(directory, f"cannot list directory: {exc.strerror or exc}"))
+        names = []
+    for name in names:
+        mode = mode_from_filename(name)
+        if mode is None:
+            continue
+        mf = read_mode_file(directory / name, mode, session_id, layout.rcs)
+        if mf.error:
+            errors.append(FileError(mf.path, mf.error))
+        modes[mode] = mf
+    canonical = parse_canonical(directory / CANONICAL_FILE, layout.rcs, session_id)
+    if canonical.error:
+        errors.append(FileError(canonical.path, canonical.error))
+    if session_id is not None and "hud-state.json" in names:
+        hud = read_json(directory / "hud-state.json", within=layout.rcs)
+        if hud.ok:
+            hud_state = hud.data
+        elif hud.error:
+            errors.append(FileError(hud.path, hud.error))
+    return Scope(session_id, directory, modes, canonical, hud_state)
+
+
+def list_sessions(layout: Layout, errors: list[FileError]) -> list[str]:
+    try:
+        entries = sorted(os.scandir(layout.sessions), key=lambda e: e.name)
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        errors.append(FileError(layout.sessions, f"cannot list directory: {exc.strerror or exc}"))
+        return []
+    out = []
+    for entry in entries:
+        path = Path(entry.path)
+        if not NAME_RE.fullmatch(entry.name):
+            if entry.is_dir():
+                errors.append(FileError(path, "invalid session directory name; ignored"))
+            continue
+        if entry.is_symlink():
+            try:
+                path.resolve().relative_to(layout.rcs.resolve())
+            except (ValueError, OSError, RuntimeError):
+                errors.append(FileError(path, "symlink leads outside .rcs/; not followed"))
+                continue
+        if entry.is_dir():
+            out.append(entry.name)
+    return out
+
+
+def _facts(scope: Scope) -> dict[str, FileFacts]:
+    return {m: FileFacts(True, f.active, f.phase, f.tombstone, f.error) for m, f in scope.modes.items()}
+
+
+def compute_members(layout: Layout, resolution: Resolution, root: Scope,
+                    sessions: dict[str, Scope]) -> tuple[Member, ...]:
+    sid = resolution.session_id
+    scope = root if sid is None else sessions.get(sid) or Scope(sid, layout.scope_dir(sid))
+    canonical = scope.canonical
+    members = canonical.members if canonical is not None and canonical.usable else None
+    tombstoned: set[str] = set()
+    if sid is None:
+        for mode, f in root.modes.items():
+            if f.active and any(s.modes.get(mode) and s.modes[mode].tombstone for s in sessions.values()):
+                tombstoned.add(mode)
+    verdicts = classify(sid, members, _facts(scope), _facts(root) if sid is not None else {}, tombstoned)
+    entries = {e.skill: e for e in canonical.entries} if canonical is not None else {}
+    out = []
+    for v in verdicts:
+        where = root if v.in_root else scope
+        out.append(Member(v.mode, v.health, where.session_id, where.modes.get(v.mode),  # type: ignore[arg-type]
+                          entries.get(v.mode) if not v.in_root else None, v.reason))
+    return tuple(out)
+
+
+def read_snapshot(root: Path, session_id: str | None = None, *, all_sessions: bool = True,
+                  environ: dict[str, str] | None = None, resolution: Resolution | None = None) -> Snapshot:
+    """Read the state tree. `all_sessions=False` reads only root and the current session (cheap path)."""
+    layout = Layout(root)
+    errors: list[FileError] = []
+    res = resolution or resolve_session(layout, session_id, environ)
+    root_scope = read_scope(layout, None, errors)
+    names = list_sessions(layout, errors)
+    if not all_sessions:
+        names = [n for n in names if n == res.session_id]
+    sessions = {name: read_scope(layout, name, errors) for name in names}
+    if not all_sessions and res.session_id is None:
+        # Root is authoritative: still look for session tombstones of modes active at root.
+        active_root = [m for m, f in root_scope.modes.items() if f.active]
+        if active_root:
+            for name in list_sessions(layout, []):
+                for mode in active_root:
+                    path = layout.mode_file(mode, name)
+                    if path.exists():
+                        mf = read_mode_file(path, mode, name, layout.rcs)
+                        if mf.tombstone:
+                            sessions.setdefault(name, Scope(name, layout.scope_dir(name))).modes[mode] = mf
+    members = compute_members(layout, res, root_scope, sessions)
+    return Snapshot(root, time.time(), res, root_scope, sessions, members, tuple(errors))

@@ -1,0 +1,179 @@
+"""An immutable picture of the `.rcs/state` tree: scopes, mode files, canonical sets, per-file errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from rcs_tui.core.lifecycle import Outcome, is_terminal_phase, lifecycle_outcome
+from rcs_tui.state.session import Resolution
+
+Health = Literal["live", "stale", "orphan", "root-survivor"]
+
+
+@dataclass(frozen=True)
+class FileError:
+    """One file that could not be used, with a one-line reason."""
+
+    path: Path
+    reason: str
+
+    def as_json(self, root: Path) -> dict[str, str]:
+        return {"path": _rel(self.path, root), "error": self.reason}
+
+
+@dataclass(frozen=True)
+class ModeFile:
+    """One `<mode>-state.json`. `data` keeps every field, known or not."""
+
+    mode: str
+    session_id: str | None
+    path: Path
+    data: dict[str, Any] | None = None
+    error: str | None = None
+    sha: str | None = None
+    mtime: float | None = None
+
+    @property
+    def phase(self) -> str | None:
+        value = (self.data or {}).get("current_phase")
+        return value if isinstance(value, str) else None
+
+    @property
+    def active(self) -> bool:
+        """Marked active with a non-terminal phase."""
+        return bool(self.data) and self.data.get("active") is True and not is_terminal_phase(self.phase)
+
+    @property
+    def tombstone(self) -> bool:
+        return bool(self.data) and self.data.get("active") is False and self.phase == "cleared"
+
+    @property
+    def outcome(self) -> Outcome:
+        return lifecycle_outcome(self.data)
+
+    @property
+    def iteration(self) -> int | None:
+        value = (self.data or {}).get("iteration")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    @property
+    def max_iterations(self) -> int | None:
+        value = (self.data or {}).get("max_iterations")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class CanonicalEntry:
+    skill: str
+    phase: str | None
+    session_id: str | None
+    activated_at: str | None
+    raw: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class CanonicalSet:
+    """`skill-active-state.json`: the canonical active set of a scope (legacy single-skill form included)."""
+
+    path: Path
+    exists: bool
+    data: dict[str, Any] | None = None
+    error: str | None = None
+    sha: str | None = None
+    entries: tuple[CanonicalEntry, ...] = ()
+    legacy: bool = False
+
+    @property
+    def members(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(e.skill for e in self.entries))
+
+    @property
+    def usable(self) -> bool:
+        return self.exists and self.error is None
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Root (`session_id` None) or one session directory."""
+
+    session_id: str | None
+    dir: Path
+    modes: dict[str, ModeFile] = field(default_factory=dict)
+    canonical: CanonicalSet | None = None
+    hud_state: dict[str, Any] | None = None
+
+    @property
+    def label(self) -> str:
+        return "root" if self.session_id is None else f"session {self.session_id}"
+
+    def active_modes(self) -> tuple[str, ...]:
+        return tuple(m for m, f in sorted(self.modes.items()) if f.active)
+
+
+@dataclass(frozen=True)
+class Member:
+    """A mode as the authoritative scope sees it, with its health and the reason for it."""
+
+    mode: str
+    health: Health
+    scope: str | None
+    file: ModeFile | None
+    entry: CanonicalEntry | None
+    reason: str
+
+    def as_json(self, root: Path) -> dict[str, Any]:
+        f = self.file
+        return {"mode": self.mode, "health": self.health, "scope": self.scope or "root",
+                "phase": f.phase if f else None,
+                "iteration": f.iteration if f else None, "max_iterations": f.max_iterations if f else None,
+                "outcome": f.outcome.value if f else None,
+                "path": _rel(f.path, root) if f else None, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything read in one pass. Nothing here raises; problems are in `errors`."""
+
+    root: Path
+    taken_at: float
+    resolution: Resolution
+    root_scope: Scope
+    sessions: dict[str, Scope]
+    members: tuple[Member, ...]
+    errors: tuple[FileError, ...]
+
+    @property
+    def session_id(self) -> str | None:
+        return self.resolution.session_id
+
+    @property
+    def authoritative(self) -> Scope:
+        sid = self.resolution.session_id
+        if sid is None:
+            return self.root_scope
+        return self.sessions.get(sid) or Scope(sid, self.root_scope.dir / "sessions" / sid)
+
+    def scope(self, session_id: str | None) -> Scope | None:
+        return self.root_scope if session_id is None else self.sessions.get(session_id)
+
+    def active_set(self) -> tuple[str, ...]:
+        """The authoritative active set the policy decides against (active mode files in scope)."""
+        return self.authoritative.active_modes()
+
+    def live_members(self) -> tuple[Member, ...]:
+        return tuple(m for m in self.members if m.health == "live")
+
+    def error_for(self, path: Path) -> str | None:
+        for err in self.errors:
+            if err.path == path:
+                return err.reason
+        return None
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)

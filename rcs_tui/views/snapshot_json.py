@@ -1,0 +1,36 @@
+"""The stable JSON shape of a Snapshot (used by `rcs-tui snapshot --json` and `hud --once --json`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rcs_tui.state.snapshot import ModeFile, Scope, Snapshot
+
+
+def mode_json(f: ModeFile, root) -> dict[str, Any]:
+    out = f.outcome
+    return {"mode": f.mode, "path": str(f.path.relative_to(root)), "active": f.active, "phase": f.phase,
+            "iteration": f.iteration, "max_iterations": f.max_iterations, "tombstone": f.tombstone,
+            "outcome": out.value, "outcome_source": out.source, "error": f.error}
+
+
+def scope_json(scope: Scope, root) -> dict[str, Any]:
+    c = scope.canonical
+    return {"scope": scope.session_id or "root",
+            "modes": {m: mode_json(f, root) for m, f in sorted(scope.modes.items())},
+            "active_modes": list(scope.active_modes()),
+            "canonical": None if c is None or not c.exists else
+            {"path": str(c.path.relative_to(root)), "members": list(c.members), "legacy": c.legacy,
+             "error": c.error, "primary_skill": (c.data or {}).get("skill")}}
+
+
+def snapshot_json(snap: Snapshot) -> dict[str, Any]:
+    root = snap.root
+    return {
+        "root": str(root),
+        "session": snap.resolution.as_json(),
+        "active_set": list(snap.active_set()),
+        "members": [m.as_json(root) for m in snap.members],
+        "scopes": [scope_json(snap.root_scope, root)] + [scope_json(s, root) for _, s in sorted(snap.sessions.items())],
+        "errors": [e.as_json(root) for e in snap.errors],
+    }
