@@ -16,6 +16,12 @@ SUBCOMMANDS: dict[str, str] = {
     "snapshot": "rcs_tui.cli.state_cmd:snapshot_cmd",
     "task": "rcs_tui.cli.task_cmd:task",
     "rp1": "rcs_tui.cli.rp1_cmd:rp1",
+    "hud": "rcs_tui.cli.hud_cmd:hud",
+    "overlay": "rcs_tui.cli.hud_cmd:overlay",
+    "demo": "rcs_tui.cli.demo_cmd:demo",
+    "console": "rcs_tui.cli.console_cmd:console",
+    "doctor": "rcs_tui.cli.console_cmd:doctor",
+    "locate": "rcs_tui.cli.console_cmd:locate",
 }
 
 
