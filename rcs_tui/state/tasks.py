@@ -1,0 +1,300 @@
+"""Task directories (`.rcs/tasks/<id>/`): read state, artifacts and transcript; plan lifecycle moves.
+
+Reading never raises for damaged artifacts (they become `Doc.error`), but a task whose `state.json`
+cannot be trusted (malformed, unknown phase) is refused with the file and field named, so no move
+is ever decided on a guess. Every move is a `txn.Plan`: `state.json` rewritten atomically against
+the digest it was read with (extra fields kept), plus one transcript line appended.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from rcs_tui.core.machine import StateMachine, load_task_lifecycle
+from rcs_tui.core.modes import check_name
+from rcs_tui.core.task_lifecycle import (
+    CODE_FILES,
+    DIFF_PATCH,
+    JSON_ARTIFACTS,
+    Artifacts,
+    Doc,
+    Verdict,
+    evaluate,
+    is_terminal,
+)
+from rcs_tui.state.io import digest, dump_json, read_json
+from rcs_tui.state.layout import Layout
+from rcs_tui.state.txn import Append, FileChange, Plan, TxnError, apply, now_iso
+
+TRANSCRIPT = "transcript.jsonl"
+STATE = "state.json"
+MAX_CODE_FILES = 10_000
+Kind = Literal["advance", "override", "redo"]
+
+
+class TaskError(TxnError):
+    """A task cannot be read or moved; the message names the file/field and nothing was changed."""
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """The task's append-only log: parsed entries and the numbers of lines that are not JSON objects."""
+
+    path: Path
+    entries: tuple[dict[str, Any], ...] = ()
+    bad_lines: tuple[int, ...] = ()
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task as read from disk; `raw` is the exact `state.json` bytes decisions are made on."""
+
+    id: str
+    dir: Path
+    raw: bytes
+    data: dict[str, Any]
+    phase: str
+    artifacts: Artifacts
+    transcript: Transcript
+
+    @property
+    def state_path(self) -> Path:
+        return self.dir / STATE
+
+    @property
+    def actors(self) -> dict[str, Any]:
+        actors = self.data.get("actors")
+        return actors if isinstance(actors, dict) else {}
+
+
+def tasks_dir(root: Path) -> Path:
+    return Layout(root).tasks
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def read_artifacts(task_dir: Path) -> Artifacts:
+    """The facts the guards inspect; damaged files are described, never raised."""
+    docs = {}
+    for rel in JSON_ARTIFACTS:
+        r = read_json(task_dir / rel, within=task_dir, expect=None)
+        docs[rel] = Doc(r.exists, r.error, r.data)
+    diff = task_dir / DIFF_PATCH
+    has_diff = diff.is_file() and not diff.is_symlink() and diff.stat().st_size > 0
+    files: list[str] = []
+    code = task_dir / CODE_FILES
+    if code.is_dir() and not code.is_symlink():
+        for p in sorted(code.rglob("*")):
+            if p.is_file() and not p.is_symlink():
+                files.append(str(p.relative_to(code)))
+                if len(files) >= MAX_CODE_FILES:
+                    break
+    return Artifacts(docs, has_diff, tuple(files))
+
+
+def read_transcript(path: Path) -> Transcript:
+    """Parse transcript.jsonl line by line; a torn or foreign line is reported, never fatal."""
+    if path.is_symlink():
+        return Transcript(path, error=f"{path.name} is a symlink; refusing to follow it")
+    if not path.exists():
+        return Transcript(path)
+    if not path.is_file():
+        return Transcript(path, error=f"{path.name} is not a regular file")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return Transcript(path, error=f"{path.name} unreadable: {exc.strerror or exc}")
+    entries, bad = [], []
+    for number, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            item = None
+        if isinstance(item, dict):
+            entries.append(item)
+        else:
+            bad.append(number)
+    return Transcript(path, tuple(entries), tuple(bad))
+
+
+def load_task(root: Path, task_id: str, machine: StateMachine | None = None) -> Task:
+    """Read one task, refusing ids that could escape `.rcs/tasks/` and state it cannot trust."""
+    m = machine or load_task_lifecycle()
+    check_name(task_id, "task id")
+    base = tasks_dir(root)
+    tdir = base / task_id
+    if tdir.is_symlink() or not tdir.is_dir():
+        raise TaskError(f"no task {task_id!r} in {_rel(base, root)}/")
+    spath = tdir / STATE
+    rel = _rel(spath, root)
+    r = read_json(spath, within=tdir)
+    if not r.exists:
+        raise TaskError(f"{rel}: missing")
+    if r.error or r.raw is None:
+        raise TaskError(f"{rel}: {r.error}")
+    phase = r.data.get("phase")
+    if phase is None:
+        raise TaskError(f'{rel}: field "phase" is missing')
+    if not isinstance(phase, str):
+        raise TaskError(f'{rel}: field "phase" must be a string, got {type(phase).__name__}')
+    if phase not in m.states:
+        raise TaskError(f'{rel}: field "phase": unknown phase {phase[:80]!r}; '
+                        f"valid phases: {', '.join(m.states)}")
+    if "actors" in r.data and not isinstance(r.data["actors"], dict):
+        raise TaskError(f'{rel}: field "actors" must be an object')
+    return Task(task_id, tdir, r.raw, r.data, phase, read_artifacts(tdir), read_transcript(tdir / TRANSCRIPT))
+
+
+def list_tasks(root: Path) -> list[dict[str, Any]]:
+    """One summary per task directory; a task that cannot be read carries its error instead."""
+    base = tasks_dir(root)
+    if not base.is_dir():
+        return []
+    out = []
+    for child in sorted(base.iterdir(), key=lambda p: p.name):
+        if not child.is_dir() or child.name.startswith("."):
+            continue
+        try:
+            task = load_task(root, child.name)
+        except (TxnError, ValueError) as exc:
+            out.append({"id": child.name, "phase": None, "justified": [], "error": str(exc)})
+            continue
+        out.append({"id": task.id, "phase": task.phase,
+                    "justified": [v.to for v in evaluate(task.phase, task.artifacts) if v.ok],
+                    "error": None})
+    return out
+
+
+def next_report(task: Task, machine: StateMachine | None = None) -> dict[str, Any]:
+    """Which moves the artifacts justify now and why each other one is not (the `next` answer)."""
+    m = machine or load_task_lifecycle()
+    verdicts = evaluate(task.phase, task.artifacts, m)
+    terminal = is_terminal(task.phase, m)
+    return {
+        "id": task.id,
+        "phase": task.phase,
+        "terminal": terminal,
+        "justified": [v.as_dict() for v in verdicts if v.ok],
+        "not_justified": [v.as_dict() for v in verdicts if not v.ok],
+        "reachable": [s for s in m.states if s in m.reachable_from(task.phase)],
+        "redo": (f"done is terminal; reopen with `task redo {task.id} --reason R`" if terminal
+                 else f"`task redo {task.id} --reason R` re-runs {task.phase}"),
+    }
+
+
+def _writable(task: Task, root: Path) -> None:
+    if task.transcript.error:
+        raise TaskError(f"{_rel(task.transcript.path, root)}: {task.transcript.error}; nothing was changed")
+
+
+def _plan(root: Path, task: Task, kind: Kind, to: str, new_data: dict[str, Any], reason: str,
+          actor: str, at: str | None) -> Plan:
+    _writable(task, root)
+    line = json.dumps({"at": at or now_iso(), "actor": actor, "from": task.phase, "to": to,
+                       "reason": reason, "kind": kind}, ensure_ascii=False)
+    change = FileChange(task.state_path, "write", dump_json(new_data), expect=digest(task.raw),
+                        why=f"phase {task.phase} → {to}")
+    append = Append(task.dir / TRANSCRIPT, line, why=f"record the {kind}")
+    return Plan(action=f"task {kind}", changes=(change,), appends=(append,),
+                summary={"task": task.id, "kind": kind, "from": task.phase, "to": to, "changed": True})
+
+
+def _unchanged(task: Task, kind: Kind, why: str) -> Plan:
+    return Plan(action=f"task {kind}", summary={"task": task.id, "kind": kind, "from": task.phase,
+                                                "to": task.phase, "changed": False, "why": why})
+
+
+def _check_phase(to: str, m: StateMachine) -> None:
+    if to not in m.states:
+        raise TaskError(f"unknown phase {to[:80]!r}; phases: {', '.join(m.states)}")
+
+
+def _with_phase(task: Task, to: str) -> dict[str, Any]:
+    data = dict(task.data)
+    data["phase"] = to
+    return data
+
+
+def plan_advance(root: Path, task_id: str, to: str, *, actor: str, at: str | None = None) -> Plan:
+    """Move along one graph edge whose guard holds; the same phase again changes nothing."""
+    m = load_task_lifecycle()
+    task = load_task(root, task_id, m)
+    _check_phase(to, m)
+    if to == task.phase:
+        return _unchanged(task, "advance", f"task is already in {to} (re-running a phase is idempotent)")
+    if is_terminal(task.phase, m):
+        raise TaskError(f"task {task.id} is {task.phase} (terminal) and does not advance; "
+                        f"reopen it with `task redo {task.id} --reason R`")
+    verdict: Verdict | None = next((v for v in evaluate(task.phase, task.artifacts, m) if v.to == to), None)
+    if verdict is None:
+        hint = (" To force it, `task override` with a reason." if to in m.reachable_from(task.phase) else "")
+        raise TaskError(f"cannot advance {task.id} from {task.phase} to {to}: not an edge of the task "
+                        f"lifecycle (phases are never skipped). Valid next phases: "
+                        f"{', '.join(s for s in m.next_states(task.phase) if s != task.phase)}.{hint}")
+    if not verdict.ok:
+        raise TaskError(f"cannot advance {task.id}: {verdict.why}")
+    return _plan(root, task, "advance", to, _with_phase(task, to), verdict.why, actor, at)
+
+
+def plan_override(root: Path, task_id: str, to: str, reason: str | None, *, actor: str,
+                  at: str | None = None) -> Plan:
+    """A human move past the guards (seed 003 §7): reason required, target reachable in principle."""
+    m = load_task_lifecycle()
+    text = (reason or "").strip()
+    if not text:
+        raise TaskError("override needs a non-empty --reason: every override is recorded with its reason")
+    task = load_task(root, task_id, m)
+    _check_phase(to, m)
+    if to == task.phase:
+        return _unchanged(task, "override", f"task is already in {to}")
+    reachable = [s for s in m.states if s in m.reachable_from(task.phase)]
+    if to not in reachable:
+        listed = ", ".join(reachable) or (f"none: {task.phase} is terminal; reopen it with "
+                                          f"`task redo {task.id} --reason R`")
+        raise TaskError(f"cannot override {task.id} from {task.phase} to {to}: {to} is not reachable from "
+                        f"{task.phase} in the task lifecycle. Reachable phases: {listed}")
+    return _plan(root, task, "override", to, _with_phase(task, to), text, actor, at)
+
+
+def plan_redo(root: Path, task_id: str, reason: str | None, *, actor: str, at: str | None = None) -> Plan:
+    """Re-run the current phase (next round, status pending); a terminal task reopens at the start."""
+    m = load_task_lifecycle()
+    text = (reason or "").strip()
+    if not text:
+        raise TaskError("redo needs a non-empty --reason: it is recorded in the transcript")
+    task = load_task(root, task_id, m)
+    to = m.initial[0] if is_terminal(task.phase, m) else task.phase
+    data = _with_phase(task, to)
+    actors = dict(task.actors)
+    current = actors.get(to, {})
+    if not isinstance(current, dict):
+        raise TaskError(f'{_rel(task.state_path, root)}: field "actors.{to}" must be an object')
+    entry = dict(current)
+    rnd = entry.get("round")
+    entry["round"] = (rnd if isinstance(rnd, int) and not isinstance(rnd, bool) else 1) + 1
+    entry["status"] = "pending"
+    actors[to] = entry
+    data["actors"] = actors
+    return _plan(root, task, "redo", to, data, text, actor, at)
+
+
+def apply_plan(root: Path, plan: Plan, *, actor: str) -> dict[str, Any]:
+    """Apply a task plan through the transaction (lock, re-check, atomic write, journal)."""
+    result = dict(plan.summary)
+    if not plan.changes:
+        return result
+    entry = apply(root, plan, actor=actor)
+    result["journal_id"] = entry["id"]
+    result["transcript"] = [_rel(a.path, root) for a in plan.appends][0]
+    return result
