@@ -1,0 +1,320 @@
+"""Read-only access to rp1's SQLite database, reporting problems as a status, never raising.
+
+Opening rules (never write, never migrate, never create):
+- a WAL database with no `-wal` file (no writer attached, fully checkpointed) is opened with
+  `immutable=1`: SQLite then touches no file at all, not even to create `-wal`/`-shm`; a file change
+  seen during the read triggers a retry;
+- otherwise `mode=ro`: SQLite reads the WAL through its shared-memory index like any reader.
+Each read opens and closes its own connection, so no reader lingers to keep the WAL alive.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+from rcs_tui.rp1.projection import Event, parse_data
+from rcs_tui.rp1.schema import ARTIFACT_COLUMNS, EVENT_COLUMNS, RUN_COLUMNS, Schema, discover
+
+T = TypeVar("T")
+SQLITE_MAGIC = b"SQLite format 3\x00"
+PROJECT_ID_FILE = Path(".rp1") / "project_id"
+
+
+def default_db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """`--db`, else `$RP1_DB`, else `~/.rp1/rp1.db`."""
+    if explicit:
+        return Path(explicit).expanduser()
+    env = os.environ.get("RP1_DB")
+    if env:
+        return Path(env).expanduser()
+    return Path.home() / ".rp1" / "rp1.db"
+
+
+@dataclass(frozen=True)
+class DbState:
+    """Outcome of the last read: `code` is ok|missing|busy|corrupt|no_schema|error."""
+
+    code: str
+    message: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.code == "ok"
+
+
+OK = DbState("ok")
+
+
+class Unavailable(Exception):
+    """Internal: the database cannot be read right now; carries the status to show."""
+
+    def __init__(self, state: DbState) -> None:
+        super().__init__(state.message)
+        self.state = state
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which runs belong to "this project": by path, or by rp1's project id when both sides have it."""
+
+    project_path: str
+    project_id: str | None = None
+
+
+def project_scope(root: str | os.PathLike[str]) -> Scope:
+    """Scope for a project root: its resolved path plus `<root>/.rp1/project_id` if readable."""
+    root = Path(root).resolve()
+    project_id = None
+    try:
+        text = (root / PROJECT_ID_FILE).read_text(encoding="utf-8", errors="replace").strip()
+        if text and len(text) <= 200 and "\n" not in text:
+            project_id = text
+    except OSError:
+        pass
+    return Scope(str(root), project_id)
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """A `runs` row as stored (its `status` is rp1's cache, shown only as `cached_status`)."""
+
+    id: str
+    flow: str
+    feature_id: str | None
+    project_path: str | None
+    project_id: str | None
+    name: str | None
+    harness: str | None
+    cached_status: str | None
+    created_at: str | None
+    updated_at: str | None
+    last_event_id: int = 0
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """An `artifacts` row (or an `artifact_registered` event's payload when the table lacks it)."""
+
+    path: str
+    step: str | None
+    type: str | None
+    doc_id: str | None
+    storage_root: str | None
+    subflow: bool
+    created_at: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "step": self.step, "type": self.type, "doc_id": self.doc_id,
+                "storage_root": self.storage_root, "subflow": self.subflow, "created_at": self.created_at}
+
+
+def _s(value: Any) -> str | None:
+    """Untrusted cell -> plain str (or None); never interpreted."""
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def _classify(exc: sqlite3.Error, path: Path) -> DbState:
+    text = str(exc).lower()
+    if "locked" in text or "busy" in text:
+        return DbState("busy", "rp1: database busy, retrying")
+    if "not a database" in text or "malformed" in text or "corrupt" in text:
+        return DbState("corrupt", f"rp1: database corrupt or not SQLite at {path} ({exc})")
+    if "no such table" in text or "no such column" in text:
+        return DbState("no_schema", f"rp1: unexpected schema at {path} ({exc})")
+    return DbState("error", f"rp1: cannot read database at {path} ({exc})")
+
+
+class Rp1Db:
+    """The rp1 database, read-only. Every public method returns data and sets `state`."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, busy_timeout: float = 0.1,
+                 retries: int = 3) -> None:
+        self.path = default_db_path(path)
+        self.wal_path = Path(f"{self.path}-wal")
+        self.busy_timeout = busy_timeout
+        self.retries = retries
+        self.state: DbState = OK
+        self.schema: Schema | None = None
+        self._schema_sig: tuple[Any, ...] | None = None
+
+    # -- change detection -------------------------------------------------------------------
+    def signature(self) -> tuple[Any, ...]:
+        """Cheap fingerprint of the files (stat only): changes whenever a commit lands."""
+        out: list[Any] = []
+        for p in (self.path, self.wal_path):
+            try:
+                st = p.stat()
+                out.append((st.st_ino, st.st_size, st.st_mtime_ns))
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
+    # -- connections ------------------------------------------------------------------------
+    def _uri(self, immutable: bool) -> str:
+        target = quote(str(self.path.resolve()), safe="/")
+        return f"file:{target}?mode=ro" + ("&immutable=1" if immutable else "")
+
+    def _header(self) -> bytes:
+        try:
+            with open(self.path, "rb") as fh:
+                return fh.read(100)
+        except FileNotFoundError as exc:
+            raise Unavailable(DbState("missing", f"rp1: no database at {self.path}")) from exc
+        except IsADirectoryError as exc:
+            raise Unavailable(DbState("error", f"rp1: {self.path} is a directory, not a database")) from exc
+        except OSError as exc:
+            raise Unavailable(DbState("error", f"rp1: cannot read {self.path}: {exc.strerror or exc}")) from exc
+
+    @contextmanager
+    def _connect(self) -> Iterator[tuple[sqlite3.Connection, bool]]:
+        header = self._header()
+        if not header:
+            raise Unavailable(DbState("no_schema", f"rp1: empty database file at {self.path} (no rp1 tables)"))
+        if not header.startswith(SQLITE_MAGIC) or len(header) < 100:
+            raise Unavailable(DbState("corrupt", f"rp1: {self.path} is not an SQLite database (corrupt?)"))
+        immutable = header[18] == 2 and not self.wal_path.exists()
+        conn = sqlite3.connect(self._uri(immutable), uri=True, timeout=self.busy_timeout,
+                               isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA query_only = 1")
+            yield conn, immutable
+        finally:
+            conn.close()
+
+    def _schema_for(self, conn: sqlite3.Connection) -> Schema:
+        sig = self.signature()
+        if self.schema is None or sig[0] != (self._schema_sig or (None,))[0]:
+            self.schema = discover(conn)
+            self._schema_sig = sig
+        schema = self.schema
+        if schema.missing_tables:
+            raise Unavailable(DbState(
+                "no_schema", f"rp1: no rp1 tables ({', '.join(schema.missing_tables)}) in {self.path}"))
+        return schema
+
+    def read(self, fn: Callable[[sqlite3.Connection, Schema], T], default: T) -> T:
+        """Run `fn(conn, schema)` in one read transaction; on any problem set `state` and return `default`."""
+        for _attempt in range(self.retries):
+            try:
+                before = self.signature()
+                with self._connect() as (conn, immutable):
+                    conn.execute("BEGIN")
+                    schema = self._schema_for(conn)
+                    result = fn(conn, schema)
+                    conn.execute("COMMIT")
+                if immutable and self.signature()[0] != before[0] or immutable and self.wal_path.exists():
+                    self.schema = None
+                    continue  # a writer touched the file mid-read: read again
+                self.state = OK
+                return result
+            except Unavailable as exc:
+                self.state = exc.state
+                if exc.state.code != "busy":
+                    return default
+            except sqlite3.Error as exc:
+                self.state = _classify(exc, self.path)
+                self.schema = None
+                if self.state.code != "busy":
+                    return default
+        if self.state.ok:
+            self.state = DbState("busy", "rp1: database busy, retrying")
+        return default
+
+    # -- queries ----------------------------------------------------------------------------
+    @staticmethod
+    def _scope_sql(schema: Schema, scope: Scope | None) -> tuple[str, list[Any]]:
+        if scope is None:
+            return "", []
+        if scope.project_id and schema.has("runs", "project_id"):
+            return " WHERE (r.project_path = ? OR r.project_id = ?)", [scope.project_path, scope.project_id]
+        return " WHERE r.project_path = ?", [scope.project_path]
+
+    @staticmethod
+    def _run_row(row: Sequence[Any]) -> RunRow:
+        (rid, flow, feature, ppath, pid, name, harness, status, created, updated, last) = row
+        return RunRow(_s(rid) or "", _s(flow) or "unknown", _s(feature), _s(ppath), _s(pid), _s(name),
+                      _s(harness), _s(status), _s(created), _s(updated), int(last or 0))
+
+    def runs(self, scope: Scope | None = None) -> list[RunRow]:
+        """Runs in scope with the id of their newest event, newest activity first."""
+        def q(conn: sqlite3.Connection, schema: Schema) -> list[RunRow]:
+            where, params = self._scope_sql(schema, scope)
+            sql = (f"SELECT {schema.select_list('runs', RUN_COLUMNS, 'r')},"
+                   f" (SELECT MAX(e.id) FROM events e WHERE e.run_id = r.id) AS last_event_id"
+                   f" FROM runs r{where}")
+            rows = [self._run_row(r) for r in conn.execute(sql, params)]
+            rows.sort(key=lambda r: (r.last_event_id, r.created_at or ""), reverse=True)
+            return rows
+        return self.read(q, [])
+
+    def run(self, run_id: str) -> RunRow | None:
+        """One run by id, or by a unique id prefix (at least 4 characters)."""
+        def q(conn: sqlite3.Connection, schema: Schema) -> RunRow | None:
+            cols = (f"SELECT {schema.select_list('runs', RUN_COLUMNS, 'r')},"
+                    f" (SELECT MAX(e.id) FROM events e WHERE e.run_id = r.id) FROM runs r")
+            row = conn.execute(cols + " WHERE r.id = ?", (run_id,)).fetchone()
+            if row is None and len(run_id) >= 4:
+                found = conn.execute(cols + " WHERE r.id >= ? AND r.id < ? LIMIT 2",
+                                     (run_id, run_id + "\U0010ffff")).fetchall()
+                row = found[0] if len(found) == 1 else None
+            return self._run_row(row) if row else None
+        return self.read(q, None)
+
+    @staticmethod
+    def _event(row: Sequence[Any]) -> Event:
+        (eid, run_id, type_, step, unit, data, parent, created) = row
+        return Event(int(eid), _s(run_id) or "", _s(type_) or "", _s(step) or None, _s(unit) or None,
+                     parse_data(data), _s(created) or "", _s(parent))
+
+    def events(self, run_ids: Sequence[str]) -> dict[str, list[Event]]:
+        """All events of these runs (via the `events(run_id)` index), ordered by `created_at, id`."""
+        def q(conn: sqlite3.Connection, schema: Schema) -> dict[str, list[Event]]:
+            out: dict[str, list[Event]] = {rid: [] for rid in run_ids}
+            cols = schema.select_list("events", EVENT_COLUMNS)
+            ids = list(run_ids)
+            for i in range(0, len(ids), 500):
+                chunk = ids[i:i + 500]
+                marks = ",".join("?" for _ in chunk)
+                for row in conn.execute(f"SELECT {cols} FROM events WHERE run_id IN ({marks})", chunk):
+                    ev = self._event(row)
+                    out.setdefault(ev.run_id, []).append(ev)
+            for evs in out.values():
+                evs.sort(key=lambda e: e.sort_key)
+            return out
+        return self.read(q, {})
+
+    def artifacts(self, run_id: str) -> list[Artifact]:
+        """Rows of the `artifacts` table for a run (empty when the table is absent)."""
+        def q(conn: sqlite3.Connection, schema: Schema) -> list[Artifact]:
+            if not schema.has("artifacts", "run_id"):
+                return []
+            cols = schema.select_list("artifacts", ARTIFACT_COLUMNS)
+            out = []
+            for row in conn.execute(f"SELECT {cols} FROM artifacts WHERE run_id = ? ORDER BY id", (run_id,)):
+                (_id, doc_id, _run, path, type_, root, _feature, step, subflow, created) = row
+                out.append(Artifact(_s(path) or "", _s(step), _s(type_), _s(doc_id), _s(root),
+                                    bool(subflow), _s(created)))
+            return out
+        return self.read(q, [])
+
+    def events_since(self, cursor: int, limit: int = 1000) -> list[Event]:
+        """Events with `id > cursor` in id order: the live-tail query (primary-key range scan)."""
+        def q(conn: sqlite3.Connection, schema: Schema) -> list[Event]:
+            cols = schema.select_list("events", EVENT_COLUMNS)
+            rows = conn.execute(f"SELECT {cols} FROM events WHERE id > ? ORDER BY id LIMIT ?", (cursor, limit))
+            return [self._event(r) for r in rows]
+        return self.read(q, [])
+
+    def max_event_id(self) -> int:
+        return self.read(lambda conn, _s: int(conn.execute("SELECT MAX(id) FROM events").fetchone()[0] or 0), 0)

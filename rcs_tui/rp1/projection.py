@@ -1,0 +1,169 @@
+"""Recompute a run's status and step states from its events (formats.md §8).
+
+`runs.status` is a cache rp1 does not always refresh, so nothing here reads it. Pure functions
+over `Event` values; callers sort nothing (events are ordered here by `created_at, id`, which puts
+rp1's synthetic rows, stamped 1 ms early, before the event that caused them).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+STEP_STATUSES = ("not_started", "running", "waiting", "completed", "failed", "skipped")
+RUN_STATUSES = STEP_STATUSES + ("inactive", "cancelled", "abandoned")
+TERMINAL_RUN_STATUSES = frozenset({"completed", "failed", "cancelled", "abandoned"})
+MANUAL_END = frozenset({"cancelled", "abandoned"})
+
+
+@dataclass(frozen=True)
+class Event:
+    """One `events` row. `data` is parsed JSON (a dict, possibly empty); strings stay untrusted data."""
+
+    id: int
+    run_id: str
+    type: str
+    step: str | None
+    unit: str | None
+    data: dict[str, Any]
+    created_at: str
+    parent_step_id: str | None = None
+
+    @property
+    def status(self) -> str | None:
+        value = self.data.get("status")
+        return value if isinstance(value, str) else None
+
+    @property
+    def namespaced(self) -> bool:
+        return bool(self.step) and ":" in (self.step or "")
+
+    @property
+    def sort_key(self) -> tuple[str, int]:
+        return (self.created_at or "", self.id)
+
+    @property
+    def is_workflow_row(self) -> bool:
+        """A step-level status row of the workflow itself (not a unit, not a sub-agent)."""
+        return self.type == "status_change" and bool(self.step) and not self.unit and not self.namespaced
+
+    @property
+    def is_run_row(self) -> bool:
+        return self.type == "status_change" and not self.step
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "run_id": self.run_id, "type": self.type, "step": self.step, "unit": self.unit,
+                "status": self.status, "data": self.data, "parent_step_id": self.parent_step_id,
+                "created_at": self.created_at}
+
+
+def parse_data(raw: Any) -> dict[str, Any]:
+    """The JSON payload as a dict; anything unparsable becomes `{"_raw": text}` instead of an error."""
+    if raw is None:
+        return {}
+    if isinstance(raw, bytes):
+        raw = raw.decode("utf-8", "replace")
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError, RecursionError):
+        return {"_raw": str(raw)[:2000]}
+    return value if isinstance(value, dict) else {"_value": value}
+
+
+@dataclass(frozen=True)
+class Projection:
+    """Derived state of one run."""
+
+    status: str
+    steps: dict[str, str] = field(hash=False)  # step -> status, in first-seen order
+    current_step: str | None
+    pending_prompts: tuple[Event, ...] = ()
+    last_event_id: int = 0
+    last_activity: str | None = None
+
+
+def _pending_prompts(ordered: list[Event]) -> list[Event]:
+    """`waiting_for_user` events newer than every row that clears them.
+
+    A prompt on step S is cleared by a later workflow row for S or a run-level row; a prompt
+    without a step by any later status row. One backward pass.
+    """
+    pending: list[Event] = []
+    any_status = run_row = False
+    steps_after: set[str] = set()
+    for ev in reversed(ordered):
+        if ev.type == "status_change":
+            any_status = True
+            if ev.is_run_row:
+                run_row = True
+            elif ev.is_workflow_row:
+                steps_after.add(ev.step or "")
+        elif ev.type == "waiting_for_user":
+            cleared = (run_row or ev.step in steps_after) if ev.step else any_status
+            if not cleared:
+                pending.append(ev)
+    pending.reverse()
+    return pending
+
+
+def project(events: Iterable[Event]) -> Projection:
+    """Run status, last status per workflow step and the current step, per formats.md §8."""
+    ordered = sorted(events, key=lambda e: e.sort_key)
+    steps: dict[str, str] = {}
+    last_entered: str | None = None
+    run_row: Event | None = None
+    last_step_activity: tuple[str, int] | None = None
+    for ev in ordered:
+        if ev.is_workflow_row and ev.status:
+            steps[ev.step] = ev.status  # type: ignore[index]
+            if ev.status in ("running", "waiting"):
+                last_entered = ev.step
+            last_step_activity = ev.sort_key
+        elif ev.is_run_row and ev.status:
+            run_row = ev
+        elif ev.type == "waiting_for_user" or (ev.type == "status_change" and ev.step):
+            last_step_activity = ev.sort_key
+    prompts = _pending_prompts(ordered)
+    for prompt in prompts:
+        if prompt.step and not prompt.namespaced and not prompt.unit:
+            steps[prompt.step] = "waiting"
+
+    values = list(steps.values())
+    if run_row is not None and run_row.status in MANUAL_END:
+        status = run_row.status or "cancelled"
+    elif prompts:
+        status = "waiting"
+    elif "failed" in values:
+        status = "failed"
+    elif "running" in values:
+        status = "running"
+    elif "waiting" in values:
+        status = "waiting"
+    elif values and all(v in ("completed", "skipped") for v in values):
+        status = "completed"
+    else:
+        status = "not_started"
+    if (status in ("running", "waiting", "not_started") and run_row is not None and run_row.status == "inactive"
+            and (last_step_activity is None or last_step_activity < run_row.sort_key)):
+        status = "inactive"
+
+    current = _current_step(steps, last_entered, prompts)
+    last = ordered[-1] if ordered else None
+    return Projection(status, steps, current, tuple(prompts),
+                      max((e.id for e in ordered), default=0), last.created_at if last else None)
+
+
+def _current_step(steps: dict[str, str], last_entered: str | None, prompts: list[Event]) -> str | None:
+    """The step a person would call "where the run is": a waiting prompt's step, else the step
+    most recently entered if still active, else the latest active one, else the last one seen."""
+    for prompt in reversed(prompts):
+        if prompt.step and prompt.step in steps:
+            return prompt.step
+    if last_entered and steps.get(last_entered) in ("running", "waiting"):
+        return last_entered
+    active = [s for s, v in steps.items() if v in ("running", "waiting", "failed")]
+    if active:
+        return active[-1]
+    return next(reversed(steps), None) if steps else None
