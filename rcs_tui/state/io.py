@@ -97,7 +97,9 @@ def read_json(path: Path, *, within: Path | None = None, expect: type | None = d
     except RecursionError:
         return JsonRead(path, True, raw=raw, error="JSON nested too deeply")
     except json.JSONDecodeError as exc:
-        hint = " (truncated mid-write?)" if exc.pos >= len(text.rstrip()) - 1 else ""
+        stripped = text.rstrip()
+        cut = exc.pos >= len(stripped) - 1 or "Unterminated" in exc.msg or stripped[-1:] not in ("}", "]")
+        hint = " (truncated mid-write?)" if cut else ""
         return JsonRead(path, True, raw=raw,
                         error=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}")
     if expect is not None and not isinstance(data, expect):
