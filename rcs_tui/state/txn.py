@@ -75,7 +75,8 @@ class Plan:
 
 def now_iso() -> str:
     """UTC timestamp with milliseconds and `Z`, as the runtime writes them."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{datetime.now(UTC).microsecond // 1000:03d}Z"
+    now = datetime.now(UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
 def default_actor(via: str = "cli") -> str:
