@@ -1,0 +1,151 @@
+"""Run projection and timelines over the real rp1 machines, from events written like rp1 does."""
+
+from __future__ import annotations
+
+import pytest
+
+from rcs_tui.rp1.fixtures import FakeClock, Rp1Writer, create_db
+from rcs_tui.rp1.source import Rp1Source
+
+PROJECT = "/work/proj"
+
+
+@pytest.fixture
+def writer(tmp_path):
+    db = create_db(tmp_path / "rp1.db")
+    with Rp1Writer(db, clock=FakeClock()) as w:
+        yield w
+
+
+def timeline(writer, run_id):
+    return Rp1Source(writer.path, root=PROJECT, all_projects=True, plugin_roots=[]).timeline(run_id)
+
+
+def states(t):
+    return {s.name: s.status for s in t.steps}
+
+
+def test_build_with_verify_retry(writer):
+    r = writer.start_run("build", project_path=PROJECT, run_id="b1")
+    for step in ["requirements", "design", "tasks", "build", "verify", "build", "verify"]:
+        writer.step(r, step)
+    t = timeline(writer, "b1")
+    assert states(t) == {"requirements": "completed", "design": "completed", "tasks": "completed",
+                         "build": "completed", "verify": "running", "archive": "not_started"}
+    assert t.status == "running" and t.current_step == "verify"
+    assert [(s.name, s.attempts, s.retried) for s in t.steps if s.attempts] == [
+        ("requirements", 1, False), ("design", 1, False), ("tasks", 1, False),
+        ("build", 2, True), ("verify", 2, True)]
+    assert t.violations == []
+    writer.step(r, "archive")
+    writer.step(r, "archive", "completed")
+    t = timeline(writer, "b1")
+    assert t.status == "completed" and set(states(t).values()) == {"completed"}
+
+
+def test_blueprint_skipping_charter(writer):
+    r = writer.start_run("blueprint", project_path=PROJECT, run_id="bp")
+    writer.step(r, "detect")
+    writer.step(r, "prd")
+    t = timeline(writer, "bp")
+    assert states(t) == {"detect": "completed", "charter": "skipped", "prd": "running"}
+    assert t.violations == []
+    writer.step(r, "prd", "completed")
+    assert timeline(writer, "bp").status == "completed"
+
+
+def test_task_builder_units_nest_under_build(writer):
+    r = writer.start_run("build", project_path=PROJECT, run_id="u1")
+    for step in ["requirements", "design", "tasks", "build"]:
+        writer.step(r, step)
+    writer.step(r, "task-builder:building", unit="T1")
+    writer.step(r, "task-builder:building", unit="T2")
+    writer.step(r, "task-builder:completed", "completed", unit="T1")
+    writer.step(r, "task-builder:failed", "failed", unit="T2")
+    writer.step(r, "build", "running", unit="T3")
+    t = timeline(writer, "u1")
+    build = t.step("build")
+    assert [(a.key, a.state, a.status) for a in build.agents] == [
+        ("task-builder::T1", "completed", "completed"), ("task-builder::T2", "failed", "failed")]
+    assert [(u.key, u.state, u.status) for u in build.units] == [("T3", "build", "running")]
+    # unit and sub-agent rows do not drive the workflow projection
+    assert states(t)["build"] == "running" and t.status == "running"
+
+
+def test_cancelled_run_wins_over_running_steps(writer):
+    r = writer.start_run("build-fast", project_path=PROJECT, run_id="c1")
+    writer.step(r, "plan")
+    writer.step(r, "build")
+    writer.end_run(r, "cancelled")
+    t = timeline(writer, "c1")
+    assert t.status == "cancelled"
+    assert states(t) == {"plan": "completed", "build": "running", "review": "not_started"}
+
+
+def test_inactive_run_and_reactivation(writer):
+    r = writer.start_run("pr-review", project_path=PROJECT, run_id="i1")
+    writer.step(r, "split")
+    writer.run_status(r, "inactive")
+    t = timeline(writer, "i1")
+    assert t.status == "inactive" and states(t)["split"] == "running"
+    writer.step(r, "review")
+    assert timeline(writer, "i1").status == "running"
+
+
+def test_waiting_run_until_answered(writer):
+    r = writer.start_run("deep-research", project_path=PROJECT, run_id="w1")
+    writer.step(r, "clarify")
+    writer.wait_for_user(r, "clarify", "Which region?")
+    t = timeline(writer, "w1")
+    assert t.status == "waiting" and states(t)["clarify"] == "waiting"
+    assert [(p.step, p.message, p.pending) for p in t.step("clarify").prompts] == [("clarify", "Which region?", True)]
+    writer.step(r, "plan")
+    t = timeline(writer, "w1")
+    assert t.status == "running" and states(t)["clarify"] == "completed"
+    assert t.step("clarify").prompts[0].pending is False
+
+
+def test_failed_beats_running(writer):
+    r = writer.start_run("build-fast", project_path=PROJECT, run_id="f1")
+    writer.step(r, "plan")
+    writer.step(r, "build")
+    writer.step(r, "build", "failed")
+    assert timeline(writer, "f1").status == "failed"
+
+
+def test_invalid_step_is_marked_with_seed_message(writer):
+    r = writer.start_run("build", project_path=PROJECT, run_id="v1")
+    for step in ["requirements", "design", "tasks"]:
+        writer.step(r, step)
+    writer.step(r, "biulding")
+    t = timeline(writer, "v1")
+    assert t.violations[0]["message"] == (
+        'step "biulding" is not a valid state in the "build" state machine. Valid states: '
+        '[requirements, design, tasks, build, verify, archive]. Current state: "tasks". '
+        'Valid transitions from "tasks": [build].')
+    assert t.step("biulding").in_machine is False
+
+
+def test_untracked_workflow_keeps_event_order(writer):
+    r = writer.start_run("homegrown", project_path=PROJECT, run_id="x1")
+    writer.step(r, "gather")
+    writer.step(r, "gather", "completed")
+    writer.step(r, "write")
+    t = timeline(writer, "x1")
+    assert t.tracked is False and t.violations == []
+    assert states(t) == {"gather": "completed", "write": "running"}
+
+
+def test_artifacts_attach_to_their_step(writer):
+    r = writer.start_run("build", project_path=PROJECT, run_id="a1")
+    writer.step(r, "requirements")
+    writer.artifact(r, "requirements", ".rp1/work/features/f/requirements.md")
+    t = timeline(writer, "a1")
+    assert [a["path"] for a in t.step("requirements").artifacts] == [".rp1/work/features/f/requirements.md"]
+
+
+def test_markup_in_strings_stays_plain_data(writer):
+    r = writer.start_run("build", project_path=PROJECT, run_id="m1")
+    writer.step(r, "requirements")
+    writer.wait_for_user(r, "requirements", "[bold red]pick[/] \x1b[31m")
+    assert timeline(writer, "m1").prompts[0].message == "[bold red]pick[/] \x1b[31m"
