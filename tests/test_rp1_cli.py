@@ -1,0 +1,118 @@
+"""`rcs-tui rp1 …` run as a real subprocess against fixture databases: exact JSON."""
+
+from __future__ import annotations
+
+import os
+
+from rcs_tui.rp1.fixtures import FakeClock, Rp1Writer, create_db
+
+
+def make_db(tmp_path, root):
+    db = create_db(tmp_path / "rp1.db")
+    with Rp1Writer(db, clock=FakeClock()) as w:
+        r = w.start_run("blueprint", project_path=str(root), run_id="run-bp", feature_id="login")
+        w.step(r, "detect")
+        w.step(r, "prd")
+        w.wait_for_user(r, "prd", "Approve the PRD?")
+        o = w.start_run("build-fast", project_path="/elsewhere", run_id="run-other")
+        w.step(o, "plan")
+    return db
+
+
+def test_runs_json_scoped_to_project(tmp_path, run_cli):
+    root = tmp_path / "proj"
+    root.mkdir()
+    db = make_db(tmp_path, root.resolve())
+    res = run_cli("rp1", "runs", "--json", "--db", str(db), cwd=root)
+    assert res.code == 0, res.stderr
+    assert res.json == {
+        "db": str(db), "status": None,
+        "scope": {"project_path": str(root.resolve()), "project_id": None},
+        "total": 1,
+        "runs": [{
+            "id": "run-bp", "workflow": "blueprint", "feature_id": "login", "name": None,
+            "project_path": str(root.resolve()), "project_id": None, "harness": None,
+            "cached_status": "running", "created_at": "2026-11-25T21:00:01.000Z",
+            "updated_at": "2026-11-25T21:00:04.000Z",
+            "status": "waiting", "current_step": "prd",
+            "steps": {"detect": "completed", "charter": "skipped", "prd": "waiting"},
+            "waiting": [{"step": "prd", "message": "Approve the PRD?", "created_at": "2026-11-25T21:00:04.000Z"}],
+            "last_event_id": 5, "last_activity": "2026-11-25T21:00:04.000Z"}]}
+
+
+def test_runs_all_projects_and_filters(tmp_path, run_cli):
+    root = tmp_path / "proj"
+    root.mkdir()
+    db = make_db(tmp_path, root.resolve())
+    env = {"RP1_DB": str(db)}
+    res = run_cli("rp1", "runs", "--all-projects", "--json", cwd=root, env=env)
+    assert [r["id"] for r in res.json["runs"]] == ["run-other", "run-bp"] and res.json["scope"] is None
+    res = run_cli("rp1", "runs", "--all-projects", "--status", "running", "--json", cwd=root, env=env)
+    assert [(r["id"], r["status"]) for r in res.json["runs"]] == [("run-other", "running")]
+    res = run_cli("rp1", "runs", "--all-projects", "--workflow", "blueprint", "--json", cwd=root, env=env)
+    assert [r["id"] for r in res.json["runs"]] == ["run-bp"]
+
+
+def test_show_json(tmp_path, run_cli):
+    db = make_db(tmp_path, tmp_path)
+    res = run_cli("rp1", "show", "run-bp", "--json", "--db", str(db), cwd=tmp_path)
+    assert res.code == 0, res.stderr
+    t = res.json
+    assert (t["workflow"], t["tracked"], t["status"], t["current_step"]) == ("blueprint", True, "waiting", "prd")
+    assert [(s["name"], s["status"], s["attempts"], s["started_at"], s["ended_at"]) for s in t["steps"]] == [
+        ("detect", "completed", 1, "2026-11-25T21:00:02.000Z", "2026-11-25T21:00:02.999Z"),
+        ("charter", "skipped", 0, None, None),
+        ("prd", "waiting", 1, "2026-11-25T21:00:03.000Z", None)]
+    assert t["steps"][0]["duration_s"] == 0.999
+    assert t["steps"][2]["prompts"] == [{"step": "prd", "message": "Approve the PRD?",
+                                         "created_at": "2026-11-25T21:00:04.000Z", "pending": True}]
+    assert t["violations"] == []
+
+
+def test_show_unknown_run_is_an_error(tmp_path, run_cli):
+    db = make_db(tmp_path, tmp_path)
+    res = run_cli("rp1", "show", "nope", "--db", str(db), cwd=tmp_path)
+    assert res.code == 1 and res.error == f"rp1: no run 'nope' in {db}"
+
+
+def test_missing_db_is_a_status_not_a_crash(tmp_path, run_cli):
+    res = run_cli("rp1", "runs", "--json", cwd=tmp_path)
+    assert res.code == 0
+    assert res.json["status"] == f"rp1: no database at {os.environ['RP1_DB']}" and res.json["runs"] == []
+    assert run_cli("rp1", "runs", cwd=tmp_path).stdout.strip() == f"rp1: no database at {os.environ['RP1_DB']}"
+
+
+def test_machines_json(tmp_path, run_cli):
+    res = run_cli("rp1", "machines", "--json", "--root", str(tmp_path), env={"HOME": str(tmp_path)})
+    by_name = {m["name"]: m for m in res.json["machines"]}
+    assert by_name["build"] == {
+        "name": "build", "kind": "skill", "source": "builtin:build.md",
+        "states": ["requirements", "design", "tasks", "build", "verify", "archive"],
+        "initial": ["requirements"], "terminal": ["archive"],
+        "edges": [["requirements", "design"], ["design", "tasks"], ["tasks", "build"], ["build", "verify"],
+                  ["verify", "build"], ["verify", "archive"]],
+        "error": None}
+    assert by_name["task-builder"]["kind"] == "agent"
+
+
+def test_tail_prints_new_events(tmp_path):
+    import json
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    db = make_db(tmp_path, tmp_path)
+    exe = str(Path(sys.executable).parent / "rcs-tui")
+    proc = subprocess.Popen([exe, "rp1", "tail", "--json", "--db", str(db)], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.0)
+        with Rp1Writer(db, clock=FakeClock("2026-11-26T00:00:00.000Z")) as w:
+            w.step("run-other", "build")
+        line1 = json.loads(proc.stdout.readline())
+        line2 = json.loads(proc.stdout.readline())
+    finally:
+        proc.terminate()
+        proc.wait(5)
+    assert [(e["step"], e["status"]) for e in (line1, line2)] == [("plan", "completed"), ("build", "running")]
