@@ -20,8 +20,8 @@ SUBCOMMANDS: dict[str, str] = {
     "overlay": "rcs_tui.cli.hud_cmd:overlay",
     "demo": "rcs_tui.cli.demo_cmd:demo",
     "console": "rcs_tui.cli.console_cmd:console",
-    "doctor": "rcs_tui.cli.console_cmd:doctor",
-    "locate": "rcs_tui.cli.console_cmd:locate",
+    "doctor": "rcs_tui.cli.doctor_cmd:doctor",
+    "locate": "rcs_tui.cli.doctor_cmd:locate",
 }
 
 

@@ -46,7 +46,13 @@ def check_mode(mode: object) -> str:
     return name
 
 
+ROOT_SCOPE = "<root>"
+
+
 def _scope_session(layout: Layout, session_id: str | None) -> str | None:
+    """The session a command acts on: `ROOT_SCOPE` forces root, None resolves the current session."""
+    if session_id == ROOT_SCOPE:
+        return None
     return resolve_session(layout, session_id).session_id
 
 
@@ -79,6 +85,28 @@ def read_mode(root: Path, mode: str, session_id: str | None = None) -> dict[str,
     return read.data
 
 
+def plan_drop_entry(root: Path, mode: str, session_id: str | None) -> Operation:
+    """Remove a stale canonical entry only; the (inactive) mode file keeps its record."""
+    layout = Layout(root)
+    mode = check_mode(mode)
+    sid = _scope_session(layout, session_id)
+    changes: list[FileChange] = []
+    removed = _canonical_drop(layout, sid, [mode], now_iso(), changes)
+    plan = Plan(f"drop stale canonical entry {mode}", tuple(changes),
+                summary={"mode": mode, "scope": sid or "root", "canonical_removed": removed,
+                         "active_after": _active_after(layout, sid, changes)})
+    return Operation(plan, {"dropped": bool(removed), "mode": mode})
+
+
+def plan_delete_pointer(root: Path) -> Operation:
+    """Remove a stale-dead `session.json` so nothing resolves to a dead session."""
+    layout = Layout(root)
+    read = read_json(layout.session_pointer, within=layout.rcs)
+    changes = (FileChange(layout.session_pointer, "delete", expect=read.sha, why="stale-dead session pointer"),) \
+        if read.exists else ()
+    return Operation(Plan("remove stale-dead session.json", changes, summary={}), {"removed": read.exists})
+
+
 def list_active(snapshot: Snapshot) -> dict[str, Any]:
     return {"active_modes": list(snapshot.active_set())}
 
@@ -100,7 +128,7 @@ def plan_clear(root: Path, mode: str, session_id: str | None = None, all_session
     """Clear one member (formats.md §4); only that member leaves the canonical set."""
     layout = Layout(root)
     mode = check_mode(mode)
-    if session_id is not None:
+    if session_id not in (None, ROOT_SCOPE):
         check_name(session_id, "session id")
     now = now_iso()
     if all_sessions:
@@ -199,7 +227,7 @@ def plan_write(root: Path, mode: str, payload: dict[str, Any], session_id: str |
     """Shallow-merge `payload` into a mode file; an activation goes through the transition policy."""
     layout = Layout(root)
     mode = check_mode(mode)
-    if session_id is not None:
+    if session_id not in (None, ROOT_SCOPE):
         check_name(session_id, "session id")
     sid = _scope_session(layout, session_id)
     now = now_iso()

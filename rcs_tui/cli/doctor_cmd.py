@@ -1,0 +1,96 @@
+"""`rcs-tui doctor` (find and repair stale state through the core) and `rcs-tui locate` (paths in use)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from rcs_tui.cli.common import emit, json_option, resolve_root, root_option
+
+
+@click.command("doctor")
+@click.option("--fix", "do_fix", is_flag=True, help="Apply every proposed repair without asking.")
+@click.option("--only", "only", multiple=True, help="Repair only these finding ids (repeatable).")
+@click.option("--session-id", "session_id", default=None)
+@click.option("--db", "db", default=None, help="rp1 database (else $RP1_DB, else ~/.rp1/rp1.db).")
+@click.option("--idle-minutes", type=float, default=60.0, show_default=True,
+              help="Report rp1 runs idle for longer than this.")
+@root_option
+@json_option
+def doctor(do_fix, only, session_id, db, idle_minutes, root, as_json):
+    """Find stale members, orphans, root survivors, dead pointers/owners/workers and idle rp1 runs."""
+    from rcs_tui.state.doctor import diagnose, fix
+
+    root_path = resolve_root(root)
+    findings = diagnose(root_path, session_id, rp1_db=db, idle_seconds=idle_minutes * 60)
+    report = {"findings": [f.as_json(root_path, with_plan=True) for f in findings], "fix": None}
+    repairable = [f for f in findings if f.plan is not None and (not only or f.id in only)]
+    apply = do_fix
+    if not do_fix and repairable and not as_json and sys.stdin.isatty():
+        click.echo(_human({"findings": report["findings"], "fix": None}))
+        apply = click.confirm(f"Apply {len(repairable)} repair(s)?", default=False)
+        if not apply:
+            return
+    if apply and repairable:
+        report["fix"] = fix(root_path, findings, list(only) or None, session_id=session_id, rp1_db=db)
+    emit(report, as_json, _human)
+
+
+def _human(report: dict) -> str:
+    if not report["findings"]:
+        return "doctor: no problems found"
+    lines = []
+    for f in report["findings"]:
+        repair = f"  → {f['repair']}" if f["repair"] else "  (no automatic repair)"
+        lines.append(f"[{f['severity']}] {f['id']}\n  {f['message']}\n{repair}")
+    fix = report.get("fix")
+    if fix:
+        for item in fix["applied"]:
+            lines.append(f"repaired {item['id']} (journal {item['journal_id']}): "
+                         f"{'held' if item['held'] else 'DID NOT HOLD — something rewrote it'}")
+        for item in fix["failed"]:
+            lines.append(f"refused {item['id']}: {item['error']}")
+    return "\n".join(lines)
+
+
+@click.command("locate")
+@click.option("--session-id", "session_id", default=None)
+@click.option("--db", "db", default=None)
+@root_option
+@json_option
+def locate(session_id, db, root, as_json):
+    """Print the paths rcs-tui uses: root, state dir, session, rp1 db, journal, config."""
+    from rcs_tui.rp1.db import default_db_path
+    from rcs_tui.rp1.machines import default_plugin_roots
+    from rcs_tui.state.layout import Layout
+    from rcs_tui.state.session import resolve_session
+
+    layout = Layout(resolve_root(root))
+    res = resolve_session(layout, session_id)
+    data = {
+        "root": str(layout.root),
+        "state_dir": str(layout.state),
+        "session": {"id": res.session_id, "source": res.source,
+                    "dir": str(layout.scope_dir(res.session_id)),
+                    "stale_dead_pointer": res.pointer.stale_dead},
+        "tasks_dir": str(layout.tasks),
+        "team_dir": str(layout.team),
+        "rp1_db": str(default_db_path(db)),
+        "rp1_plugin_roots": [str(p) for p in default_plugin_roots(layout.root)],
+        "journal": str(layout.journal),
+        "hud_config": str(layout.hud_config),
+        "metrics": str(layout.metrics),
+    }
+    emit(data, as_json, _human_locate)
+
+
+def _human_locate(data: dict) -> str:
+    lines = []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            value = f"{value['id'] or 'root'} ({value['source']}) {value['dir']}"
+        elif isinstance(value, list):
+            value = ", ".join(value)
+        lines.append(f"{key:17} {value}")
+    return "\n".join(lines)

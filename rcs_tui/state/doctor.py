@@ -1,0 +1,190 @@
+"""The doctor: find stale state that hurts users and propose repairs that go through the core.
+
+Repairs are planned lazily (a factory per finding) so each one is planned against the files as they
+are after the previous repair, applied through the same transaction path as every other write, and
+then checked by re-diagnosing: a repair that did not hold is reported as such.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from rcs_tui.core.lifecycle import handoff_softeners
+from rcs_tui.state.layout import Layout
+from rcs_tui.state.ops import ROOT_SCOPE, Operation, plan_clear, plan_delete_pointer, plan_drop_entry
+from rcs_tui.state.reader import compute_members, read_snapshot
+from rcs_tui.state.session import Resolution, process_matches
+from rcs_tui.state.snapshot import Snapshot
+
+IDLE_RUN_SECONDS = 3600.0
+OWNER_PID_KEYS = (("owner_pid", "owner_pid_start_ticks"), ("pid", "pid_start_ticks"))
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem, why it matters, and (if safe) how the core would repair it."""
+
+    id: str
+    kind: str
+    severity: str
+    scope: str
+    subject: str
+    message: str
+    repair: str | None = None
+    plan: Callable[[], Operation] | None = None
+
+    def as_json(self, root: Path | None = None, with_plan: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "kind": self.kind, "severity": self.severity, "scope": self.scope,
+                               "subject": self.subject, "message": self.message, "repair": self.repair}
+        if with_plan and self.plan is not None and root is not None:
+            try:
+                out["plan"] = self.plan().plan.describe(root)
+            except Exception as exc:  # noqa: BLE001 - a plan that cannot be built is itself a finding detail
+                out["plan_error"] = str(exc)
+        return out
+
+
+def _scope_name(sid: str | None) -> str:
+    return "root" if sid is None else sid
+
+
+def _state_findings(snap: Snapshot) -> list[Finding]:
+    layout = Layout(snap.root)
+    out: list[Finding] = []
+    seen: set[str] = set()
+    scopes: list[str | None] = [None, *sorted(snap.sessions)]
+    for sid in scopes:
+        res = snap.resolution if sid == snap.session_id else Resolution(sid, "explicit", snap.resolution.pointer)
+        members = compute_members(layout, res, snap.root_scope, snap.sessions)
+        current = sid == snap.session_id
+        for m in members:
+            where = _scope_name(m.scope)
+            fid = f"{m.health}:{where}:{m.mode}"
+            if fid in seen:
+                continue
+            target = ROOT_SCOPE if m.scope is None else m.scope
+            if m.health == "stale":
+                seen.add(fid)
+                out.append(Finding(fid, "stale-member", "warn", where, m.mode,
+                                   f"{m.mode} is in the canonical set of {where} but {m.reason.split('but ')[-1]}",
+                                   "drop the stale canonical entry (the mode file is kept)",
+                                   lambda mode=m.mode, t=target: plan_drop_entry(snap.root, mode, t)))
+            elif m.health == "orphan":
+                seen.add(fid)
+                out.append(Finding(fid, "orphan", "warn", where, m.mode,
+                                   f"{m.mode} has an active mode file in {where} that no canonical entry lists",
+                                   "clear the orphaned mode file",
+                                   lambda mode=m.mode, t=target: plan_clear(snap.root, mode, t)))
+            elif m.health == "root-survivor" and (current or sid is None):
+                seen.add(fid)
+                out.append(Finding(fid, "root-survivor", "error", "root", m.mode,
+                                   f"root {m.mode}-state.json is still active ({m.reason}); it can resurrect "
+                                   f"{m.mode} after a clear", "clear the root copy",
+                                   lambda mode=m.mode: plan_clear(snap.root, mode, ROOT_SCOPE)))
+    for sid in scopes:
+        scope = snap.scope(sid)
+        for mode, f in sorted((scope.modes if scope else {}).items()):
+            if f.active:
+                for pid_key, ticks_key in OWNER_PID_KEYS:
+                    if pid_key in (f.data or {}):
+                        alive, why = process_matches(f.data.get(pid_key), f.data.get(ticks_key))
+                        if not alive:
+                            out.append(Finding(f"dead-owner:{_scope_name(sid)}:{mode}", "dead-owner", "error",
+                                               _scope_name(sid), mode,
+                                               f"{mode} is marked active but its owner process is gone ({why})",
+                                               "clear the mode",
+                                               lambda m=mode, t=(ROOT_SCOPE if sid is None else sid):
+                                               plan_clear(snap.root, m, t)))
+                        break
+            elif f.outcome.terminal and handoff_softeners(f.data):
+                hits = handoff_softeners(f.data)
+                phrases = "; ".join(f"{k}: {', '.join(v)}" for k, v in hits.items())
+                out.append(Finding(f"softener:{_scope_name(sid)}:{mode}", "softener", "info", _scope_name(sid), mode,
+                                   f"{mode} ended ({f.outcome.display}) with an optional follow-up softener "
+                                   f"({phrases}); the terminal handoff should state the outcome and next owner"))
+    if snap.resolution.pointer.stale_dead:
+        p = snap.resolution.pointer
+        out.append(Finding("stale-dead-pointer", "stale-dead-pointer", "warn", "root", "session.json",
+                           f"session.json points at {p.session_id}, but {p.reason.removeprefix('stale-dead: ')}",
+                           "remove the stale-dead session.json", lambda: plan_delete_pointer(snap.root)))
+    for err in snap.errors:
+        rel = str(err.path.relative_to(snap.root)) if err.path.is_relative_to(snap.root) else str(err.path)
+        out.append(Finding(f"file-error:{rel}", "file-error", "warn", "-", rel, f"{rel}: {err.reason}"))
+    return out
+
+
+def _team_findings(root: Path) -> list[Finding]:
+    from rcs_tui.state.team import read_teams
+
+    out = []
+    layout = Layout(root)
+    for name, team in sorted(read_teams(layout.team, within=layout.rcs).items()):
+        for w in team.workers:
+            pid = getattr(w, "pid", None)
+            dead_pid = isinstance(pid, int) and not process_matches(pid)[0]
+            if w.alive is False or dead_pid:
+                why = f"pid {pid} is not running" if dead_pid else "heartbeat says alive: false"
+                out.append(Finding(f"dead-worker:{name}:{w.name}", "dead-worker", "warn", f"team {name}", w.name,
+                                   f"team {name} worker {w.name} has a dead heartbeat ({why})"
+                                   + (f" while holding task {w.current_task_id}" if w.current_task_id else ""),
+                                   None))
+    return out
+
+
+def _parse_ts(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _rp1_findings(root: Path, db: str | None, now: float, idle_s: float) -> list[Finding]:
+    from rcs_tui.rp1.source import Rp1Source
+
+    source = Rp1Source(db, root=root)
+    out = []
+    for status in ("running", "waiting"):
+        feed = source.feed(status=status, limit=200)
+        for summary in feed.runs:
+            last = _parse_ts(summary.projection.last_activity)
+            if last is not None and now - last > idle_s:
+                mins = int((now - last) // 60)
+                run = summary.run
+                out.append(Finding(f"idle-run:{run.id}", "idle-run", "info", "rp1", f"{run.flow} {run.id[:8]}",
+                                   f"rp1 run {run.id} ({run.flow}) is {status} but idle for {mins} min; "
+                                   "rp1 marks it inactive after 24 h", None))
+    return out
+
+
+def diagnose(root: Path, session_id: str | None = None, *, rp1_db: str | None = None,
+             now: float | None = None, idle_seconds: float = IDLE_RUN_SECONDS) -> list[Finding]:
+    """Every finding for this project, most severe first."""
+    snap = read_snapshot(root, session_id)
+    findings = _state_findings(snap) + _team_findings(root)
+    findings += _rp1_findings(root, rp1_db, now or time.time(), idle_seconds)
+    order = {"error": 0, "warn": 1, "info": 2}
+    return sorted(findings, key=lambda f: (order.get(f.severity, 3), f.kind, f.id))
+
+
+def fix(root: Path, findings: list[Finding], ids: list[str] | None = None, *, session_id: str | None = None,
+        actor: str | None = None, rp1_db: str | None = None) -> dict[str, Any]:
+    """Apply the repairs of the chosen findings (all repairable ones by default), then prove they held."""
+    chosen = [f for f in findings if f.plan is not None and (ids is None or f.id in ids)]
+    applied, failed = [], []
+    for finding in chosen:
+        try:
+            result = finding.plan().run(root, actor=actor)  # type: ignore[misc]
+            applied.append({"id": finding.id, "journal_id": result["journal_id"]})
+        except Exception as exc:  # noqa: BLE001 - report each refusal, continue with the rest
+            failed.append({"id": finding.id, "error": str(exc)})
+    after = {f.id for f in diagnose(root, session_id, rp1_db=rp1_db)}
+    for item in applied:
+        item["held"] = item["id"] not in after
+    return {"applied": applied, "failed": failed, "remaining": sorted(after)}

@@ -1,0 +1,125 @@
+"""`rcs-tui doctor`: findings, repairs through the core, proof that repairs held, and `locate`."""
+
+from __future__ import annotations
+
+import pytest
+
+from rcs_tui.rp1.fixtures import FakeClock, Rp1Writer, create_db
+from rcs_tui.state.doctor import diagnose, fix
+from rcs_tui.state.journal import read_journal
+from tests.conftest import tree_digest
+from tests.statefix import canonical, dead_pid, mode, pointer, read, state_dir, write
+
+
+def kinds(findings):
+    return {(f.kind, f.subject) for f in findings}
+
+
+def test_resurrecting_root_survivor_is_repaired_and_holds(run_cli, tmp_path):
+    mode(tmp_path, "team", "s1", active=False, current_phase="cleared")  # session tombstone
+    mode(tmp_path, "team", None, current_phase="team-exec")             # root copy still active
+    canonical(tmp_path, ["team"])
+    r = run_cli("doctor", "--json", "--root", str(tmp_path))
+    findings = r.json["findings"]
+    assert [(f["kind"], f["subject"]) for f in findings] == [("root-survivor", "team")]
+    assert findings[0]["plan"]["changes"] == [
+        {"path": ".rcs/state/team-state.json", "action": "delete", "why": "mode file deleted"},
+        {"path": ".rcs/state/skill-active-state.json", "action": "write", "why": "canonical entry removed: team"}]
+    r = run_cli("doctor", "--fix", "--json", "--root", str(tmp_path))
+    assert [(a["id"], a["held"]) for a in r.json["fix"]["applied"]] == [("root-survivor:root:team", True)]
+    assert not (state_dir(tmp_path) / "team-state.json").exists()
+    assert read(state_dir(tmp_path, "s1") / "team-state.json")["current_phase"] == "cleared"
+    assert run_cli("doctor", "--json", "--root", str(tmp_path)).json["findings"] == []
+
+
+def test_report_without_fix_changes_nothing(run_cli, tmp_path):
+    canonical(tmp_path, ["forge", "team"], "s1")
+    mode(tmp_path, "team", "s1", current_phase="team-exec")
+    before = tree_digest(tmp_path)
+    out = run_cli("doctor", "--json", "--root", str(tmp_path)).json
+    assert ("stale-member", "forge") in {(f["kind"], f["subject"]) for f in out["findings"]}
+    assert out["fix"] is None and tree_digest(tmp_path) == before
+
+
+def test_stale_member_and_orphan_repairs_are_journaled(tmp_path):
+    canonical(tmp_path, ["forge", "team"], "s1")
+    mode(tmp_path, "team", "s1", current_phase="team-exec")
+    mode(tmp_path, "forge", "s1", active=False, current_phase="complete", lifecycle_outcome="finished")
+    mode(tmp_path, "ultrawork", "s1")
+    found = diagnose(tmp_path, "s1")
+    assert kinds(found) == {("stale-member", "forge"), ("orphan", "ultrawork")}
+    result = fix(tmp_path, found, session_id="s1")
+    assert all(a["held"] for a in result["applied"]) and result["failed"] == []
+    assert read(state_dir(tmp_path, "s1") / "forge-state.json")["lifecycle_outcome"] == "finished"  # record kept
+    assert [e["skill"] for e in read(state_dir(tmp_path, "s1") / "skill-active-state.json")["active_skills"]] \
+        == ["team"]
+    assert not (state_dir(tmp_path, "s1") / "ultrawork-state.json").exists()
+    assert len(read_journal(tmp_path)) == 2
+
+
+def test_stale_dead_pointer_and_dead_owner(tmp_path):
+    pointer(tmp_path, "s9", pid=dead_pid())
+    mode(tmp_path, "forge", current_phase="executing", owner_pid=dead_pid())
+    found = {f.kind: f for f in diagnose(tmp_path)}
+    assert "s9" in found["stale-dead-pointer"].message
+    assert "owner process is gone" in found["dead-owner"].message
+    fix(tmp_path, list(found.values()))
+    assert not (state_dir(tmp_path) / "session.json").exists()
+    assert not (state_dir(tmp_path) / "forge-state.json").exists()
+
+
+def test_live_owner_is_not_flagged(tmp_path):
+    import os
+
+    mode(tmp_path, "forge", current_phase="executing", owner_pid=os.getpid())
+    assert "dead-owner" not in {f.kind for f in diagnose(tmp_path)}
+
+
+def test_dead_team_worker_is_reported_without_a_repair(tmp_path):
+    team = state_dir(tmp_path) / "team" / "login-flow"
+    write(team / "config.json", {"name": "login-flow", "worker_count": 1})
+    write(team / "workers" / "worker-1" / "status.json", {"state": "working", "current_task_id": "3"})
+    write(team / "workers" / "worker-1" / "heartbeat.json", {"pid": dead_pid(), "alive": False})
+    [f] = [f for f in diagnose(tmp_path) if f.kind == "dead-worker"]
+    assert f.plan is None and "holding task 3" in f.message
+
+
+def test_idle_rp1_run_is_reported_and_db_untouched(tmp_path):
+    db = tmp_path / "rp1.db"
+    create_db(db)
+    with Rp1Writer(db, clock=FakeClock("2026-11-25T08:00:00.000Z")) as w:
+        run = w.start_run("build-fast", project_path=tmp_path)
+        w.step(run, "plan", "running")
+    (tmp_path / ".rcs").mkdir()
+    before = tree_digest(tmp_path)
+    from datetime import datetime
+
+    now = datetime.fromisoformat("2026-11-25T12:00:00+00:00").timestamp()
+    [f] = [f for f in diagnose(tmp_path, rp1_db=str(db), now=now) if f.kind == "idle-run"]
+    assert "idle for 239 min" in f.message and f.plan is None  # FakeClock steps 1 s per event
+    assert tree_digest(tmp_path) == before
+
+
+def test_file_errors_are_findings(tmp_path):
+    write(state_dir(tmp_path) / "forge-state.json", "{oops")
+    [f] = diagnose(tmp_path)
+    assert f.kind == "file-error" and f.subject == ".rcs/state/forge-state.json"
+
+
+def test_softener_in_terminal_handoff_is_reported(tmp_path):
+    mode(tmp_path, "forge", active=False, current_phase="complete", run_outcome="finish",
+         completion_note="All green. If you want, I can also refactor the API.")
+    [f] = diagnose(tmp_path)
+    assert f.kind == "softener" and "If you want, I can" in f.message
+
+
+@pytest.mark.parametrize("as_json", [True, False])
+def test_locate_prints_paths(run_cli, tmp_path, as_json):
+    (tmp_path / ".rcs").mkdir()
+    r = run_cli("locate", "--root", str(tmp_path), *(["--json"] if as_json else []))
+    if as_json:
+        assert r.json["journal"] == str(tmp_path / ".rcs/logs/rcs-tui-journal.jsonl")
+        assert r.json["session"] == {"id": None, "source": "root", "dir": str(tmp_path / ".rcs/state"),
+                                     "stale_dead_pointer": False}
+    else:
+        assert "journal" in r.stdout and str(tmp_path) in r.stdout
