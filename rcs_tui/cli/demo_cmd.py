@@ -1,0 +1,64 @@
+"""`rcs-tui demo`: build a realistic workspace, keep it moving, and open a viewer on it.
+
+The viewer is chosen from `VIEWERS` (`DEFAULT_VIEWER` when no flag says otherwise), so switching the
+default to the console is one line: add its runner to `VIEWERS` and point `DEFAULT_VIEWER` at it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from rcs_tui.cli.common import CliError
+
+
+def run_hud(ws) -> None:
+    from rcs_tui.ui.hud_app import HudApp
+
+    HudApp(ws.project, rp1_db=ws.rp1_db).run(mouse=False)
+
+
+VIEWERS: dict[str, Callable[..., None]] = {"hud": run_hud}
+DEFAULT_VIEWER = "hud"
+
+
+@click.command("demo")
+@click.option("--dir", "directory", type=click.Path(file_okay=False), default=None,
+              help="Build the workspace here (kept afterwards) instead of a temporary directory.")
+@click.option("--hud", "use_hud", is_flag=True, help="Open the HUD (instead of the default viewer).")
+@click.option("--interval", type=float, default=2.0, show_default=True, help="Seconds between simulator ticks.")
+@click.option("--no-sim", is_flag=True, help="Build the workspace but do not simulate activity.")
+@click.option("--build-only", is_flag=True, help="Build the workspace, print where it is, and exit.")
+def demo(directory, use_hud, interval, no_sim, build_only) -> None:
+    """A live demo workspace: sessions, team, tasks and rp1 runs advancing every ~2 s."""
+    from rcs_tui.demo import Simulator, build_workspace
+
+    if interval <= 0:
+        raise CliError("--interval must be positive")
+    temp = directory is None
+    base = Path(tempfile.mkdtemp(prefix="rcs-demo-")) if temp else Path(directory)
+    if not temp and base.exists() and any(base.iterdir()) and not (base / "project").is_dir():
+        raise CliError(f"--dir {base}: not empty and not a previous demo workspace; choose an empty directory")
+    try:
+        ws = build_workspace(base)
+        if build_only:
+            click.echo(f"project: {ws.project}\ncopy: {ws.copy}\nrp1 db: {ws.rp1_db}")
+            click.echo(f"try: RP1_DB={ws.rp1_db} rcs-tui hud --root {ws.project}")
+            return
+        os.environ["RP1_DB"] = str(ws.rp1_db)
+        viewer = VIEWERS["hud" if use_hud else DEFAULT_VIEWER]
+        sim = Simulator(ws, interval=interval)
+        if not no_sim:
+            sim.start()
+        try:
+            viewer(ws)
+        finally:
+            sim.stop()
+    finally:
+        if temp and not build_only:
+            shutil.rmtree(base, ignore_errors=True)

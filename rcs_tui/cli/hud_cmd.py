@@ -1,0 +1,127 @@
+"""`rcs-tui hud` (live HUD or one line with `--once`) and `rcs-tui overlay` (the Active Modes block).
+
+The `--once` path imports neither Textual nor Rich: it reads the world once and prints ANSI composed
+from already-fitted plain spans, honouring `--width`, `COLUMNS` and `NO_COLOR`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+
+import click
+
+from rcs_tui.cli.common import CliError, json_option, resolve_root, root_option
+
+PRESET_CHOICE = click.Choice(["minimal", "focused", "full"])
+
+
+def _width(flag: int | None) -> int:
+    if flag:
+        return max(1, flag)
+    env = os.environ.get("COLUMNS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return shutil.get_terminal_size((80, 24)).columns
+
+
+def color_enabled() -> bool:
+    """Colour unless NO_COLOR is set (any non-empty value) or the terminal is dumb."""
+    return not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def _once(root, session: str | None, as_json: bool, width: int | None, ascii_only: bool, preset: str | None) -> None:
+    from rcs_tui.state.layout import Layout
+    from rcs_tui.state.metrics import PRESET_ELEMENTS, read_hud_config, resolve_preset
+    from rcs_tui.views.hud_line import render_spans, to_ansi
+    from rcs_tui.views.world import WorldLoader
+
+    config, _ = read_hud_config(Layout(root).hud_config, Layout(root).rcs)
+    chosen = resolve_preset(preset, config)
+    wanted = PRESET_ELEMENTS[chosen]
+    sections = {"state", "metrics", "config", "team"}
+    if "task" in wanted or as_json:
+        sections.add("tasks")
+    if "rp1" in wanted or as_json:
+        sections.add("rp1")
+    world = WorldLoader(root, session_id=session, all_sessions=as_json, sections=sections).load()
+    now = time.time()
+    spans = render_spans(world, now, _width(width), 1, chosen, ascii_only=ascii_only)[0]
+    if as_json:
+        from rcs_tui.views.snapshot_json import snapshot_json
+        from rcs_tui.views.world import world_json_extra
+
+        out = snapshot_json(world.snapshot)
+        out.update(world_json_extra(world))
+        out["line"] = "".join(t for t, _ in spans)
+        click.echo(json.dumps(out, indent=2, ensure_ascii=False))
+        return
+    sys.stdout.write(to_ansi(spans, color_enabled()) + "\n")
+
+
+def _tmux_split(argv: list[str]) -> None:
+    if not os.environ.get("TMUX"):
+        raise CliError("--tmux opens the HUD in a split of the current tmux window, but this shell is not "
+                       "inside tmux (TMUX is not set); start tmux first or run `rcs-tui hud` in a pane")
+    if shutil.which("tmux") is None:
+        raise CliError("--tmux: the tmux command is not on PATH")
+    exe = shutil.which("rcs-tui") or sys.argv[0]
+    command = " ".join(shlex.quote(a) for a in [exe, "hud", *argv])
+    proc = subprocess.run(["tmux", "split-window", "-h", "-d", "-l", "48", "-c", os.getcwd(), command],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise CliError(f"tmux split-window failed: {proc.stderr.strip() or proc.returncode}")
+    click.echo("HUD opened in a new tmux pane")
+
+
+@click.command("hud")
+@root_option
+@click.option("--session", "session", default=None, help="Explicit session id (else env, session.json, root).")
+@click.option("--once", is_flag=True, help="Print one status line and exit (no Textual).")
+@json_option
+@click.option("--width", type=int, default=None, help="Line width for --once (else COLUMNS, else the terminal).")
+@click.option("--ascii", "ascii_only", is_flag=True, help="ASCII glyphs only.")
+@click.option("--preset", type=PRESET_CHOICE, default=None, help="Override .rcs/hud-config.json's preset.")
+@click.option("--inline", is_flag=True, help="Render under the prompt instead of full screen.")
+@click.option("--tmux", "tmux", is_flag=True, help="Open the HUD in a split of the current tmux window.")
+@click.option("--poll", is_flag=True, help="Watch by polling instead of native file events.")
+def hud(root, session, once, as_json, width, ascii_only, preset, inline, tmux, poll) -> None:
+    """Live HUD of the combined active set, tasks and rp1 runs; `--once` prints one line."""
+    path = resolve_root(root)
+    if as_json and not once:
+        raise CliError("--json goes with --once")
+    if once:
+        _once(path, session, as_json, width, ascii_only, preset)
+        return
+    if tmux:
+        argv = ["--root", str(path)] + (["--session", session] if session else []) + \
+               (["--ascii"] if ascii_only else []) + (["--preset", preset] if preset else []) + \
+               (["--poll"] if poll else [])
+        _tmux_split(argv)
+        return
+    from rcs_tui.ui.hud_app import HudApp
+
+    HudApp(path, session_id=session, preset=preset, ascii_only=ascii_only, force_polling=poll).run(
+        mouse=False, inline=inline)
+
+
+@click.command("overlay")
+@root_option
+@click.option("--session", "session", default=None, help="Explicit session id (else env, session.json, root).")
+@json_option
+def overlay(root, session, as_json) -> None:
+    """Print the AGENTS-overlay Active Modes section for the combined active set."""
+    from rcs_tui.state.reader import read_snapshot
+    from rcs_tui.views.overlay import build_overlay
+
+    path = resolve_root(root)
+    block = build_overlay(read_snapshot(path, session, all_sessions=False))
+    if as_json:
+        click.echo(json.dumps(block.as_json(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(block.text)

@@ -1,0 +1,162 @@
+"""The team runtime directory `.rcs/state/team/<team>/` (formats.md §6), read without writing.
+
+One `Team` per directory: config, phase, task counts by status, per-worker status/heartbeat and the
+tail of the event log. Damaged files become entries in `Team.errors`; reading never raises.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rcs_tui.core.modes import TEAM_RE
+from rcs_tui.state.io import read_json
+
+TASK_STATUSES: tuple[str, ...] = ("pending", "blocked", "in_progress", "completed", "failed")
+WORKER_STATES: tuple[str, ...] = ("idle", "working", "blocked", "done", "failed", "draining", "unknown")
+MAX_TASK_FILES = 2000
+EVENT_TAIL_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Worker:
+    name: str
+    state: str = "unknown"
+    current_task_id: str | None = None
+    reason: str | None = None
+    alive: bool | None = None
+    turn_count: int | None = None
+    last_turn_at: str | None = None
+
+
+@dataclass(frozen=True)
+class TeamTask:
+    id: str
+    subject: str
+    status: str
+    owner: str | None = None
+
+
+@dataclass(frozen=True)
+class Team:
+    """What the team dir says; `worker_count` prefers config, then the number of worker dirs."""
+
+    name: str
+    dir: Path
+    task: str | None = None
+    phase: str | None = None
+    worker_count: int | None = None
+    workers: tuple[Worker, ...] = ()
+    tasks: tuple[TeamTask, ...] = ()
+    events: tuple[dict[str, Any], ...] = ()
+    errors: tuple[tuple[Path, str], ...] = ()
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def done(self) -> int:
+        return self.counts.get("completed", 0)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _listdir(path: Path) -> list[str]:
+    try:
+        return sorted(os.listdir(path))
+    except OSError:
+        return []
+
+
+def _tail_events(path: Path, limit: int, errors: list[tuple[Path, str]]) -> tuple[dict[str, Any], ...]:
+    """The last `limit` JSON objects of events.ndjson; a torn last line is skipped, not fatal."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - EVENT_TAIL_BYTES))
+            raw = fh.read()
+    except FileNotFoundError:
+        return ()
+    except OSError as exc:
+        errors.append((path, f"unreadable: {exc.strerror or exc}"))
+        return ()
+    lines = raw.splitlines()
+    if size > EVENT_TAIL_BYTES and lines:
+        lines = lines[1:]  # first line may be cut by the seek
+    out = []
+    for line in lines[-limit:]:
+        try:
+            item = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(item, dict):
+            out.append(item)
+    return tuple(out)
+
+
+def read_team(team_dir: Path, *, within: Path | None = None, event_limit: int = 20) -> Team:
+    """Read one team directory."""
+    errors: list[tuple[Path, str]] = []
+    name = team_dir.name
+
+    def load(path: Path) -> dict[str, Any] | None:
+        r = read_json(path, within=within or team_dir)
+        if r.error:
+            errors.append((path, r.error))
+        return r.data if r.ok else None
+
+    config = load(team_dir / "config.json") or {}
+    phase_doc = load(team_dir / "phase.json") or {}
+    tasks: list[TeamTask] = []
+    counts: dict[str, int] = {}
+    for fname in _listdir(team_dir / "tasks")[:MAX_TASK_FILES]:
+        if not (fname.startswith("task-") and fname.endswith(".json")):
+            continue
+        doc = load(team_dir / "tasks" / fname)
+        if doc is None:
+            continue
+        status = doc.get("status") if doc.get("status") in TASK_STATUSES else "pending"
+        counts[status] = counts.get(status, 0) + 1
+        tasks.append(TeamTask(str(doc.get("id", fname[5:-5])), _str(doc.get("subject")) or "", status,
+                              _str(doc.get("owner"))))
+    workers: list[Worker] = []
+    for wname in _listdir(team_dir / "workers"):
+        wdir = team_dir / "workers" / wname
+        if not wdir.is_dir():
+            continue
+        status = load(wdir / "status.json") or {}
+        beat = load(wdir / "heartbeat.json") or {}
+        state = status.get("state") if status.get("state") in WORKER_STATES else "unknown"
+        alive = beat.get("alive") if isinstance(beat.get("alive"), bool) else None
+        workers.append(Worker(wname, state, _str(status.get("current_task_id")), _str(status.get("reason")),
+                              alive, _int(beat.get("turn_count")), _str(beat.get("last_turn_at"))))
+    count = _int(config.get("worker_count"))
+    if count is None and isinstance(config.get("workers"), list):
+        count = len(config["workers"])
+    if count is None and workers:
+        count = len(workers)
+    events = _tail_events(team_dir / "events" / "events.ndjson", event_limit, errors)
+    return Team(name, team_dir, _str(config.get("task")), _str(phase_doc.get("current_phase")), count,
+                tuple(workers), tuple(tasks), events, tuple(errors), counts)
+
+
+def read_teams(team_root: Path, *, within: Path | None = None) -> dict[str, Team]:
+    """Every valid team directory under `.rcs/state/team/`; invalid names are skipped."""
+    out = {}
+    for name in _listdir(team_root):
+        path = team_root / name
+        if TEAM_RE.fullmatch(name) and path.is_dir() and not path.is_symlink():
+            out[name] = read_team(path, within=within)
+    return out

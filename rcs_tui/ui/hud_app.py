@@ -1,0 +1,125 @@
+"""The live HUD app: watches the tree, repaints on change, costs next to nothing while idle.
+
+Keys: `o` toggles the AGENTS-overlay view, `r` reloads everything, `q` quits. The clock is injected
+(`clock=`) so snapshots are deterministic; `watch=False` skips the watcher (snapshot tests).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Container
+from textual.timer import Timer
+
+from rcs_tui.ui.watcher import WatchStatus, WorldUpdated, start_watcher
+from rcs_tui.ui.widgets import HudView, MemberList, OverlayBlockView
+from rcs_tui.views.hud_line import STALE_AFTER
+from rcs_tui.views.world import World, WorldLoader
+
+
+def stylesheet(name: str) -> str:
+    """A stylesheet shipped in the `rcs_tui.styles` package (the repository's `styles/`)."""
+    try:
+        return resources.files("rcs_tui.styles").joinpath(name).read_text(encoding="utf-8")
+    except (ModuleNotFoundError, FileNotFoundError):
+        # A source checkout whose editable install predates `styles/`: read it beside the package.
+        return (Path(__file__).resolve().parents[2] / "styles" / name).read_text(encoding="utf-8")
+
+
+def next_tick(age: float | None) -> float:
+    """Seconds until the "updated Ns ago / stale Nm" text would change (1 s, then per minute)."""
+    if age is None:
+        return 60.0
+    if age < 60:
+        return 1.0
+    return max(1.0, 60.0 - (age % 60.0))
+
+
+class HudApp(App[None]):
+    """Full-screen (or `--inline`) HUD over one project."""
+
+    CSS = stylesheet("hud.tcss")
+    BINDINGS = [
+        Binding("q", "quit", "quit"),
+        Binding("o", "toggle_overlay", "overlay"),
+        Binding("r", "reload", "reload"),
+    ]
+    ENABLE_COMMAND_PALETTE = False
+
+    def __init__(self, root: Path, *, session_id: str | None = None, preset: str | None = None,
+                 ascii_only: bool = False, force_polling: bool = False, watch: bool = True,
+                 clock: Callable[[], float] = time.time, rp1_db: Path | None | bool = True,
+                 loader: WorldLoader | None = None, theme: str = "ansi-dark") -> None:
+        super().__init__()
+        self.root = Path(root)
+        self.clock = clock
+        self.watch_enabled = watch
+        self.force_polling = force_polling
+        self.ascii_only = ascii_only
+        self.preset = preset
+        self.loader = loader or WorldLoader(self.root, session_id=session_id, rp1_db=rp1_db, clock=clock)
+        self.world: World | None = None
+        self.notices: tuple[str, ...] = ()
+        self.updates = 0
+        self._tick: Timer | None = None
+        self.theme = theme
+
+    def compose(self) -> ComposeResult:
+        yield HudView(self.clock, self.preset, self.ascii_only, id="hud")
+        with Container(id="overlay"):
+            yield OverlayBlockView(id="overlay-block")
+            yield MemberList(self.ascii_only, id="members")
+
+    def on_mount(self) -> None:
+        if self.is_inline:
+            self.add_class("-inline")
+        self._apply(self.loader.load())
+        if self.watch_enabled:
+            start_watcher(self, self.loader, force_polling=self.force_polling)
+
+    # -- data -------------------------------------------------------------------------------
+    def _apply(self, world: World) -> None:
+        self.world = world
+        self.updates += 1
+        self.query_one(HudView).show(world, self.notices)
+        self.query_one(OverlayBlockView).show(world)
+        self.query_one(MemberList).show(world)
+        self._schedule_tick()
+
+    def _schedule_tick(self) -> None:
+        """Repaint only when the age text would change: no busy loop while idle."""
+        if self._tick is not None:
+            self._tick.stop()
+        world = self.world
+        age = None if world is None or world.newest_write is None else self.clock() - world.newest_write
+        if age is not None and age > 24 * STALE_AFTER * 30:
+            age = None
+        self._tick = self.set_timer(next_tick(age), self._on_tick)
+
+    def _on_tick(self) -> None:
+        self.query_one(HudView).refresh()
+        self._schedule_tick()
+
+    def on_world_updated(self, message: WorldUpdated) -> None:
+        self._apply(message.world)
+
+    def on_watch_status(self, message: WatchStatus) -> None:
+        self.notices = () if message.mode == "native" else (f"{message.mode}: {message.detail}".strip(": "),)
+        if message.mode == "polling":
+            self.notices = (message.detail or "polling",)
+        self.query_one(HudView).show(self.world, self.notices) if self.world else None
+
+    def on_resize(self) -> None:
+        self.query_one("#overlay").set_class(self.size.width < 70, "-narrow")
+
+    # -- actions ----------------------------------------------------------------------------
+    def action_toggle_overlay(self) -> None:
+        self.toggle_class("-show-overlay")
+
+    def action_reload(self) -> None:
+        self._apply(self.loader.load())

@@ -1,0 +1,320 @@
+"""The "world": everything the HUD and console show, loaded section by section, last good kept.
+
+Sections are the state snapshot (`.rcs/state` minus the team dir, plus `.rcs/plans`), the team dirs,
+`metrics.json`, `hud-config.json`, the task dirs and the rp1 database. `WorldLoader.load(changed)`
+rebuilds only the sections the changed paths belong to. When a section that was readable turns bad
+(a file mid-write, invalid JSON), the loader keeps the last good value for it and adds a `Badge`
+with the reason, so a viewer never flickers to empty and never hides a problem. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from rcs_tui.core.modes import NAME_RE
+from rcs_tui.state.io import read_json
+from rcs_tui.state.layout import Layout
+from rcs_tui.state.metrics import HudConfig, HudState, Metrics, parse_time, read_hud_config, read_metrics
+from rcs_tui.state.reader import read_snapshot
+from rcs_tui.state.snapshot import Snapshot
+from rcs_tui.state.team import Team, read_teams
+
+SECTIONS: tuple[str, ...] = ("state", "team", "metrics", "config", "tasks", "rp1")
+
+
+@dataclass(frozen=True)
+class Badge:
+    """A problem to show: which section, which file, why, and whether older data is shown instead."""
+
+    section: str
+    path: Path | None
+    reason: str
+    kept_last_good: bool = False
+
+    def text(self, root: Path) -> str:
+        where = ""
+        if self.path is not None:
+            try:
+                where = str(self.path.relative_to(root))
+            except ValueError:
+                where = str(self.path)
+        prefix = f"{where}: " if where else ""
+        suffix = " (showing last good data)" if self.kept_last_good else ""
+        return f"{prefix}{self.reason}{suffix}"
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """One task dir: its phase (None when unreadable), error, and when its state last changed."""
+
+    id: str
+    phase: str | None
+    error: str | None
+    mtime: float | None
+    terminal: bool = False
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """The project's current rp1 run, reduced to what a status line shows."""
+
+    id: str
+    flow: str
+    status: str
+    step: str | None
+    waiting: int = 0
+    last_activity: float | None = None
+
+
+@dataclass(frozen=True)
+class World:
+    root: Path
+    snapshot: Snapshot
+    teams: dict[str, Team] = field(default_factory=dict)
+    metrics: Metrics | None = None
+    hud_state: HudState | None = None
+    config: HudConfig = field(default_factory=HudConfig)
+    tasks: tuple[TaskInfo, ...] = ()
+    run: RunInfo | None = None
+    badges: tuple[Badge, ...] = ()
+    loaded_at: float = 0.0
+    newest_write: float | None = None
+    session_started: float | None = None
+
+    def current_task(self) -> TaskInfo | None:
+        """The task most recently written that is not finished (else the most recent one)."""
+        live = [t for t in self.tasks if t.phase and not t.terminal]
+        pool = live or [t for t in self.tasks if t.phase]
+        return max(pool, key=lambda t: t.mtime or 0.0, default=None)
+
+    def team_for(self, name: str | None) -> Team | None:
+        if name and name in self.teams:
+            return self.teams[name]
+        return None
+
+
+def section_of(path: Path, layout: Layout, rp1_db: Path | None) -> str | None:
+    """Which section a changed path belongs to (None: not ours, ignore it)."""
+    if rp1_db is not None and path.parent == rp1_db.parent and path.name.startswith(rp1_db.name):
+        return "rp1"
+    try:
+        rel = path.relative_to(layout.rcs)
+    except ValueError:
+        return None
+    parts = rel.parts
+    if not parts:
+        return None
+    if parts[0] == "state":
+        return "team" if len(parts) > 1 and parts[1] == "team" else "state"
+    if parts[0] == "plans":
+        return "state"
+    if parts[0] == "tasks":
+        return "tasks"
+    if rel == Path("metrics.json"):
+        return "metrics"
+    if rel == Path("hud-config.json"):
+        return "config"
+    return None
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
+class WorldLoader:
+    """Builds `World`s for one project, remembering the last good value of every section."""
+
+    def __init__(self, root: Path, *, session_id: str | None = None, all_sessions: bool = True,
+                 rp1_db: Path | None | bool = True, clock: Callable[[], float] = time.time,
+                 sections: Iterable[str] = SECTIONS, environ: dict[str, str] | None = None) -> None:
+        self.root = Path(root)
+        self.layout = Layout(self.root)
+        self.session_id = session_id
+        self.all_sessions = all_sessions
+        self.clock = clock
+        self.environ = environ
+        self.sections = frozenset(sections)
+        self.rp1_path: Path | None = None
+        if rp1_db is not False and "rp1" in self.sections:
+            from rcs_tui.rp1.db import default_db_path
+
+            self.rp1_path = default_db_path(rp1_db if isinstance(rp1_db, Path) else None)
+        self._source: Any = None
+        self._values: dict[str, Any] = {}
+        self._badges: dict[str, tuple[Badge, ...]] = {}
+        self.world: World | None = None
+
+    # -- sections ---------------------------------------------------------------------------
+    def _load_state(self) -> tuple[Snapshot, tuple[Badge, ...]]:
+        snap = read_snapshot(self.root, self.session_id, all_sessions=self.all_sessions, environ=self.environ)
+        prev: Snapshot | None = self._values.get("state")
+        new_errors = {e.path for e in snap.errors}
+        if prev is not None:
+            old_errors = {e.path for e in prev.errors}
+            broken = new_errors - old_errors
+            if broken:
+                # A file that read fine a moment ago is bad now (mid-write?): keep the good picture.
+                badges = tuple(Badge("state", e.path, e.reason, True) for e in snap.errors if e.path in broken)
+                return prev, badges
+        return snap, tuple(Badge("state", e.path, e.reason) for e in snap.errors)
+
+    def _load_team(self) -> tuple[dict[str, Team], tuple[Badge, ...]]:
+        teams = read_teams(self.layout.team, within=self.layout.rcs)
+        prev: dict[str, Team] = self._values.get("team") or {}
+        badges: list[Badge] = []
+        for name, team in list(teams.items()):
+            if team.errors and name in prev and not prev[name].errors:
+                teams[name] = prev[name]
+                badges += [Badge("team", p, r, True) for p, r in team.errors]
+            else:
+                badges += [Badge("team", p, r) for p, r in team.errors]
+        return teams, tuple(badges)
+
+    def _load_metrics(self) -> tuple[Metrics | None, tuple[Badge, ...]]:
+        metrics, error = read_metrics(self.layout.metrics, self.layout.rcs)
+        if error:
+            prev = self._values.get("metrics")
+            return prev, (Badge("metrics", self.layout.metrics, error, prev is not None),)
+        return metrics, ()
+
+    def _load_config(self) -> tuple[HudConfig, tuple[Badge, ...]]:
+        config, error = read_hud_config(self.layout.hud_config, self.layout.rcs)
+        if error:
+            prev = self._values.get("config")
+            kept = prev is not None and config.note is None
+            return (prev if kept else config), (Badge("config", self.layout.hud_config, error, kept),)
+        return config, ()
+
+    def _load_tasks(self) -> tuple[tuple[TaskInfo, ...], tuple[Badge, ...]]:
+        """Each task dir's phase from its `state.json` (guards are the console's business, not the HUD's)."""
+        base = self.layout.tasks
+        if not base.is_dir():
+            return (), ()
+        from rcs_tui.core.machine import load_task_lifecycle
+        from rcs_tui.core.task_lifecycle import is_terminal
+
+        machine = load_task_lifecycle()
+        out, badges = [], []
+        for name in sorted(os.listdir(base)):
+            tdir = base / name
+            if name.startswith(".") or not NAME_RE.fullmatch(name) or tdir.is_symlink() or not tdir.is_dir():
+                continue
+            path = tdir / "state.json"
+            read = read_json(path, within=tdir)
+            phase = read.data.get("phase") if read.ok else None
+            error = read.error if read.exists else "state.json missing"
+            if read.ok and phase not in machine.states:
+                error = f'field "phase": unknown phase {str(phase)[:40]!r}'
+                phase = None
+            out.append(TaskInfo(name, phase, error, _mtime(path), bool(phase) and is_terminal(phase, machine)))
+            if error:
+                badges.append(Badge("tasks", path, error))
+        return tuple(out), tuple(badges)
+
+    def _load_rp1(self) -> tuple[RunInfo | None, tuple[Badge, ...]]:
+        if self.rp1_path is None or not self.rp1_path.exists():
+            return None, ()
+        if self._source is None:
+            from rcs_tui.rp1.machines import MachineRegistry
+            from rcs_tui.rp1.source import Rp1Source
+
+            # The current step needs no machine (that is for timelines): skip discovery, keep it cheap.
+            self._source = Rp1Source(self.rp1_path, root=self.root, machines=MachineRegistry({}))
+        summary = self._source.current()
+        state = self._source.state
+        if not state.ok:
+            prev = self._values.get("rp1")
+            return prev, (Badge("rp1", self.rp1_path, state.message or state.code, prev is not None),)
+        if summary is None:
+            return None, ()
+        p = summary.projection
+        return RunInfo(summary.run.id, summary.run.flow, p.status, p.current_step, len(p.pending_prompts),
+                       parse_time(p.last_activity)), ()
+
+    _LOADERS: dict[str, str] = {"state": "_load_state", "team": "_load_team", "metrics": "_load_metrics",
+                                "config": "_load_config", "tasks": "_load_tasks", "rp1": "_load_rp1"}
+
+    # -- public -----------------------------------------------------------------------------
+    def sections_for(self, paths: Iterable[Path | str]) -> set[str]:
+        out = set()
+        for p in paths:
+            sec = section_of(Path(p), self.layout, self.rp1_path)
+            if sec in self.sections:
+                out.add(sec)
+        return out
+
+    def load(self, changed: Iterable[Path | str] | None = None) -> World:
+        """Rebuild the sections `changed` touches (all of them when None or on first load)."""
+        todo = set(self.sections) if changed is None or self.world is None else self.sections_for(changed)
+        for name in sorted(todo):
+            try:
+                value, badges = getattr(self, self._LOADERS[name])()
+            except Exception as exc:  # noqa: BLE001 - a viewer must survive any damaged input
+                value = self._values.get(name)
+                badges = (Badge(name, None, f"could not load: {type(exc).__name__}: {exc}", value is not None),)
+            self._values[name] = value
+            self._badges[name] = badges
+        self.world = self._build()
+        return self.world
+
+    def touch(self) -> World:
+        """Same data, fresh `loaded_at` (used when only the clock moved)."""
+        assert self.world is not None
+        self.world = replace(self.world, loaded_at=self.clock())
+        return self.world
+
+    def _build(self) -> World:
+        snap: Snapshot = self._values["state"]
+        scope = snap.authoritative
+        hud = HudState.from_json(scope.hud_state)
+        pointer = snap.resolution.pointer
+        started = None
+        if pointer.data and pointer.session_id == snap.session_id:
+            started = parse_time(pointer.data.get("started_at"))
+        badges = tuple(b for name in SECTIONS for b in self._badges.get(name, ()))
+        return World(self.root, snap, self._values.get("team") or {}, self._values.get("metrics"), hud,
+                     self._values.get("config") or HudConfig(), self._values.get("tasks") or (),
+                     self._values.get("rp1"), badges, self.clock(), self._newest_write(snap), started)
+
+    def _newest_write(self, snap: Snapshot) -> float | None:
+        """When the runtime last wrote anything the HUD shows (mode files, canonical sets, metrics)."""
+        times = [f.mtime for s in (snap.root_scope, *snap.sessions.values()) for f in s.modes.values()]
+        scope = snap.authoritative
+        extra = [scope.dir / "hud-state.json", self.layout.metrics]
+        if scope.canonical is not None:
+            extra.append(scope.canonical.path)
+        times += [_mtime(p) for p in extra]
+        known = [t for t in times if t is not None]
+        return max(known) if known else None
+
+
+def load_world(root: Path, **kwargs: Any) -> World:
+    """One-shot convenience: a fresh loader, everything loaded once."""
+    return WorldLoader(root, **kwargs).load()
+
+
+def world_json_extra(world: World) -> dict[str, Any]:
+    """The parts of a World beyond the snapshot, for `hud --once --json`."""
+    m = world.metrics
+    task = world.current_task()
+    run = world.run
+    return {
+        "teams": {n: {"phase": t.phase, "worker_count": t.worker_count, "tasks": dict(t.counts),
+                      "workers": {w.name: w.state for w in t.workers}} for n, t in sorted(world.teams.items())},
+        "metrics": None if m is None else {"session_turns": m.session_turns, "total_turns": m.total_turns,
+                                           "session_total_tokens": m.total_tokens, "five_hour_limit_pct":
+                                           m.five_hour_pct, "weekly_limit_pct": m.weekly_pct},
+        "task": None if task is None else {"id": task.id, "phase": task.phase},
+        "rp1_run": None if run is None else {"id": run.id, "flow": run.flow, "status": run.status,
+                                             "step": run.step, "waiting": run.waiting},
+        "preset": world.config.preset,
+        "badges": [b.text(world.root) for b in world.badges],
+    }
