@@ -34,6 +34,7 @@ class Tail:
         self._lock = threading.Lock()
         self._sig = self.db.signature()
         self._last_query = time.monotonic()
+        self._recheck = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -56,7 +57,13 @@ class Tail:
         """Fetch and deliver events past the cursor if the files changed (or `force`)."""
         sig = self.db.signature()
         now = time.monotonic()
-        if not force and sig == self._sig and now - self._last_query < self.safety_interval:
+        if sig != self._sig:
+            # the files change as frames are written, a moment before the commit is visible:
+            # keep querying for a few ticks after any change so a commit is never left waiting
+            self._recheck = 10
+        elif self._recheck > 0:
+            self._recheck -= 1
+        elif not force and now - self._last_query < self.safety_interval:
             return []
         self._sig, self._last_query = sig, now
         delivered: list[Event] = []
