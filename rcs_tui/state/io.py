@@ -130,7 +130,7 @@ def atomic_write(path: Path, data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def atomic_delete(path: Path) -> None:
@@ -139,7 +139,7 @@ def atomic_delete(path: Path) -> None:
         path.unlink()
     except FileNotFoundError:
         return
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def append_line(path: Path, line: str) -> None:
@@ -160,7 +160,8 @@ def append_line(path: Path, line: str) -> None:
         os.close(fd)
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Make a rename or unlink in `directory` durable (best effort)."""
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:

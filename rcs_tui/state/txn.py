@@ -7,6 +7,7 @@ import getpass
 import json
 import os
 import socket
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import Any, Literal
 
 from filelock import FileLock, Timeout
 
-from rcs_tui.state.io import append_line, atomic_delete, atomic_write, digest, file_digest
+from rcs_tui.state.io import append_line, atomic_delete, atomic_write, digest, fsync_dir
 
 JOURNAL_REL = Path(".rcs/logs/rcs-tui-journal.jsonl")
 LOCK_REL = Path(".rcs/logs/rcs-tui.lock")
@@ -100,27 +101,52 @@ def lock_for(root: Path) -> FileLock:
     return FileLock(str(path), timeout=LOCK_TIMEOUT_S)
 
 
-def _check(root: Path, changes: tuple[FileChange, ...]) -> None:
+def _check(root: Path, changes: tuple[FileChange, ...]) -> list[bytes | None]:
+    """Read each file once and compare it with the digest the plan was made on; return those bytes.
+
+    The bytes returned are the journal's before-images, so the journal records exactly what was checked.
+    """
+    befores: list[bytes | None] = []
     for change in changes:
-        current = file_digest(change.path)
+        try:
+            before: bytes | None = change.path.read_bytes()
+        except FileNotFoundError:
+            before = None
+        except IsADirectoryError:
+            raise ChangedUnderneath(f"{_rel(change.path, root)} is a directory; nothing was changed") from None
+        current = digest(before) if before is not None else None
         if current != change.expect:
             state = "appeared" if change.expect is None else ("was removed" if current is None else "changed")
             raise ChangedUnderneath(
                 f"{_rel(change.path, root)} {state} underneath since it was read; re-read and try again "
                 "(nothing was changed)")
+        befores.append(before)
+    return befores
+
+
+def _stage(change: FileChange) -> Path | None:
+    """Write a change's new bytes to a fsynced temp file beside it (None: delete, or its dir is new)."""
+    if change.action != "write" or not change.path.parent.is_dir():
+        return None
+    fd, tmp = tempfile.mkstemp(prefix=f".{change.path.name}.", suffix=".tmp", dir=change.path.parent)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(change.content or b"")
+        fh.flush()
+        os.fsync(fh.fileno())
+    return Path(tmp)
 
 
 def apply(root: Path, plan: Plan, *, actor: str | None = None, extra: dict[str, Any] | None = None) -> dict:
     """Apply a plan under the store lock and journal it. Returns the journal entry."""
+    staged: list[Path | None] = []
     try:
         with lock_for(root):
-            _check(root, plan.changes)
+            # Slow work (writing and fsyncing the new bytes) happens before the check, so a runtime write
+            # can only slip in during the short read-compare-rename step, not during our fsyncs.
+            staged = [_stage(change) for change in plan.changes]
+            befores = _check(root, plan.changes)
             files = []
-            for change in plan.changes:
-                try:
-                    before = change.path.read_bytes()
-                except FileNotFoundError:
-                    before = None
+            for change, before in zip(plan.changes, befores, strict=True):
                 files.append({
                     "path": _rel(change.path, root),
                     "why": change.why,
@@ -128,11 +154,16 @@ def apply(root: Path, plan: Plan, *, actor: str | None = None, extra: dict[str, 
                     "after_sha": digest(change.content) if change.action == "write" and change.content is not None
                     else None,
                 })
-            for change in plan.changes:
-                if change.action == "write":
+            for i, (change, tmp) in enumerate(zip(plan.changes, staged, strict=True)):
+                if tmp is not None:
+                    os.replace(tmp, change.path)
+                    staged[i] = None
+                elif change.action == "write":
                     atomic_write(change.path, change.content or b"")
                 else:
                     atomic_delete(change.path)
+            for directory in {c.path.parent for c in plan.changes}:
+                fsync_dir(directory)
             for app in plan.appends:
                 append_line(app.path, app.line)
             entry = {
@@ -150,3 +181,7 @@ def apply(root: Path, plan: Plan, *, actor: str | None = None, extra: dict[str, 
             return entry
     except Timeout as exc:
         raise TxnError(f"another rcs-tui process holds {LOCK_REL}; try again") from exc
+    finally:
+        for tmp in staged:
+            if tmp is not None:
+                tmp.unlink(missing_ok=True)
