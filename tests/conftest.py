@@ -70,3 +70,18 @@ def tree_digest(path: Path) -> dict[str, str]:
 @pytest.fixture
 def digest_tree():
     return tree_digest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--run-slow", action="store_true", default=False,
+                     help="also run the long variants marked `slow` (100 MB inputs, long stress runs)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `slow` are skipped unless --run-slow is given."""
+    if config.getoption("--run-slow"):
+        return
+    skip = pytest.mark.skip(reason="long variant: run with --run-slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
