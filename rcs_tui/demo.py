@@ -95,8 +95,9 @@ def _team_dir(state: Path, name: str, task: str, workers: list[str], tasks: list
                                         "worker": w, "created_at": at}))
 
 
-TASKS: dict[str, str] = {"login-api": "codegen", "session-store": "review", "rate-limit": "planning",
-                         "ui-form": "test", "audit-log": "done", "password-reset": "plan_review"}
+# The last one written is the "current" task a HUD shows.
+TASKS: dict[str, str] = {"session-store": "review", "rate-limit": "planning", "ui-form": "test",
+                         "audit-log": "done", "password-reset": "plan_review", "login-api": "codegen"}
 
 
 def _task(tasks: Path, tid: str, phase: str, at: str) -> None:

@@ -4,14 +4,15 @@
 `watchfiles.awatch` over *directories* (atomic renames replace a file's inode), with our own filter
 (the default one silently drops `.git`, `.venv`, … paths) and a small debounce. For each batch it
 rebuilds only the sections the paths belong to (`WorldLoader.load(changed)`, in a thread) and posts
-`WorldUpdated` to `node`. If native watching cannot start it falls back to polling and says so with
-`WatchStatus`; an error inside the loop is reported the same way and the loop restarts. Nothing here
-writes a byte anywhere.
+`WorldUpdated` to `node`. If native watching cannot start it falls back to polling stat signatures every
+500 ms (our own, so a same-second atomic rename still counts) and says so with `WatchStatus`;
+an error inside the loop is reported the same way and the loop restarts. Nothing here writes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,20 +70,53 @@ def watch_targets(loader: WorldLoader) -> WatchTargets:
     return WatchTargets(existing, accept)
 
 
-async def watch_batches(targets: WatchTargets, *, force_polling: bool = False,
-                        stop_event: asyncio.Event | None = None, debounce_ms: int = DEBOUNCE_MS):
-    """Yield sets of relevant changed paths (our filter, small debounce) until `stop_event` is set."""
+async def watch_batches(targets: WatchTargets, *, stop_event: asyncio.Event | None = None,
+                        debounce_ms: int = DEBOUNCE_MS):
+    """Yield sets of relevant changed paths (native events, our filter, small debounce)."""
     from watchfiles import awatch
 
     def keep(_change: object, path: str) -> bool:
         return targets.accept(Path(path))
 
     async for batch in awatch(*targets.dirs, watch_filter=keep, debounce=debounce_ms, step=STEP_MS,
-                              stop_event=stop_event, force_polling=force_polling, poll_delay_ms=POLL_MS,
+                              stop_event=stop_event, force_polling=False,
                               ignore_permission_denied=True, rust_timeout=60_000):
         paths = frozenset(Path(p) for _, p in batch)
         if paths:
             yield paths
+
+
+def scan(targets: WatchTargets, limit: int = 20_000) -> dict[Path, tuple[int, int, int]]:
+    """Stat signature (inode, size, mtime_ns) of every relevant file under the watched directories."""
+    out: dict[Path, tuple[int, int, int]] = {}
+    stack = list(targets.dirs)
+    while stack and len(out) < limit:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                elif targets.accept(Path(entry.path)):
+                    st = entry.stat(follow_symlinks=False)
+                    out[Path(entry.path)] = (st.st_ino, st.st_size, st.st_mtime_ns)
+            except OSError:
+                continue
+    return out
+
+
+async def poll_batches(targets: WatchTargets, interval: float = POLL_MS / 1000):
+    """Polling fallback: compare stat signatures (inode included, so same-second renames count)."""
+    before = await asyncio.to_thread(scan, targets)
+    while True:
+        await asyncio.sleep(interval)
+        after = await asyncio.to_thread(scan, targets)
+        changed = frozenset(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
+        before = after
+        if changed:
+            yield changed
 
 
 def start_watcher(node: MessagePump, loader: WorldLoader, *, force_polling: bool = False,
@@ -97,7 +131,8 @@ def start_watcher(node: MessagePump, loader: WorldLoader, *, force_polling: bool
         while True:
             targets = watch_targets(loader)
             try:
-                async for paths in watch_batches(targets, force_polling=polling, debounce_ms=debounce_ms):
+                batches = poll_batches(targets) if polling else watch_batches(targets, debounce_ms=debounce_ms)
+                async for paths in batches:
                     world = await asyncio.to_thread(loader.load, paths)
                     node.post_message(WorldUpdated(world, paths))
                     failures = 0

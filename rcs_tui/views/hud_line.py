@@ -206,6 +206,9 @@ def build_segments(world: World, now: float, preset: str = "focused", *, ascii_o
     segs: list[Seg] = [member_seg(m, world, ascii_only) for m in world.snapshot.members]
     if not segs:
         segs.append(Seg("members", (("No active modes.", "dim"),)))
+    pointer = world.snapshot.resolution.pointer
+    if pointer.stale_dead and "errors" in allowed:
+        segs.append(Seg("errors", (("session.json stale-dead", "bold yellow"),)))
     if world.badges and "errors" in allowed:
         n = len(world.badges)
         rows = tuple((("  ! ", "red"), (clean(b.text(world.root), 200), "")) for b in world.badges)
@@ -302,24 +305,39 @@ def header(world: World, now: float, ascii_only: bool = False) -> list[Span]:
     return spans
 
 
+PACKED = frozenset({"outcomes", "turns", "tokens", "quota", "session", "last", "total_turns", "age"})
+PACK_SEP = " · "
+
+
 def stack(segs: list[Seg], world: World, now: float, width: int, height: int,
           ascii_only: bool = False) -> list[list[Span]]:
-    """Vertical layout: a header, one row per element (plus detail rows), fitted to width × height."""
-    rows: list[tuple[int, int, list[Span]]] = [(-1, 0, header(world, now, ascii_only))]
-    for order, seg in enumerate(segs):
-        rows.append((seg.rank, order, list(seg.spans)))
+    """Vertical layout: a header, one row per element (plus detail rows), fitted to width × height.
+
+    Small elements (outcomes, metrics, data age) share rows while they fit the width. When there are
+    more rows than `height`, the least important rows go first and a `… N more` row says so.
+    """
+    rows: list[tuple[float, list[Span]]] = [(-1, header(world, now, ascii_only))]
+    packing: tuple[str, list[Span]] | None = None
+    sep = " - " if ascii_only else PACK_SEP
+    for seg in segs:
+        group = "outcomes" if seg.kind == "outcomes" else "metrics" if seg.kind in PACKED else None
+        if group and packing and packing[0] == group and len(plain(packing[1])) + len(sep) + len(
+                plain(seg.spans)) <= width:
+            packing[1].extend([(sep, "dim"), *seg.spans])
+            continue
+        row = list(seg.spans)
+        rows.append((seg.rank, row))
+        packing = (group, row) if group else None
         for sub in seg.lines:
-            rows.append((seg.rank + 0.5, order, list(sub)))  # type: ignore[arg-type]
+            rows.append((seg.rank + 0.5, list(sub)))
     if len(rows) > height:
-        # Drop the least important rows first, keeping display order for the rest.
         ranked = sorted(range(len(rows)), key=lambda i: (rows[i][0], i))
-        keep_idx = sorted(ranked[:height])
-        if height >= 2 and len(rows) > height:
-            keep_idx = sorted(ranked[: height - 1])
-            rows = [rows[i] for i in keep_idx] + [(99, 99, [(f"{ELLIPSIS} {len(ranked) - height + 1} more", "dim")])]
-        else:
-            rows = [rows[i] for i in keep_idx]
-    return [truncate(r[2], width) for r in rows]
+        keep = sorted(ranked[: max(1, height - 1)])
+        dropped = len(rows) - len(keep)
+        rows = [rows[i] for i in keep]
+        if height >= 2:
+            rows.append((99, [(f"{ELLIPSIS} {dropped} more", "dim")]))
+    return [truncate(r[1], width) for r in rows]
 
 
 def render_spans(world: World, now: float, width: int, height: int = 1, preset: str = "focused", *,

@@ -44,8 +44,8 @@ class Badge:
             except ValueError:
                 where = str(self.path)
         prefix = f"{where}: " if where else ""
-        suffix = " (showing last good data)" if self.kept_last_good else ""
-        return f"{prefix}{self.reason}{suffix}"
+        kept = "showing last good data · " if self.kept_last_good else ""
+        return f"{kept}{prefix}{self.reason}"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,81 @@
+"""`rcs-tui demo`'s workspace holds every state a viewer must show, and the simulator moves it atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rcs_tui.demo import OTHER_SESSION, Simulator, build_workspace
+from rcs_tui.state.reader import read_snapshot
+from rcs_tui.views.world import WorldLoader
+
+
+def test_workspace_has_every_health_state_and_scope(tmp_path):
+    ws = build_workspace(tmp_path)
+    snap = read_snapshot(ws.project)
+    assert snap.resolution.source == "session.json" and snap.session_id == ws.session_id
+    health = {m.mode: m.health for m in snap.members}
+    assert health == {"forge": "live", "team": "live", "blueprint": "stale", "ultrawork": "root-survivor"}
+    assert snap.sessions[OTHER_SESSION].active_modes() == ("team", "ultrawork")
+    copy = read_snapshot(ws.copy)
+    assert copy.resolution.pointer.stale_dead and copy.resolution.source == "root"
+
+
+def test_workspace_team_tasks_and_rp1_runs(tmp_path):
+    ws = build_workspace(tmp_path)
+    world = WorldLoader(ws.project, rp1_db=ws.rp1_db).load()
+    assert world.badges == ()
+    team = world.teams["login-flow"]
+    assert team.worker_count == 3 and team.total == 6 and team.counts["in_progress"] == 2
+    assert {t.phase for t in world.tasks} >= {"planning", "plan_review", "codegen", "review", "test", "done"}
+    assert world.run is not None and (world.run.flow, world.run.step, world.run.status) == ("build", "tasks",
+                                                                                            "running")
+
+
+def test_simulator_ticks_advance_forge_team_rp1_and_a_task(tmp_path):
+    ws = build_workspace(tmp_path)
+    loader = WorldLoader(ws.project, rp1_db=ws.rp1_db)
+    sim = Simulator(ws)
+    for _ in range(6):
+        sim.step()
+    world = loader.load()
+    forge = next(m for m in world.snapshot.members if m.mode == "forge")
+    assert forge.file.iteration == 9
+    assert world.teams["login-flow"].done > 1
+    assert world.run.step != "tasks"
+    assert next(t for t in world.tasks if t.id == "login-api").phase == "test"
+    assert world.badges == ()  # every write was whole
+    leftovers = [p for p in tmp_path.rglob("*.tmp")]
+    assert leftovers == []
+
+
+def test_simulator_thread_starts_and_stops(tmp_path):
+    ws = build_workspace(tmp_path)
+    with Simulator(ws, interval=0.05) as sim:
+        deadline = time.monotonic() + 10
+        while sim.ticks < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    ticks = sim.ticks
+    assert ticks >= 3
+    time.sleep(0.2)
+    assert sim.ticks == ticks
+
+
+def test_demo_build_only_cli(tmp_path):
+    exe = str(Path(sys.executable).parent / "rcs-tui")
+    proc = subprocess.run([exe, "demo", "--build-only", "--dir", str(tmp_path / "d")], capture_output=True,
+                          text=True, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "d" / "project" / ".rcs" / "state" / "session.json").is_file()
+    once = subprocess.run([exe, "hud", "--once", "--json", "--root", str(tmp_path / "d" / "project")],
+                          capture_output=True, text=True, env={**os.environ, "RP1_DB": str(tmp_path / "d" / "rp1"
+                                                                                               / "rp1.db")})
+    data = json.loads(once.stdout)
+    assert data["rp1_run"]["flow"] == "build"
+    bad = subprocess.run([exe, "demo", "--build-only", "--dir", str(tmp_path / "d" / "project" / ".rcs")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 1 and "not empty" in json.loads(bad.stderr)["error"]

@@ -1,0 +1,158 @@
+"""The watcher and the live HUD: real file changes repaint it, bad writes keep the last good state,
+polling works and says so, and a HUD session writes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+from conftest import tree_digest
+
+from rcs_tui.demo import Simulator, build_workspace
+from rcs_tui.state.io import atomic_write, dump_json
+from rcs_tui.ui.hud_app import HudApp, next_tick
+from rcs_tui.ui.watcher import WorldUpdated
+from rcs_tui.ui.widgets import HudView
+from rcs_tui.views.world import WorldLoader, section_of
+
+SID = "sess-1"
+
+
+def project(tmp_path: Path) -> Path:
+    sess = tmp_path / ".rcs" / "state" / "sessions" / SID
+    atomic_write(sess / "forge-state.json", dump_json({"active": True, "current_phase": "executing",
+                                                       "iteration": 3, "max_iterations": 10}))
+    atomic_write(sess / "skill-active-state.json", dump_json(
+        {"version": 1, "active": True, "active_skills": [{"skill": "forge", "active": True, "session_id": SID}]}))
+    return tmp_path
+
+
+def forge_file(root: Path) -> Path:
+    return root / ".rcs" / "state" / "sessions" / SID / "forge-state.json"
+
+
+async def wait_for(pilot, app, needle: str, timeout: float = 8.0) -> str:
+    end = time.monotonic() + timeout
+    text = ""
+    while time.monotonic() < end:
+        await pilot.pause(0.05)
+        text = app.query_one(HudView).render().plain
+        if needle in text:
+            return text
+    raise AssertionError(f"{needle!r} never appeared; HUD shows {text!r}")
+
+
+def app_for(root: Path, **kw) -> HudApp:
+    return HudApp(root, session_id=SID, rp1_db=False, **kw)
+
+
+async def test_a_real_file_change_repaints_the_hud(tmp_path):
+    root = project(tmp_path)
+    app = app_for(root)
+    async with app.run_test(size=(80, 1)) as pilot:
+        await wait_for(pilot, app, "forge:3/10")
+        await pilot.pause(0.3)  # let the watcher start
+        atomic_write(forge_file(root), dump_json({"active": True, "current_phase": "executing",
+                                                  "iteration": 8, "max_iterations": 10}))
+        await wait_for(pilot, app, "forge:8/10")
+
+
+async def test_one_message_per_batch_and_only_changed_sections_reload(tmp_path):
+    root = project(tmp_path)
+    seen: list[WorldUpdated] = []
+    app = app_for(root)
+    async with app.run_test(size=(80, 1), message_hook=lambda m: seen.append(m) if isinstance(
+            m, WorldUpdated) else None) as pilot:
+        await pilot.pause(0.3)
+        calls: list[str] = []
+        original = app.loader._load_metrics
+        app.loader._load_metrics = lambda: (calls.append("metrics"), original())[1]
+        atomic_write(forge_file(root), dump_json({"active": True, "iteration": 5, "max_iterations": 10}))
+        await wait_for(pilot, app, "forge:5/10")
+        assert calls == []  # a mode file changed: metrics were not re-read
+        atomic_write(root / ".rcs" / "metrics.json", dump_json({"session_turns": 7}))
+        await wait_for(pilot, app, "turns:7")
+        assert calls == ["metrics"]
+        assert all(m.changed for m in seen)
+
+
+async def test_invalid_write_keeps_last_good_state_with_a_badge(tmp_path):
+    root = project(tmp_path)
+    app = app_for(root)
+    async with app.run_test(size=(100, 1)) as pilot:
+        await pilot.pause(0.3)
+        forge_file(root).write_text('{"active": true, "iteration": ')  # a torn, non-atomic write
+        text = await wait_for(pilot, app, "! 1 error")
+        assert "● forge:3/10" in text  # still the last good picture, not a stale member
+        rows = app.query_one(HudView).rows(100, 10)
+        assert any("showing last good data" in "".join(t for t, _ in r) for r in rows)
+        atomic_write(forge_file(root), dump_json({"active": True, "iteration": 4, "max_iterations": 10}))
+        text = await wait_for(pilot, app, "forge:4/10")
+        assert "error" not in text
+
+
+async def test_polling_fallback_updates_and_says_so(tmp_path):
+    root = project(tmp_path)
+    app = app_for(root, force_polling=True)
+    async with app.run_test(size=(100, 1)) as pilot:
+        await wait_for(pilot, app, "polling")
+        await pilot.pause(0.6)
+        atomic_write(forge_file(root), dump_json({"active": True, "iteration": 6, "max_iterations": 10}))
+        await wait_for(pilot, app, "forge:6/10")
+
+
+async def test_a_hud_session_writes_nothing(tmp_path):
+    ws = build_workspace(tmp_path)
+    Simulator(ws).step()
+    before = tree_digest(tmp_path)
+    app = HudApp(ws.project, rp1_db=ws.rp1_db)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.pause(0.5)
+        await pilot.press("o")
+        await pilot.press("r")
+        await pilot.pause(0.3)
+        await pilot.press("o", "q")
+    await asyncio.sleep(0.1)
+    assert tree_digest(tmp_path) == before  # .rcs trees, team dirs, tasks and the rp1 database
+
+
+async def test_simulated_runtime_keeps_the_hud_moving(tmp_path):
+    ws = build_workspace(tmp_path)
+    app = HudApp(ws.project, rp1_db=ws.rp1_db)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await wait_for(pilot, app, "forge:3/10")
+        await pilot.pause(0.3)
+        Simulator(ws).step()
+        text = await wait_for(pilot, app, "forge:4/10")
+        await wait_for(pilot, app, "rp1:build/build running")
+        assert "turns:15" in app.query_one(HudView).render().plain or "turns:15" in text
+
+
+def test_sections_of_paths(tmp_path):
+    loader = WorldLoader(tmp_path, rp1_db=tmp_path / "db" / "rp1.db")
+    rcs = tmp_path / ".rcs"
+    assert section_of(rcs / "state" / "sessions" / "s" / "forge-state.json", loader.layout, loader.rp1_path) == "state"
+    assert section_of(rcs / "state" / "team" / "t" / "tasks" / "task-1.json", loader.layout,
+                      loader.rp1_path) == "team"
+    assert loader.sections_for([rcs / "metrics.json", rcs / "hud-config.json", rcs / "tasks" / "a" / "state.json",
+                                tmp_path / "db" / "rp1.db-wal", rcs / "plans" / "prd-x.md"]) == {
+        "metrics", "config", "tasks", "rp1", "state"}
+    assert loader.sections_for([rcs / "logs" / "rcs-tui-journal.jsonl", tmp_path / "README.md"]) == set()
+
+
+def test_idle_repaint_schedule_is_sparse():
+    assert next_tick(3) == 1.0
+    assert next_tick(125) == 55.0
+    assert next_tick(None) == 60.0
+
+
+def test_json_snapshot_of_world_is_serialisable(tmp_path):
+    from rcs_tui.views.world import world_json_extra
+
+    ws = build_workspace(tmp_path)
+    w = WorldLoader(ws.project, rp1_db=ws.rp1_db).load()
+    data = world_json_extra(w)
+    json.dumps(data)
+    assert data["rp1_run"]["flow"] == "build" and data["task"] == {"id": "login-api", "phase": "codegen"}
