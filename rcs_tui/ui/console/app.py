@@ -1,0 +1,376 @@
+"""ConsoleApp: loads the world, refreshes the views, and turns keys into calls to the core.
+
+The console decides nothing: every preview, write, refusal and repair comes from `rcs_tui.state`
+and `rcs_tui.core`; this module only wires them to screens. The shared watcher reloads changed
+sections in a thread and posts `WorldUpdated`; the handler owns `self.world` and skips redraws
+while a modal is open.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from textual.app import App
+from textual.binding import Binding
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Input
+
+from rcs_tui.core.modes import BadName
+from rcs_tui.state.journal import undo
+from rcs_tui.state.ops import ROOT_SCOPE, Operation, plan_clear
+from rcs_tui.state.tasks import apply_plan
+from rcs_tui.state.txn import Plan, TxnError, default_actor
+from rcs_tui.ui.console.clearwatch import DEFAULT_WATCH_SECONDS, ClearWatch
+from rcs_tui.ui.console.commands import ConsoleCommands
+from rcs_tui.ui.console.confirm import ConfirmPlan
+from rcs_tui.ui.console.doctor import DoctorScreen
+from rcs_tui.ui.console.help import HelpModal
+from rcs_tui.ui.console.main import TABS, MainScreen
+from rcs_tui.ui.console.member import MemberScreen
+from rcs_tui.ui.console.notice import Notice
+from rcs_tui.ui.console.override import OverrideModal
+from rcs_tui.ui.console.run import RunScreen
+from rcs_tui.ui.console.runs import RunsPane
+from rcs_tui.ui.console.statusbar import StatusBar
+from rcs_tui.ui.console.task import TaskScreen
+from rcs_tui.ui.console.whatif import WhatIfModal
+from rcs_tui.ui.hud_app import stylesheet
+from rcs_tui.ui.watcher import WatchStatus, WorldUpdated, start_watcher
+from rcs_tui.views.world import World, WorldLoader
+
+MUTATING = frozenset({"clear", "clear_all", "override", "undo"})
+NARROW = 80
+
+
+def iso(ts: float) -> str:
+    dt = datetime.fromtimestamp(ts, UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+class ConsoleApp(App):
+    """The operator recovery console."""
+
+    TITLE = "rcs-tui console"
+    CSS = stylesheet("console.tcss")
+    COMMANDS = App.COMMANDS | {ConsoleCommands}
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help"),
+        Binding("d", "clear", "Clear"),
+        Binding("o", "override", "Override"),
+        Binding("u", "undo", "Undo"),
+        Binding("D", "doctor", "Doctor"),
+        Binding("w", "whatif", "What-if"),
+        Binding("C", "clear_all", "Clear ALL sessions", show=False),
+        Binding("colon", "command_palette", "Commands", show=False),
+        Binding("slash", "filter", "Filter", show=False),
+        Binding("r", "reload", "Reload", show=False),
+        Binding("space", "pause", "Pause", show=False),
+        Binding("j", "cursor('down')", "Down", show=False),
+        Binding("k", "cursor('up')", "Up", show=False),
+        *[Binding(str(i + 1), f"tab('{tab}')", tab, show=False) for i, tab in enumerate(TABS)],
+    ]
+
+    def __init__(self, root: Path, *, session_id: str | None = None, readonly: bool = False,
+                 rp1_db: Path | None = None, clock: Callable[[], float] = time.time, live: bool = True,
+                 force_polling: bool = False, watch_seconds: float = DEFAULT_WATCH_SECONDS, blink: bool = True,
+                 actor: str | None = None, theme: str | None = None) -> None:
+        super().__init__()
+        self.root = Path(root)
+        self.session_id = session_id
+        self.readonly = readonly
+        self.clock = clock
+        self.live = live
+        self.force_polling = force_polling
+        self.watch_mode = "off"
+        self.watch_seconds = watch_seconds
+        self.blink = blink
+        self.actor = actor or default_actor("console")
+        self.loader = WorldLoader(self.root, session_id=session_id, clock=clock,
+                                  rp1_db=rp1_db if rp1_db is not None else True)
+        self.rp1_db = self.loader.rp1_path
+        self._rp1 = None
+        self.world: World | None = None
+        self.paused = False
+        self.last_error: str | None = None
+        self.watches: list[ClearWatch] = []
+        if theme:
+            self.theme = theme
+
+    # -- data -------------------------------------------------------------------------------
+    @property
+    def rp1(self):
+        """The rp1 feed/timeline source, opened on first use (None when there is no database)."""
+        if self._rp1 is None and self.rp1_db is not None and self.rp1_db.exists():
+            from rcs_tui.rp1.source import Rp1Source
+
+            self._rp1 = Rp1Source(self.rp1_db, root=self.root, plugin_roots=[])
+        return self._rp1
+
+    def on_mount(self) -> None:
+        self.world = self.loader.load()
+        self.push_screen(MainScreen())
+        self.set_interval(0.5, self._check_watches)
+        if self.live:
+            start_watcher(self, self.loader, force_polling=self.force_polling)
+        self.call_after_refresh(self._fit_footer)
+
+    def on_world_updated(self, message: WorldUpdated) -> None:
+        self.world = message.world
+        if not self.paused:
+            self.refresh_views()
+
+    def on_watch_status(self, message: WatchStatus) -> None:
+        self.watch_mode = message.mode
+        if message.mode == "error":
+            self.last_error = message.detail
+            self.refresh_views()
+
+    def reload_now(self) -> None:
+        self.world = self.loader.load()
+        self.refresh_views()
+
+    def refresh_views(self) -> None:
+        """Redraw the visible screen; skipped while a modal is open (it redraws when the modal closes)."""
+        screen = self.screen
+        if self.world is None or isinstance(screen, ModalScreen):
+            return
+        now = self.clock()
+        world = self.world
+        for bar in screen.query(StatusBar):
+            bar.show(world, now, paused=self.paused, readonly=self.readonly, last_error=self.last_error)
+        if isinstance(screen, MainScreen):
+            tab = screen.tab
+            if tab == "scopes":
+                screen.query_one("#scopes-pane").show(world, now)
+            elif tab == "team":
+                screen.query_one("#team-pane").show(world, now)
+            elif tab == "tasks":
+                screen.query_one("#tasks-pane").show(world, now)
+            elif tab == "rp1":
+                screen.query_one(RunsPane).show(self.rp1, now)
+            elif tab == "journal":
+                screen.query_one("#journal-pane").show(self.root)
+        elif isinstance(screen, RunScreen):
+            screen.show(world, now, self.rp1)
+        elif hasattr(screen, "show"):
+            screen.show(world, now)
+
+    # -- layout -----------------------------------------------------------------------------
+    def on_resize(self) -> None:
+        self._fit_footer()
+
+    def _fit_footer(self) -> None:
+        for footer in self.screen.query(Footer):
+            footer.compact = self.size.width < NARROW + 20
+            footer.show_command_palette = self.size.width >= NARROW
+
+    # -- selection --------------------------------------------------------------------------
+    def _member(self) -> tuple[str | None, str] | None:
+        getter = getattr(self.screen, "current_member", None)
+        return getter() if getter else None
+
+    def _task(self) -> str | None:
+        getter = getattr(self.screen, "current_task", None)
+        return getter() if getter else None
+
+    def open_member(self, sid: str | None, mode: str) -> None:
+        self.push_screen(MemberScreen(sid, mode))
+        self.call_after_refresh(self.refresh_views)
+
+    def open_task(self, task_id: str) -> None:
+        self.push_screen(TaskScreen(task_id))
+        self.call_after_refresh(self.refresh_views)
+
+    def open_run(self, run_id: str) -> None:
+        self.push_screen(RunScreen(run_id))
+        self.call_after_refresh(self.refresh_views)
+
+    # -- keys -------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.readonly and action in MUTATING:
+            return False
+        return True
+
+    def palette_commands(self) -> list[tuple[str, str, str]]:
+        items = [
+            ("Clear selected member", "clear the selected mode in its scope (previewed first)", "clear"),
+            ("Clear selected mode across ALL sessions", "root + every session copy (previewed first)", "clear_all"),
+            ("Override task phase", "move the selected task to a reachable phase, with a reason", "override"),
+            ("Undo last action", "restore the before-image of the newest journal entry", "undo"),
+            ("Doctor", "find stale state and repair it through the core", "doctor"),
+            ("What-if", "see the policy's decision for a request; writes nothing", "whatif"),
+            ("Reload", "read everything again now", "reload"),
+            ("Pause / resume live updates", "freeze the view while you read", "pause"),
+            ("Help", "all keys", "help"),
+            *[(f"View: {tab}", f"switch to the {tab} view", f"tab('{tab}')") for tab in TABS],
+            ("Quit", "leave the console", "quit"),
+        ]
+        return [i for i in items if not (self.readonly and i[2] in MUTATING)]
+
+    def action_help(self) -> None:
+        self.push_screen(HelpModal(self.readonly))
+
+    def action_tab(self, tab: str) -> None:
+        while not isinstance(self.screen, MainScreen) and len(self.screen_stack) > 2:
+            self.pop_screen()
+        if isinstance(self.screen, MainScreen):
+            self.screen.show_tab(tab)
+
+    def action_cursor(self, direction: str) -> None:
+        focused = self.focused
+        action = getattr(focused, f"action_cursor_{direction}", None) if focused else None
+        if action is not None and not isinstance(focused, Input):
+            action()
+        elif focused is not None and hasattr(focused, f"action_scroll_{direction}"):
+            getattr(focused, f"action_scroll_{direction}")()
+
+    def action_filter(self) -> None:
+        field = self.screen.filter_input() if isinstance(self.screen, MainScreen) else None
+        if field is None:
+            self.notify("this view has no filter", severity="warning")
+            return
+        field.add_class("shown")
+        field.focus()
+
+    def action_reload(self) -> None:
+        self.reload_now()
+        self.notify("reloaded", timeout=1.5)
+
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+        if not self.paused:
+            self.reload_now()
+        else:
+            self.refresh_views()
+
+    def _refuse(self, title: str, exc: BaseException) -> None:
+        self.last_error = str(exc)
+        self.push_screen(Notice(title, f"{exc}\n\nNothing was changed."))
+        self.refresh_views()
+
+    # -- clear ------------------------------------------------------------------------------
+    def action_clear(self) -> None:
+        member = self._member()
+        if member is None:
+            self.notify("select a member row in Scopes first (enter opens it)", severity="warning")
+            return
+        sid, mode = member
+        where = "root" if sid is None else f"session {sid}"
+        try:
+            op = plan_clear(self.root, mode, sid if sid is not None else ROOT_SCOPE)
+        except (TxnError, BadName) as exc:
+            self._refuse(f"Cannot clear {mode}", exc)
+            return
+        self.push_screen(ConfirmPlan(f"Clear {mode} in {where}", op.preview(self.root), "Clear"),
+                         lambda ok: self._run_clear(op, mode, sid) if ok else None)
+
+    def action_clear_all(self) -> None:
+        member = self._member()
+        if member is None:
+            self.notify("select a member row in Scopes first", severity="warning")
+            return
+        _, mode = member
+        try:
+            op = plan_clear(self.root, mode, all_sessions=True)
+        except (TxnError, BadName) as exc:
+            self._refuse(f"Cannot clear {mode}", exc)
+            return
+        self.push_screen(ConfirmPlan(f"Clear {mode} in ROOT AND ALL SESSIONS", op.preview(self.root),
+                                     "Clear everywhere", warning=op.result.get("warning")),
+                         lambda ok: self._run_clear(op, mode, None, everywhere=True) if ok else None)
+
+    def _run_clear(self, op: Operation, mode: str, sid: str | None, everywhere: bool = False) -> None:
+        try:
+            op.run(self.root, actor=self.actor)
+        except (TxnError, BadName) as exc:
+            self._refuse(f"Clear {mode} refused", exc)
+            return
+        self.last_error = None
+        scopes = [None, *sorted(self.world.snapshot.sessions)] if everywhere and self.world else [sid]
+        for scope in scopes:
+            self.watches.append(ClearWatch.start(self.root, mode, scope, time.time(), self.watch_seconds))
+        self.notify(f"cleared {mode}; watching it for {self.watch_seconds:.0f}s in case something rewrites it",
+                    timeout=4)
+        if isinstance(self.screen, MemberScreen):
+            self.pop_screen()
+        self.reload_now()
+
+    def _check_watches(self) -> None:
+        now = time.time()
+        for watch in list(self.watches):
+            found = watch.check()
+            if found is not None:
+                self.watches.remove(watch)
+                message = found.message(self.root, watch.cleared_at)
+                self.last_error = f"{found.mode} came back after clear"
+                self.bell()
+                self.push_screen(Notice(f"⚠ {found.mode.upper()} CAME BACK AFTER THE CLEAR",
+                                        message + "\n\nSomething (a hook or a stale copy) rewrote it. The doctor "
+                                        "finds root survivors and stale copies that resurrect modes.",
+                                        offer_doctor=True),
+                                 lambda choice: self.action_doctor() if choice == "doctor" else None)
+                self.reload_now()
+            elif watch.expired(now):
+                self.watches.remove(watch)
+
+    # -- override / undo --------------------------------------------------------------------
+    def action_override(self) -> None:
+        task_id = self._task()
+        if task_id is None:
+            self.notify("select a task in Tasks first", severity="warning")
+            return
+        try:
+            modal = OverrideModal(self.root, task_id, self.actor, lambda: iso(self.clock()))
+        except (TxnError, BadName) as exc:
+            self._refuse(f"Cannot override {task_id}", exc)
+            return
+        self.push_screen(modal, self._run_override)
+
+    def _run_override(self, result: tuple[Plan, str] | None) -> None:
+        if result is None:
+            return
+        plan, actor = result
+        try:
+            apply_plan(self.root, plan, actor=actor)
+        except (TxnError, BadName) as exc:
+            self._refuse("Override refused", exc)
+            return
+        self.last_error = None
+        self.notify(f"task {plan.summary['task']}: {plan.summary['from']} → {plan.summary['to']} (recorded)")
+        self.reload_now()
+
+    def action_undo(self) -> None:
+        getter = getattr(self.screen, "current_entry", None)
+        entry_id = getter() if getter else None
+        try:
+            preview = undo(self.root, entry_id, dry_run=True)
+        except (TxnError, BadName) as exc:
+            self._refuse("Undo refused", exc)
+            return
+        self.push_screen(ConfirmPlan(f"Undo: {preview.get('action', '')}", preview, "Undo"),
+                         lambda ok: self._run_undo(preview["undoes"]) if ok else None)
+
+    def _run_undo(self, entry_id: str) -> None:
+        try:
+            result = undo(self.root, entry_id, actor=self.actor)
+        except (TxnError, BadName) as exc:
+            self._refuse("Undo refused", exc)
+            return
+        self.last_error = None
+        self.notify(f"undone {entry_id}: restored {', '.join(result['restored'])}")
+        self.reload_now()
+
+    # -- doctor / what-if -------------------------------------------------------------------
+    def action_doctor(self) -> None:
+        sid = self.world.snapshot.session_id if self.world else self.session_id
+        self.push_screen(DoctorScreen(self.root, sid, str(self.rp1_db) if self.rp1_db else None,
+                                      self.readonly, self.actor))
+
+    def action_whatif(self) -> None:
+        if self.world is None:
+            return
+        self.push_screen(WhatIfModal(self.world.snapshot.authoritative, iso(self.clock())))

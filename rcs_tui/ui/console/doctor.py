@@ -1,0 +1,152 @@
+"""The doctor: findings with their proposed repairs; a repair runs only after confirmation, through the
+core, and the doctor re-diagnoses afterwards to show whether it held."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+from rcs_tui.state.doctor import Finding, diagnose, fix
+from rcs_tui.ui.console.confirm import ConfirmPlan
+from rcs_tui.ui.console.format import plain, styled
+from rcs_tui.ui.console.table import selected_key, sync_rows
+
+SEVERITY_STYLE = {"error": "bold red", "warn": "yellow", "info": "dim"}
+
+
+def result_text(result: dict[str, Any]) -> Text:
+    out = Text()
+    for item in result["applied"]:
+        out.append("✓ repaired " if item["held"] else "✖ DID NOT HOLD ", style="bold green" if item["held"] else
+                   "bold red")
+        out.append(plain(item["id"]))
+        out.append(f" (journal {plain(item['journal_id'])})\n" if item["held"] else
+                   " — something rewrote it; see the finding again below\n", style="dim")
+    for item in result["failed"]:
+        out.append("✖ refused ", style="bold red")
+        out.append(f"{plain(item['id'])}: {plain(item['error'])}\n")
+    return out
+
+
+class DoctorScreen(ModalScreen[None]):
+    """`a`/enter repairs the selected finding, `A` all repairable ones; both ask first. esc closes."""
+
+    BINDINGS = [Binding("escape", "close", "Close"), Binding("a", "repair", "Repair"),
+                Binding("A", "repair_all", "Repair all"), Binding("r", "rediagnose", "Re-check")]
+
+    def __init__(self, root: Path, session_id: str | None, rp1_db: str | None, readonly: bool, actor: str) -> None:
+        super().__init__()
+        self.root = root
+        self.session_id = session_id
+        self.rp1_db = rp1_db
+        self.readonly = readonly
+        self.actor = actor
+        self.findings: list[Finding] = []
+        self.last_result: dict[str, Any] | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="dialog wide"):
+            yield Static(Text("Doctor", style="bold"), id="dialog-title")
+            table = DataTable(id="doctor-table", cursor_type="row")
+            for label, width in (("sev", 5), ("kind", 18), ("scope", 12), ("subject", 14), ("repair", 6)):
+                table.add_column(label, width=width, key=label)
+            yield table
+            yield Static(id="doctor-detail", classes="detail")
+            yield Static(id="doctor-result")
+            yield Static(Text("esc close · r re-check" + ("" if self.readonly else " · a/enter repair · A repair all"),
+                              style="dim"), id="doctor-keys")
+
+    def on_mount(self) -> None:
+        self.action_rediagnose()
+        self.query_one("#doctor-table", DataTable).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("repair", "repair_all") and self.readonly:
+            return False
+        return True
+
+    def action_rediagnose(self) -> None:
+        self.findings = diagnose(self.root, self.session_id, rp1_db=self.rp1_db)
+        rows = [(f.id, [Text(f.severity, style=SEVERITY_STYLE.get(f.severity, "")), styled(f.kind),
+                        styled(f.scope, width=12), styled(f.subject),
+                        Text("yes" if f.plan else "-", style="green" if f.plan else "dim")])
+                for f in self.findings]
+        table = self.query_one("#doctor-table", DataTable)
+        sync_rows(table, rows)
+        self._detail(selected_key(table))
+
+    def _selected(self) -> Finding | None:
+        key = selected_key(self.query_one("#doctor-table", DataTable))
+        return next((f for f in self.findings if f.id == key), None)
+
+    def _detail(self, key: str | None) -> None:
+        f = next((x for x in self.findings if x.id == key), None)
+        out = Text()
+        if not self.findings:
+            out.append("No problems found.", style="green")
+        elif f is not None:
+            out.append(plain(f.message) + "\n")
+            out.append("repair: ", style="bold")
+            out.append(plain(f.repair) if f.repair else "none automatic — fix it at its source", style="cyan")
+        self.query_one("#doctor-detail", Static).update(out)
+        if self.last_result is not None:
+            self.query_one("#doctor-result", Static).update(result_text(self.last_result))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._detail(selected_key(event.data_table))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if not self.readonly:
+            self.action_repair()
+
+    def action_repair(self) -> None:
+        f = self._selected()
+        if f is None or f.plan is None:
+            self.notify("this finding has no automatic repair", severity="warning")
+            return
+        try:
+            preview = f.plan().preview(self.root)
+        except Exception as exc:  # noqa: BLE001 - a repair that cannot be planned is shown, not raised
+            self.app.push_screen(_notice("Repair cannot be planned", str(exc)))
+            return
+        self.app.push_screen(ConfirmPlan(f"Repair: {f.repair}", preview, "Repair"),
+                             lambda ok: self._apply([f.id]) if ok else None)
+
+    def action_repair_all(self) -> None:
+        chosen = [f for f in self.findings if f.plan is not None]
+        if not chosen:
+            self.notify("nothing to repair automatically", severity="warning")
+            return
+        changes: list[dict[str, Any]] = []
+        for f in chosen:
+            try:
+                changes += f.plan().preview(self.root)["changes"]  # type: ignore[misc]
+            except Exception as exc:  # noqa: BLE001
+                changes.append({"path": f.id, "action": "write", "why": f"cannot plan: {exc}"})
+        self.app.push_screen(ConfirmPlan(f"Repair {len(chosen)} finding(s)", {"changes": changes}, "Repair all"),
+                             lambda ok: self._apply([f.id for f in chosen]) if ok else None)
+
+    def _apply(self, ids: list[str]) -> None:
+        self.last_result = fix(self.root, self.findings, ids, session_id=self.session_id, actor=self.actor,
+                               rp1_db=self.rp1_db)
+        self.action_rediagnose()
+        self.query_one("#doctor-result", Static).update(result_text(self.last_result))
+        reload = getattr(self.app, "reload_now", None)
+        if reload:
+            reload()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+def _notice(title: str, body: str):
+    from rcs_tui.ui.console.notice import Notice
+
+    return Notice(title, body)

@@ -1,0 +1,104 @@
+"""One rp1 run's step timeline: steps in machine order with durations, retries, units, sub-agents,
+artifacts, prompts and validation violations. Refreshed live as events arrive."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from rcs_tui.rp1.source import Rp1Source
+from rcs_tui.rp1.timeline import SubEntry, Timeline
+from rcs_tui.ui.console.format import STATUS_STYLE, plain
+from rcs_tui.ui.console.statusbar import StatusBar
+from rcs_tui.views.world import World
+
+GLYPH = {"completed": "✓", "running": "▶", "waiting": "?", "failed": "✖", "skipped": "↷", "not_started": "·"}
+
+
+def _dur(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    return f"{seconds:.1f}s" if seconds < 60 else f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
+
+
+def _sub(out: Text, sub: SubEntry, kind: str) -> None:
+    status = sub.status or "-"
+    out.append(f"      {kind} ", style="dim")
+    out.append(plain(sub.key, 30), style="bold")
+    if sub.state and sub.state != sub.key:
+        out.append(f" {plain(sub.state, 20)}")
+    out.append(f" {status}", style=STATUS_STYLE.get(status, ""))
+    if sub.violation:
+        out.append(f"  ⚠ {plain(sub.violation, 80)}", style="bold red")
+    out.append("\n")
+
+
+def timeline_text(t: Timeline) -> Text:
+    out = Text()
+    out.append(f"run {plain(t.run.id)}\n", style="bold")
+    out.append(f"{plain(t.workflow)}", style="cyan")
+    out.append(f"  {plain(t.run.name or t.run.feature_id or '')}  ")
+    out.append(t.status, style=STATUS_STYLE.get(t.status, "bold"))
+    out.append(f"  step {plain(t.current_step or '-')}")
+    if not t.tracked:
+        out.append("  (no state machine found for this workflow)", style="yellow")
+    out.append("\n\n")
+    for s in t.steps:
+        style = STATUS_STYLE.get(s.status, "")
+        out.append(f"{GLYPH.get(s.status, '·')} ", style=style)
+        out.append(f"{plain(s.name, 20):<14}", style="bold" if s.status in ("running", "waiting") else "")
+        out.append(f"{s.status:<12}", style=style)
+        out.append(f"{_dur(s.duration_s):>7}")
+        if s.retried:
+            out.append(f"  retried ×{s.attempts}", style="yellow")
+        if not s.in_machine:
+            out.append("  not in machine", style="bold red")
+        out.append("\n")
+        if s.violation:
+            out.append(f"      ⚠ {plain(s.violation, 100)}\n", style="bold red")
+        for u in s.units:
+            _sub(out, u, "unit ")
+        for a in s.agents:
+            _sub(out, a, "agent")
+        for art in s.artifacts:
+            out.append("      artifact ", style="dim")
+            out.append(plain(art.get("path"), 70) + "\n")
+        for p in s.prompts:
+            out.append("      " + ("waiting: " if p.pending else "asked: "), style="yellow" if p.pending else "dim")
+            out.append(plain(p.message, 80) + "\n")
+    for sub in t.unattached:
+        _sub(out, sub, "orphan")
+    for art in t.run_artifacts:
+        out.append("  artifact ", style="dim")
+        out.append(plain(art.get("path"), 70) + "\n")
+    if t.violations:
+        out.append(f"\n{len(t.violations)} validation violation(s)\n", style="bold red")
+        for v in t.violations:
+            out.append(f"  {plain(v.get('step'))}: {plain(v.get('message'), 100)}\n", style="red")
+    return out
+
+
+class RunScreen(Screen):
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__()
+        self.run_id = run_id
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+        with VerticalScroll(id="run-scroll"):
+            yield Static(id="run-text")
+        yield Footer()
+
+    def show(self, world: World, now: float, source: Rp1Source | None = None) -> None:
+        text = Text("no rp1 database", style="yellow")
+        if source is not None:
+            t = source.timeline(self.run_id)
+            text = timeline_text(t) if t is not None else Text(
+                f"run {plain(self.run_id)} not found ({plain(source.state.message or 'unknown run')})", style="yellow")
+        self.query_one("#run-text", Static).update(text)

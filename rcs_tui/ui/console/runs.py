@@ -1,0 +1,98 @@
+"""The rp1 run feed: this project's runs by latest activity, filtered by status, workflow and text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import DataTable, Input, Static
+
+from rcs_tui.rp1.source import FEED_FILTERS, Rp1Source, RunSummary
+from rcs_tui.ui.console.format import STATUS_STYLE, age, parse_ts, plain, styled
+from rcs_tui.ui.console.table import Row, selected_key, sync_rows
+
+COLUMNS = (("run", 8), ("workflow", 12), ("status", 11), ("step", 12), ("name", 16), ("age", 5))
+FEED_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    """Parsed from the filter box: `status:waiting wf:build login` (words are a text search)."""
+
+    status: str | None = None
+    workflow: str | None = None
+    text: str = ""
+
+    @classmethod
+    def parse(cls, raw: str) -> RunFilter:
+        status = workflow = None
+        words = []
+        for word in raw.split():
+            key, sep, value = word.partition(":")
+            if sep and key in ("status", "s") and value:
+                status = value
+            elif sep and key in ("wf", "workflow", "w") and value:
+                workflow = value
+            else:
+                words.append(word.lower())
+        return cls(status, workflow, " ".join(words))
+
+    def problem(self) -> str | None:
+        if self.status and self.status not in FEED_FILTERS:
+            return f"unknown status {self.status!r}; use one of {', '.join(FEED_FILTERS)}"
+        return None
+
+    def keep(self, s: RunSummary) -> bool:
+        if not self.text:
+            return True
+        hay = " ".join(str(v or "") for v in (s.run.id, s.run.name, s.run.feature_id, s.run.flow,
+                                              s.projection.current_step)).lower()
+        return all(w in hay for w in self.text.split())
+
+
+def run_rows(source: Rp1Source, flt: RunFilter, now: float) -> tuple[list[Row], str | None]:
+    """Feed rows, and a status line (database problem, or the counts)."""
+    if flt.problem():
+        return [], flt.problem()
+    feed = source.feed(status=flt.status, workflow=flt.workflow, limit=FEED_LIMIT)
+    if feed.status:
+        return [], feed.status
+    rows: list[Row] = []
+    for s in feed.runs:
+        if not flt.keep(s):
+            continue
+        p = s.projection
+        last = parse_ts(p.last_activity)
+        status = p.status + (f" ({len(p.pending_prompts)}?)" if p.pending_prompts else "")
+        rows.append((s.run.id, [styled(s.run.id[:8]), styled(s.run.flow),
+                                styled(status, STATUS_STYLE.get(p.status, "")),
+                                styled(p.current_step or "-"), styled(s.run.name or s.run.feature_id or "-", width=40),
+                                Text(age(now - last) if last else "-")]))
+    return rows, f"{len(rows)} of {feed.total} run(s)"
+
+
+class RunsPane(Vertical):
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="status:waiting wf:build text…  (/)", id="runs-filter", classes="filter")
+        table = DataTable(id="runs-table", cursor_type="row")
+        for label, width in COLUMNS:
+            table.add_column(label, width=width, key=label)
+        yield table
+        yield Static(id="runs-note", classes="detail")
+
+    def show(self, source: Rp1Source | None, now: float) -> None:
+        note = self.query_one("#runs-note", Static)
+        table = self.query_one("#runs-table", DataTable)
+        if source is None:
+            sync_rows(table, [])
+            note.update(Text("no rp1 database", style="dim"))
+            return
+        flt = RunFilter.parse(self.query_one("#runs-filter", Input).value)
+        rows, message = run_rows(source, flt, now)
+        sync_rows(table, rows)
+        note.update(Text(plain(message or ""), style="dim" if rows else "yellow"))
+
+    def selected(self) -> str | None:
+        return selected_key(self.query_one("#runs-table", DataTable))

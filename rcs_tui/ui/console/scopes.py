@@ -1,0 +1,166 @@
+"""Scopes: root and every session, each with its combined active set and every member's health."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import DataTable, Input, Static
+
+from rcs_tui.state.layout import Layout
+from rcs_tui.state.reader import compute_members
+from rcs_tui.state.session import Resolution
+from rcs_tui.state.snapshot import Member, Snapshot
+from rcs_tui.ui.console.format import HEALTH_GLYPH, HEALTH_STYLE, age_of, plain, rel, short_sid, styled
+from rcs_tui.ui.console.table import Row, selected_key, sync_rows
+from rcs_tui.views.world import World
+
+COLUMNS = (("scope / mode", 20), ("health", 11), ("phase", 12), ("iter", 5), ("label", 10), ("age", 5))
+
+
+@dataclass(frozen=True)
+class ScopeView:
+    """One scope as the console lists it: its members as the core classifies them."""
+
+    session_id: str | None
+    current: bool
+    members: tuple[Member, ...]
+    active: tuple[str, ...]
+    canonical: tuple[str, ...]
+
+
+def scope_views(snap: Snapshot) -> list[ScopeView]:
+    """Root first, then sessions; members come from the core's classifier, never re-derived here."""
+    layout = Layout(snap.root)
+    out = []
+    for sid in [None, *sorted(snap.sessions)]:
+        current = sid == snap.session_id
+        res = snap.resolution if current else Resolution(sid, "explicit", snap.resolution.pointer)
+        members = snap.members if current else compute_members(layout, res, snap.root_scope, snap.sessions)
+        scope = snap.scope(sid)
+        canon = scope.canonical.members if scope and scope.canonical and scope.canonical.usable else ()
+        out.append(ScopeView(sid, current, tuple(members), scope.active_modes() if scope else (), canon))
+    return out
+
+
+def member_key(view: str | None, m: Member) -> str:
+    """Row key: the scope listing it, the scope its file lives in (root for survivors), the mode."""
+    return f"member:{view or ''}:{m.scope or ''}:{m.mode}"
+
+
+def split_member_key(key: str | None) -> tuple[str | None, str | None, str] | None:
+    if not key or not key.startswith("member:"):
+        return None
+    _, view, scope, mode = key.split(":", 3)
+    return (view or None), (scope or None), mode
+
+
+def parse_member_key(key: str | None) -> tuple[str | None, str] | None:
+    """(scope the member's file lives in, mode): what a clear acts on."""
+    parts = split_member_key(key)
+    return None if parts is None else (parts[1], parts[2])
+
+
+def member_cells(m: Member, now: float) -> list[Text]:
+    f = m.file
+    iteration = "-"
+    if f and f.iteration is not None:
+        iteration = f"{f.iteration}/{f.max_iterations if f.max_iterations is not None else '?'}"
+    label = (f.outcome.display if f else None) or ("running" if f and f.active else "-")
+    glyph = HEALTH_GLYPH.get(m.health, "?")
+    where = "  " + ("↳root " if m.scope is None and m.health == "root-survivor" else "") + m.mode
+    health = Text(f"{glyph} {m.health.replace('root-', '')}", style=HEALTH_STYLE.get(m.health, ""))
+    return [styled(where), health, styled(f.phase if f and f.phase else "-"), Text(iteration), styled(label),
+            Text(age_of(f.data if f else None, now))]
+
+
+def scope_rows(world: World, now: float, needle: str = "") -> list[Row]:
+    snap = world.snapshot
+    rows: list[Row] = []
+    pointer = snap.resolution.pointer
+    if pointer.stale_dead:
+        rows.append(("pointer", [Text("⚠ session.json", style="bold yellow"), Text("stale-dead", style="bold yellow"),
+                                 styled(short_sid(pointer.session_id, 12)), Text(""), Text(""), Text("")]))
+    for view in scope_views(snap):
+        if needle and not any(needle in m.mode for m in view.members) and needle not in (view.session_id or "root"):
+            continue
+        marker = "◆" if view.current else "◇"
+        name = short_sid(view.session_id, 17)
+        how = f"via {snap.resolution.source}" if view.current else ""
+        stale_ptr = pointer.stale_dead and view.session_id == pointer.session_id
+        rows.append((f"scope:{view.session_id or ''}", [
+            Text(f"{marker} {name}", style="bold cyan" if view.current else "bold"),
+            Text("current" if view.current else ("stale-dead" if stale_ptr else ""),
+                 style="bold cyan" if view.current else "bold yellow"),
+            Text(how, style="dim"), Text(""),
+            Text(" + ".join(view.active) or "(none)", style="green" if view.active else "dim"), Text("")]))
+        for m in view.members:
+            if needle and needle not in m.mode:
+                continue
+            rows.append((member_key(view.session_id, m), member_cells(m, now)))
+    return rows
+
+
+def scope_detail(world: World, key: str | None) -> Text:
+    """The line under the table: why a member has its health, or what a scope holds."""
+    snap = world.snapshot
+    out = Text(no_wrap=False)
+    if key == "pointer":
+        p = snap.resolution.pointer
+        out.append("session.json ", style="bold")
+        out.append(f"points at {plain(p.session_id)}: {plain(p.reason)} — never trusted; ", style="yellow")
+        out.append("press D for the doctor")
+        return out
+    parsed = split_member_key(key)
+    if parsed:
+        sid, scope, mode = parsed
+        view = next((v for v in scope_views(snap) if v.session_id == sid), None)
+        m = next((x for x in (view.members if view else ()) if x.mode == mode and x.scope == scope), None)
+        if m is None:
+            return out
+        out.append(f"{m.mode} ", style="bold")
+        out.append(f"{m.health}: ", style=HEALTH_STYLE.get(m.health, ""))
+        out.append(plain(m.reason))
+        out.append(f"\n{rel(m.file.path if m.file else None, snap.root)}", style="dim")
+        return out
+    if key and key.startswith("scope:"):
+        sid = key.split(":", 1)[1] or None
+        view = next((v for v in scope_views(snap) if v.session_id == sid), None)
+        if view is None:
+            return out
+        out.append("root" if sid is None else f"session {plain(sid)}", style="bold")
+        if view.current:
+            out.append(f" — current, resolved via {snap.resolution.source}", style="cyan")
+        out.append("\nactive: ")
+        out.append(" + ".join(view.active) or "(none)", style="green")
+        out.append("   canonical: ")
+        out.append(", ".join(view.canonical) or "(no usable canonical set)")
+    return out
+
+
+class ScopesPane(Vertical):
+    """The scopes table plus a detail line for the selected row; `/` filters by mode or session."""
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="filter modes/sessions…", id="scopes-filter", classes="filter")
+        table = DataTable(id="scopes-table", cursor_type="row", zebra_stripes=False)
+        for label, width in COLUMNS:
+            table.add_column(label, width=width, key=label)
+        yield table
+        yield Static(id="scopes-detail", classes="detail")
+
+    def show(self, world: World, now: float) -> None:
+        needle = self.query_one("#scopes-filter", Input).value.strip()
+        table = self.query_one("#scopes-table", DataTable)
+        sync_rows(table, scope_rows(world, now, needle))
+        self.query_one("#scopes-detail", Static).update(scope_detail(world, selected_key(table)))
+
+    def selected(self) -> str | None:
+        return selected_key(self.query_one("#scopes-table", DataTable))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        world = getattr(self.app, "world", None)
+        if world is not None:
+            self.query_one("#scopes-detail", Static).update(scope_detail(world, selected_key(event.data_table)))

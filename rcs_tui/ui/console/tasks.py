@@ -1,0 +1,51 @@
+"""Task list: every task dir with its phase and the moves its artifacts justify now."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import DataTable, Input, Static
+
+from rcs_tui.state.tasks import list_tasks
+from rcs_tui.ui.console.format import age, plain, styled
+from rcs_tui.ui.console.table import Row, selected_key, sync_rows
+from rcs_tui.views.world import World
+
+COLUMNS = (("task", 18), ("phase", 12), ("next (guards hold)", 22), ("age", 6))
+
+
+def task_rows(world: World, now: float, needle: str = "") -> list[Row]:
+    justified = {t["id"]: t for t in list_tasks(world.root)}
+    rows: list[Row] = []
+    for info in sorted(world.tasks, key=lambda t: t.id):
+        if needle and needle not in info.id and needle not in (info.phase or ""):
+            continue
+        if info.error:
+            rows.append((info.id, [styled(info.id), Text("unreadable", style="bold red"), styled(info.error, "red"),
+                                   Text("-")]))
+            continue
+        nxt = justified.get(info.id, {}).get("justified") or []
+        phase_style = "green" if info.terminal else "cyan"
+        rows.append((info.id, [styled(info.id), styled(info.phase, phase_style),
+                               styled(", ".join(nxt) or ("(terminal)" if info.terminal else "(none)"), "dim"),
+                               Text(age(now - info.mtime) if info.mtime else "-")]))
+    return rows
+
+
+class TasksPane(Vertical):
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="filter tasks…", id="tasks-filter", classes="filter")
+        table = DataTable(id="tasks-table", cursor_type="row")
+        for label, width in COLUMNS:
+            table.add_column(label, width=width, key=label)
+        yield table
+        yield Static(Text("enter: lifecycle graph, guards, transcript   o: override phase", style="dim"),
+                     classes="detail")
+
+    def show(self, world: World, now: float) -> None:
+        needle = plain(self.query_one("#tasks-filter", Input).value.strip())
+        sync_rows(self.query_one("#tasks-table", DataTable), task_rows(world, now, needle))
+
+    def selected(self) -> str | None:
+        return selected_key(self.query_one("#tasks-table", DataTable))

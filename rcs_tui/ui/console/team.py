@@ -1,0 +1,81 @@
+"""Team runtime: every team's workers (state, task, heartbeat age, dead) and its tasks by status."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import DataTable, Static
+
+from rcs_tui.state.team import TASK_STATUSES
+from rcs_tui.ui.console.format import STATUS_STYLE, age, parse_ts, plain, styled
+from rcs_tui.ui.console.table import Row, sync_rows
+from rcs_tui.views.world import World
+
+WORKER_COLUMNS = (("team", 12), ("worker", 10), ("state", 8), ("task", 5), ("beat", 6), ("heartbeat", 16))
+TASK_COLUMNS = (("team", 12), ("id", 4), ("status", 11), ("owner", 9), ("subject", 30))
+STATUS_ORDER = {s: i for i, s in enumerate(("in_progress", "blocked", "failed", "pending", "completed"))}
+
+
+def heartbeat(alive: bool | None) -> Text:
+    if alive is False:
+        return Text("✖ dead", style="bold red")
+    if alive is None:
+        return Text("? not reporting", style="yellow")
+    return Text("♥ alive", style="green")
+
+
+def worker_rows(world: World, now: float) -> list[Row]:
+    rows: list[Row] = []
+    for name, team in sorted(world.teams.items()):
+        for w in team.workers:
+            beat = parse_ts(w.last_turn_at)
+            rows.append((f"{name}/{w.name}", [styled(name, width=12), styled(w.name), styled(w.state, STATUS_STYLE.get(
+                w.state, "")), styled(w.current_task_id or "-"), Text(age(now - beat) if beat else "-"),
+                heartbeat(w.alive)]))
+    return rows
+
+
+def task_rows(world: World) -> list[Row]:
+    rows: list[Row] = []
+    for name, team in sorted(world.teams.items()):
+        for t in sorted(team.tasks, key=lambda t: (STATUS_ORDER.get(t.status, 9), t.id)):
+            rows.append((f"{name}/{t.id}", [styled(name, width=12), styled(t.id), styled(t.status, STATUS_STYLE.get(
+                t.status, "")), styled(t.owner or "-"), styled(t.subject, width=60)]))
+    return rows
+
+
+def team_summary(world: World) -> Text:
+    out = Text()
+    if not world.teams:
+        return out.append("No team runtime directories under .rcs/state/team/.", style="dim")
+    for name, team in sorted(world.teams.items()):
+        out.append(plain(name), style="bold")
+        out.append(f" {plain(team.phase or '-')} ", style="cyan")
+        out.append(f"{team.done}/{team.total} done  ")
+        for status in TASK_STATUSES:
+            if team.counts.get(status):
+                out.append(f"{status}:{team.counts[status]} ", style=STATUS_STYLE.get(status, ""))
+        dead = sum(1 for w in team.workers if w.alive is False)
+        if dead:
+            out.append(f" {dead} dead worker(s)", style="bold red")
+        out.append("\n")
+    return out
+
+
+class TeamPane(Vertical):
+    def compose(self) -> ComposeResult:
+        yield Static(id="team-summary", classes="summary")
+        workers = DataTable(id="team-workers", cursor_type="row")
+        for label, width in WORKER_COLUMNS:
+            workers.add_column(label, width=width, key=label)
+        yield workers
+        tasks = DataTable(id="team-tasks", cursor_type="row")
+        for label, width in TASK_COLUMNS:
+            tasks.add_column(label, width=width, key=label)
+        yield tasks
+
+    def show(self, world: World, now: float) -> None:
+        self.query_one("#team-summary", Static).update(team_summary(world).rstrip() or Text(""))
+        sync_rows(self.query_one("#team-workers", DataTable), worker_rows(world, now))
+        sync_rows(self.query_one("#team-tasks", DataTable), task_rows(world))
