@@ -102,6 +102,8 @@ def read_json(path: Path, *, within: Path | None = None, expect: type | None = d
         hint = " (truncated mid-write?)" if cut else ""
         return JsonRead(path, True, raw=raw,
                         error=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}")
+    except ValueError as exc:  # e.g. an integer longer than Python's 4300-digit conversion limit
+        return JsonRead(path, True, raw=raw, error=f"invalid JSON: {str(exc)[:120]}")
     if expect is not None and not isinstance(data, expect):
         return JsonRead(path, True, raw=raw, data=data,
                         error=f"expected a JSON {'object' if expect is dict else expect.__name__}, "

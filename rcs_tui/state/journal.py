@@ -22,7 +22,7 @@ def read_journal(root: Path) -> list[dict[str, Any]]:
     for line in raw.splitlines():
         try:
             entry = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (ValueError, RecursionError):  # torn, foreign, too deep, over-long integer
             continue
         if isinstance(entry, dict) and isinstance(entry.get("id"), str) and isinstance(entry.get("files"), list):
             entries.append(entry)

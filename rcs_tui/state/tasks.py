@@ -119,7 +119,7 @@ def read_transcript(path: Path) -> Transcript:
             continue
         try:
             item = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # incl. over-long integers
             item = None
         if isinstance(item, dict):
             entries.append(item)
