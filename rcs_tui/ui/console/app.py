@@ -169,11 +169,11 @@ class ConsoleApp(App):
             footer.show_command_palette = self.size.width >= NARROW
 
     # -- selection --------------------------------------------------------------------------
-    def _member(self) -> tuple[str | None, str] | None:
+    def _selected_member(self) -> tuple[str | None, str] | None:
         getter = getattr(self.screen, "current_member", None)
         return getter() if getter else None
 
-    def _task(self) -> str | None:
+    def _selected_task(self) -> str | None:
         getter = getattr(self.screen, "current_task", None)
         return getter() if getter else None
 
@@ -254,7 +254,7 @@ class ConsoleApp(App):
 
     # -- clear ------------------------------------------------------------------------------
     def action_clear(self) -> None:
-        member = self._member()
+        member = self._selected_member()
         if member is None:
             self.notify("select a member row in Scopes first (enter opens it)", severity="warning")
             return
@@ -269,7 +269,7 @@ class ConsoleApp(App):
                          lambda ok: self._run_clear(op, mode, sid) if ok else None)
 
     def action_clear_all(self) -> None:
-        member = self._member()
+        member = self._selected_member()
         if member is None:
             self.notify("select a member row in Scopes first", severity="warning")
             return
@@ -319,7 +319,7 @@ class ConsoleApp(App):
 
     # -- override / undo --------------------------------------------------------------------
     def action_override(self) -> None:
-        task_id = self._task()
+        task_id = self._selected_task()
         if task_id is None:
             self.notify("select a task in Tasks first", severity="warning")
             return

@@ -1,0 +1,248 @@
+"""The console's actions end to end through Pilot, asserting the files on disk afterwards."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rcs_tui.ui.console.confirm import ConfirmPlan
+from rcs_tui.ui.console.doctor import DoctorScreen
+from rcs_tui.ui.console.notice import Notice
+from tests.conftest import tree_digest
+from tests.console_fixtures import OTHER, SESSION, app, member_row, select_row
+from tests.statefix import canonical, mode, read, state_dir
+
+SIZE = (100, 32)
+
+
+def text_of(screen) -> str:
+    return "\n".join(str(w.render()) for w in screen.query("Static"))
+
+
+async def open_clear(pilot, key: str, press: str = "d") -> None:
+    select_row(pilot.app, "scopes-table", key)
+    await pilot.press(press)
+    await pilot.pause()
+    assert isinstance(pilot.app.screen, ConfirmPlan)
+    assert pilot.app.focused.id == "cancel"  # a stray enter never clears
+
+
+async def test_clear_team_from_team_forge_session_keeps_forge(tmp_path):
+    a = app(tmp_path)
+    root = a.root
+    forge = state_dir(root, SESSION) / "forge-state.json"
+    forge_bytes = forge.read_bytes()
+    async with a.run_test(size=SIZE) as pilot:
+        await open_clear(pilot, member_row("team"))
+        preview = text_of(pilot.app.screen)
+        assert "DELETE" in preview and "team-state.json" in preview and "Active set after" in preview
+        await pilot.press("y")
+        await pilot.pause()
+    assert not (state_dir(root, SESSION) / "team-state.json").exists()
+    assert forge.read_bytes() == forge_bytes
+    skills = [e["skill"] for e in read(state_dir(root, SESSION) / "skill-active-state.json")["active_skills"]]
+    assert skills == ["forge", "blueprint"]
+    assert (state_dir(root, OTHER) / "team-state.json").exists()  # other sessions untouched
+
+
+async def test_cancel_changes_nothing(tmp_path):
+    a = app(tmp_path)
+    before = tree_digest(a.root)
+    async with a.run_test(size=SIZE) as pilot:
+        await open_clear(pilot, member_row("team"))
+        await pilot.press("enter")  # focus is on Cancel
+        await pilot.pause()
+    assert tree_digest(a.root) == before
+
+
+async def test_clear_across_all_sessions(tmp_path):
+    a = app(tmp_path)
+    root = a.root
+    mode(root, "team", None, current_phase="team-exec")
+    async with a.run_test(size=SIZE) as pilot:
+        await open_clear(pilot, member_row("team"), press="C")
+        assert "ALL SESSIONS" in text_of(pilot.app.screen)
+        await pilot.press("y")
+        await pilot.pause()
+    assert not list(root.rglob("team-state.json"))
+    assert (state_dir(root, SESSION) / "forge-state.json").exists()
+    assert [e["skill"] for e in read(state_dir(root, OTHER) / "skill-active-state.json")["active_skills"]] == [
+        "ultrawork"]
+
+
+async def test_changed_underneath_between_preview_and_confirm_is_refused(tmp_path):
+    a = app(tmp_path)
+    team = state_dir(a.root, SESSION) / "team-state.json"
+    async with a.run_test(size=SIZE) as pilot:
+        await open_clear(pilot, member_row("team"))
+        team.write_text(json.dumps({"active": True, "current_phase": "team-fix", "source": "hook"}))
+        after_write = tree_digest(a.root)
+        await pilot.press("y")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, Notice)
+        body = text_of(pilot.app.screen)
+        assert "changed underneath since it was read" in body and "nothing was changed" in body
+    digest = tree_digest(a.root)
+    assert {k: v for k, v in digest.items() if "logs" not in k} == \
+        {k: v for k, v in after_write.items() if "logs" not in k}
+
+
+async def test_denial_leaves_every_file_identical(tmp_path):
+    a = app(tmp_path)
+    (state_dir(a.root, SESSION) / "skill-active-state.json").write_text("{not json")
+    before = tree_digest(a.root)
+    async with a.run_test(size=SIZE) as pilot:
+        select_row(pilot.app, "scopes-table", member_row("team"))
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, Notice)
+        assert "nothing was changed" in text_of(pilot.app.screen)
+        await pilot.press("escape")
+        assert "skill-active-state.json" in (pilot.app.last_error or "")
+    assert tree_digest(a.root) == before
+
+
+async def test_undo_restores_bytes(tmp_path):
+    a = app(tmp_path)
+    before = {k: v for k, v in tree_digest(a.root).items() if "logs" not in k}
+    async with a.run_test(size=SIZE) as pilot:
+        await open_clear(pilot, member_row("team"))
+        await pilot.press("y")
+        await pilot.pause()
+        assert {k: v for k, v in tree_digest(a.root).items() if "logs" not in k} != before
+        await pilot.press("u")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, ConfirmPlan)
+        await pilot.press("y")
+        await pilot.pause()
+    assert {k: v for k, v in tree_digest(a.root).items() if "logs" not in k} == before
+
+
+async def test_undo_refused_when_file_changed_since(tmp_path):
+    a = app(tmp_path)
+    async with a.run_test(size=SIZE) as pilot:
+        await open_clear(pilot, member_row("team"))
+        await pilot.press("y")
+        await pilot.pause()
+        canonical(a.root, ["forge"], SESSION, source="hook")
+        before = tree_digest(a.root)
+        await pilot.press("u")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, Notice)
+        assert "changed since" in text_of(pilot.app.screen)
+    assert tree_digest(a.root) == before
+
+
+async def test_override_writes_state_and_transcript(tmp_path):
+    a = app(tmp_path)
+    tdir = a.root / ".rcs" / "tasks" / "login-api"
+    async with a.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        await pilot.pause()
+        select_row(pilot.app, "tasks-table", "login-api")
+        await pilot.press("o")
+        await pilot.pause()
+        modal = pilot.app.screen
+        phases = [str(o.prompt) for o in modal.query_one("#override-phase").options]
+        assert "codegen" not in phases and "test" in phases  # reachable only, never the current phase
+        modal.query_one("#override-phase").highlighted = phases.index("test")
+        await pilot.pause()
+        assert modal.query_one("#apply").disabled  # a reason is required
+        modal.query_one("#override-reason").focus()
+        await pilot.press(*"flaky ci")
+        await pilot.pause()
+        assert '"reason": "flaky ci"' in text_of(modal)
+        await pilot.click("#apply")
+        await pilot.pause()
+    state = read(tdir / "state.json")
+    assert state["phase"] == "test" and state["ticket"] == "RCS-42"
+    last = json.loads((tdir / "transcript.jsonl").read_text().splitlines()[-1])
+    assert (last["from"], last["to"], last["kind"], last["reason"], last["actor"]) == \
+        ("codegen", "test", "override", "flaky ci", "operator@console")
+
+
+async def test_doctor_fix_repairs_a_resurrecting_root_survivor(tmp_path):
+    a = app(tmp_path)
+    survivor = mode(a.root, "forge", None, current_phase="executing")
+    async with a.run_test(size=SIZE) as pilot:
+        await pilot.press("D")
+        await pilot.pause()
+        doctor = pilot.app.screen
+        assert isinstance(doctor, DoctorScreen)
+        key = "root-survivor:root:forge"
+        assert key in [f.id for f in doctor.findings]
+        select_row(pilot.app, "doctor-table", key)
+        await pilot.press("a")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, ConfirmPlan)
+        await pilot.press("y")
+        await pilot.pause()
+        assert doctor.last_result["applied"] == [{"id": key, "journal_id": doctor.last_result["applied"][0][
+            "journal_id"], "held": True}]
+        assert "repaired" in text_of(doctor)
+    assert not survivor.exists()
+    assert (state_dir(a.root, SESSION) / "forge-state.json").exists()
+
+
+async def test_resurrection_after_clear_is_reported_loudly(tmp_path):
+    a = app(tmp_path, watch_seconds=5.0)
+    team = state_dir(a.root, SESSION) / "team-state.json"
+    async with a.run_test(size=SIZE) as pilot:
+        await open_clear(pilot, member_row("team"))
+        await pilot.press("y")
+        await pilot.pause()
+        assert not team.exists()
+        team.write_text(json.dumps({"active": True, "current_phase": "team-exec", "source": "keyword-detector",
+                                    "transition_source": "native-hook"}))
+        await pilot.pause(0.8)
+        assert isinstance(pilot.app.screen, Notice)
+        body = text_of(pilot.app.screen)
+        assert "CAME BACK" in body and "team-state.json" in body
+        assert "source=keyword-detector" in body and "transition_source=native-hook" in body
+        await pilot.press("D")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, DoctorScreen)
+
+
+async def test_whatif_shows_the_decision_and_writes_nothing(tmp_path):
+    a = app(tmp_path)
+    before = tree_digest(a.root)
+    async with a.run_test(size=SIZE) as pilot:
+        await pilot.press("w")
+        await pilot.pause()
+        await pilot.press(*"autopilot")
+        await pilot.pause()
+        body = text_of(pilot.app.screen)
+        assert "DENY" in body and "Cannot activate autopilot" in body
+        field = pilot.app.screen.query_one("#whatif-input")
+        field.value = "$blueprint $team $forge fix it"
+        await pilot.pause()
+        body = text_of(pilot.app.screen)
+        assert "deferred skills: team, forge" in body
+    assert tree_digest(a.root) == before
+
+
+@pytest.mark.parametrize("key", ["d", "C", "o", "u"])
+async def test_readonly_hides_mutating_actions(tmp_path, key):
+    a = app(tmp_path, readonly=True)
+    before = tree_digest(a.root)
+    async with a.run_test(size=SIZE) as pilot:
+        select_row(pilot.app, "scopes-table", member_row("team"))
+        await pilot.press(key)
+        await pilot.pause()
+        assert not isinstance(pilot.app.screen, ConfirmPlan | Notice)
+        names = [c[2] for c in pilot.app.palette_commands()]
+        assert "clear" not in names and "undo" not in names and "doctor" in names
+    assert tree_digest(a.root) == before
+
+
+async def test_bad_mode_file_shows_a_badge_not_a_crash(tmp_path):
+    a = app(tmp_path)
+    (state_dir(a.root, SESSION) / "forge-state.json").write_text("\x1b[31m{broken")
+    async with a.run_test(size=SIZE) as pilot:
+        for key in ("1", "2", "3", "4", "5", "1"):
+            await pilot.press(key)
+            await pilot.pause()
+        status = str(pilot.app.screen.query_one("#status").render())
+        assert "unreadable file" in status
