@@ -6,7 +6,6 @@ from already-fitted plain spans, honouring `--width`, `COLUMNS` and `NO_COLOR`.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import shutil
@@ -16,7 +15,7 @@ import time
 
 import click
 
-from rcs_tui.cli.common import CliError, json_option, resolve_root, root_option
+from rcs_tui.cli.common import CliError, dumps, json_option, resolve_root, root_option
 
 PRESET_CHOICE = click.Choice(["minimal", "focused", "full"])
 
@@ -59,7 +58,7 @@ def _once(root, session: str | None, as_json: bool, width: int | None, ascii_onl
         out = snapshot_json(world.snapshot)
         out.update(world_json_extra(world))
         out["line"] = "".join(t for t, _ in spans)
-        click.echo(json.dumps(out, indent=2, ensure_ascii=False))
+        click.echo(dumps(out))
         return
     sys.stdout.write(to_ansi(spans, color_enabled()) + "\n")
 
@@ -122,6 +121,6 @@ def overlay(root, session, as_json) -> None:
     path = resolve_root(root)
     block = build_overlay(read_snapshot(path, session, all_sessions=False))
     if as_json:
-        click.echo(json.dumps(block.as_json(), indent=2, ensure_ascii=False))
+        click.echo(dumps(block.as_json()))
     else:
         click.echo(block.text)

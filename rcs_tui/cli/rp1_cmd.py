@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from rcs_tui.cli.common import CliError, emit, json_option, root_option
+from rcs_tui.cli.common import CliError, dumps, emit, json_option, root_option
 
 db_option = click.option("--db", "db", type=click.Path(dir_okay=False), default=None,
                          help="rp1 database (else RP1_DB, else ~/.rp1/rp1.db).")
@@ -133,7 +133,6 @@ def machines_cmd(root: str | None, as_json: bool) -> None:
 @click.option("--run", "run_id", default=None, help="Only events of this run.")
 def tail_cmd(root: str | None, db: str | None, as_json: bool, from_start: bool, run_id: str | None) -> None:
     """Print events as they arrive until Ctrl-C (one JSON object a line with --json)."""
-    import json
 
     from rcs_tui.rp1.tail import Tail
 
@@ -143,7 +142,7 @@ def tail_cmd(root: str | None, db: str | None, as_json: bool, from_start: bool, 
     def show(events: list[Any]) -> None:
         for ev in events:
             if as_json:
-                click.echo(json.dumps(ev.to_json(), ensure_ascii=False))
+                click.echo(dumps(ev.to_json(), indent=None))
             else:
                 where = _clean(ev.step or "-") + (f"[{_clean(ev.unit)}]" if ev.unit else "")
                 click.echo(f"{ev.id:>8} {_clean(ev.created_at)} {_clean(ev.run_id)[:8]} {ev.type:<20} "
