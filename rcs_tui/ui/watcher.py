@@ -23,7 +23,7 @@ from textual.worker import Worker
 
 from rcs_tui.views.world import World, WorldLoader
 
-DEBOUNCE_MS = 30
+DEBOUNCE_MS = 20
 STEP_MS = 10
 POLL_MS = 500
 
