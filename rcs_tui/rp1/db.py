@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from rcs_tui.rp1.projection import Event, parse_data
+from rcs_tui.rp1.projection import STATUS_EVENT_TYPES, Event, StatusRow, parse_data
 from rcs_tui.rp1.schema import ARTIFACT_COLUMNS, EVENT_COLUMNS, RUN_COLUMNS, Schema, discover
 
 T = TypeVar("T")
@@ -293,6 +293,66 @@ class Rp1Db:
                 evs.sort(key=lambda e: e.sort_key)
             return out
         return self.read(q, {})
+
+    def status_rows(self, scope: Scope | None = None) -> tuple[dict[str, list[StatusRow]], set[str]]:
+        """Per run, the few rows its status depends on, in one narrow aggregate query.
+
+        Within each run and step, rows of the same kind (`type`, unit or not, status set or not) stand
+        in for each other in `project`: only the latest one (by `created_at, id`) can change the
+        result, because the status reads the last status per step, the latest run-level row, the
+        latest activity, and whether a newer row clears a prompt. So SQL keeps the latest of each kind
+        (the status via `json_extract`, the payload never leaves SQLite) and `project` derives the
+        status from these as it would from every row. Runs with a row SQL and Python could read
+        differently (payload not valid JSON text, a non-text step/unit/time, a negative id) come
+        back in the second set: project those from full events instead.
+        """
+        def q(conn: sqlite3.Connection, schema: Schema) -> tuple[dict[str, list[StatusRow]], set[str]]:
+            if not (schema.has("events", "data") and schema.has("events", "created_at")):
+                return {}, {_s(r[0]) or "" for r in conn.execute("SELECT DISTINCT run_id FROM events")}
+            col = {c: (f'"{c}"' if schema.has("events", c) else "NULL") for c in ("step", "unit")}
+            where, params = self._scope_sql(schema, scope)
+            in_scope = f" AND run_id IN (SELECT r.id FROM runs r{where})" if scope is not None else ""
+            types = ", ".join(f"'{t}'" for t in STATUS_EVENT_TYPES)
+            status = ("CASE WHEN json_valid(data) AND json_type(data, '$.status') = 'text'"
+                      " THEN json_extract(data, '$.status') END")
+            key = "ifnull(created_at, '') || char(0) || printf('%020d', id)"
+            kinds: list[str] = []  # one MAX per kind of row; `shapes` says what each stands for
+            shapes: list[tuple[str, str | None]] = []
+            for type_ in STATUS_EVENT_TYPES:
+                for unit, unit_sql in ((None, "ifnull(unit, '') = ''"), ("1", "ifnull(unit, '') <> ''")):
+                    if type_ == "status_change":  # a set status and an unset one are different kinds
+                        kinds.append(f"MAX(CASE WHEN type = '{type_}' AND {unit_sql} AND ifnull(st, '') <> ''"
+                                     f" THEN k || char(0) || st END)")
+                        kinds.append(f"MAX(CASE WHEN type = '{type_}' AND {unit_sql} AND ifnull(st, '') = ''"
+                                     f" THEN k END)")
+                        shapes += [(type_, unit), (type_, unit)]
+                    else:
+                        kinds.append(f"MAX(CASE WHEN type = '{type_}' AND {unit_sql} THEN k END)")
+                        shapes.append((type_, unit))
+            odd = ("MAX(typeof(data) NOT IN ('text', 'null') OR NOT ifnull(json_valid(data), 1)"
+                   " OR typeof(step) NOT IN ('text', 'null') OR typeof(unit) NOT IN ('text', 'null')"
+                   " OR typeof(created_at) NOT IN ('text', 'null') OR instr(created_at, char(0)) > 0 OR id < 0)")
+            sql = (f"SELECT run_id, step, {odd}, {', '.join(kinds)} FROM"
+                   f" (SELECT run_id, {col['step']} AS step, {col['unit']} AS unit, type, data, created_at, id,"
+                   f" {status} AS st, {key} AS k FROM events"
+                   f" WHERE +type IN ({types}){in_scope})"
+                   f" GROUP BY run_id, step")
+            out: dict[str, list[StatusRow]] = {}
+            odd_runs: set[str] = set()
+            for row in conn.execute(sql, params):
+                run_id = _s(row[0]) or ""
+                if row[2]:
+                    odd_runs.add(run_id)
+                    continue
+                step = _s(row[1]) or None
+                rows = out.setdefault(run_id, [])
+                for (type_, unit), cell in zip(shapes, row[3:], strict=True):
+                    if cell is None:
+                        continue
+                    created, eid, *st = cell.split("\0", 2)
+                    rows.append(StatusRow(int(eid), run_id, type_, step, unit, st[0] if st else None, created))
+            return out, odd_runs
+        return self.read(q, ({}, set()))
 
     def artifacts(self, run_id: str) -> list[Artifact]:
         """Rows of the `artifacts` table for a run (empty when the table is absent)."""

@@ -8,33 +8,27 @@ rp1's synthetic rows, stamped 1 ms early, before the event that caused them).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 STEP_STATUSES = ("not_started", "running", "waiting", "completed", "failed", "skipped")
 RUN_STATUSES = STEP_STATUSES + ("inactive", "cancelled", "abandoned")
 TERMINAL_RUN_STATUSES = frozenset({"completed", "failed", "cancelled", "abandoned"})
 MANUAL_END = frozenset({"cancelled", "abandoned"})
+# The only event types the projection reads; every other row leaves a run's status unchanged.
+STATUS_EVENT_TYPES = ("status_change", "waiting_for_user")
 
 
-@dataclass(frozen=True)
-class Event:
-    """One `events` row. `data` is parsed JSON (a dict, possibly empty); strings stay untrusted data."""
+class _RowRules:
+    """How the projection classifies a row; shared by `Event` and the light `StatusRow`."""
 
+    __slots__ = ()
     id: int
-    run_id: str
     type: str
     step: str | None
     unit: str | None
-    data: dict[str, Any]
     created_at: str
-    parent_step_id: str | None = None
-
-    @property
-    def status(self) -> str | None:
-        value = self.data.get("status")
-        return value if isinstance(value, str) else None
 
     @property
     def namespaced(self) -> bool:
@@ -52,6 +46,61 @@ class Event:
     @property
     def is_run_row(self) -> bool:
         return self.type == "status_change" and not self.step
+
+
+class Row(Protocol):
+    """What `project` reads from a row: an `Event`, or a `StatusRow` when only the status is wanted."""
+
+    id: int
+    type: str
+    step: str | None
+    unit: str | None
+    created_at: str
+
+    @property
+    def status(self) -> str | None: ...
+    @property
+    def namespaced(self) -> bool: ...
+    @property
+    def sort_key(self) -> tuple[str, int]: ...
+    @property
+    def is_workflow_row(self) -> bool: ...
+    @property
+    def is_run_row(self) -> bool: ...
+
+
+class StatusRow(_RowRules):
+    """The narrow shape of an events row the status needs (no payload besides its status)."""
+
+    __slots__ = ("id", "run_id", "type", "step", "unit", "status", "created_at")
+
+    def __init__(self, id: int, run_id: str, type: str, step: str | None, unit: str | None,  # noqa: A002
+                 status: str | None, created_at: str) -> None:
+        self.id, self.run_id, self.type, self.step = id, run_id, type, step
+        self.unit, self.status, self.created_at = unit, status, created_at
+
+    def __repr__(self) -> str:
+        return (f"StatusRow({self.id}, {self.run_id!r}, {self.type!r}, {self.step!r}, {self.unit!r},"
+                f" {self.status!r}, {self.created_at!r})")
+
+
+@dataclass(frozen=True)
+class Event(_RowRules):
+    """One `events` row. `data` is parsed JSON (a dict, possibly empty); strings stay untrusted data."""
+
+    id: int
+    run_id: str
+    type: str
+    step: str | None
+    unit: str | None
+    data: dict[str, Any]
+    created_at: str
+    parent_step_id: str | None = None
+
+    @property
+    def status(self) -> str | None:
+        value = self.data.get("status")
+        return value if isinstance(value, str) else None
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "run_id": self.run_id, "type": self.type, "step": self.step, "unit": self.unit,
@@ -79,18 +128,18 @@ class Projection:
     status: str
     steps: dict[str, str] = field(hash=False)  # step -> status, in first-seen order
     current_step: str | None
-    pending_prompts: tuple[Event, ...] = ()
+    pending_prompts: tuple[Any, ...] = ()  # the pending `waiting_for_user` rows (`Event`s from full rows)
     last_event_id: int = 0
     last_activity: str | None = None
 
 
-def _pending_prompts(ordered: list[Event]) -> list[Event]:
+def _pending_prompts(ordered: Sequence[Row]) -> list[Row]:
     """`waiting_for_user` events newer than every row that clears them.
 
     A prompt on step S is cleared by a later workflow row for S or a run-level row; a prompt
     without a step by any later status row. One backward pass.
     """
-    pending: list[Event] = []
+    pending: list[Row] = []
     any_status = run_row = False
     steps_after: set[str] = set()
     for ev in reversed(ordered):
@@ -108,12 +157,15 @@ def _pending_prompts(ordered: list[Event]) -> list[Event]:
     return pending
 
 
-def project(events: Iterable[Event]) -> Projection:
-    """Run status, last status per workflow step and the current step, per formats.md §8."""
+def project(events: Iterable[Row]) -> Projection:
+    """Run status, last status per workflow step and the current step, per formats.md §8.
+
+    Reads only the fields of `Row`, so it runs the same over full `Event`s and over `StatusRow`s.
+    """
     ordered = sorted(events, key=lambda e: e.sort_key)
     steps: dict[str, str] = {}
     last_entered: str | None = None
-    run_row: Event | None = None
+    run_row: Row | None = None
     last_step_activity: tuple[str, int] | None = None
     for ev in ordered:
         if ev.is_workflow_row and ev.status:
@@ -155,7 +207,7 @@ def project(events: Iterable[Event]) -> Projection:
                       max((e.id for e in ordered), default=0), last.created_at if last else None)
 
 
-def _current_step(steps: dict[str, str], last_entered: str | None, prompts: list[Event]) -> str | None:
+def _current_step(steps: dict[str, str], last_entered: str | None, prompts: list[Row]) -> str | None:
     """The step a person would call "where the run is": a waiting prompt's step, else the step
     most recently entered if still active, else the latest active one, else the last one seen."""
     for prompt in reversed(prompts):

@@ -68,6 +68,7 @@ class Rp1Source:
         self.machines = machines or MachineRegistry.discover(
             plugin_roots if plugin_roots is not None else default_plugin_roots(root_path.resolve()))
         self._proj: dict[str, tuple[int, Projection]] = {}
+        self._status: dict[str, tuple[int, str]] = {}  # run -> (newest event id, derived status)
         self._runs_cache: tuple[tuple[Any, ...], list[RunRow]] | None = None
         self._current_cache: tuple[tuple[Any, ...], RunSummary | None] | None = None
 
@@ -96,6 +97,40 @@ class Rp1Source:
                 self._proj[rid] = (last[rid], project(events.get(rid, [])))
         return [RunSummary(r, self._proj[r.id][1]) for r in runs if r.id in self._proj]
 
+    def _statuses(self, runs: list[RunRow]) -> dict[str, str]:
+        """Derived status of each run, from the narrow status rows rather than full events.
+
+        `project` runs over the few rows per run `Rp1Db.status_rows` keeps, so the rule is the same
+        one the full projection applies; only a handful of stale runs take the full-event path.
+        """
+        out: dict[str, str] = {}
+        stale: list[RunRow] = []
+        for r in runs:
+            known = self._status.get(r.id) or self._proj.get(r.id)
+            if known and known[0] == r.last_event_id:
+                value = known[1]
+                out[r.id] = value if isinstance(value, str) else value.status
+            else:
+                stale.append(r)
+        if len(stale) > 50:
+            rows, odd = self.db.status_rows(self.scope)
+            if not self.db.state.ok:
+                return {}
+            full = []
+            for r in stale:
+                if r.id in odd:
+                    full.append(r)
+                    continue
+                out[r.id] = project(rows.get(r.id, ())).status
+                self._status[r.id] = (r.last_event_id, out[r.id])
+            stale = full
+        for i in range(0, len(stale), 500):
+            for summary in self._project(stale[i:i + 500]):
+                out[summary.run.id] = summary.status
+            if not self.db.state.ok:
+                return {}
+        return out
+
     def feed(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
              offset: int = 0) -> Feed:
         """Runs ordered by latest activity, filtered by derived status and/or workflow."""
@@ -107,15 +142,12 @@ class Rp1Source:
         if not status:
             page = self._project(runs[offset:offset + limit])
             return Feed(tuple(page), len(runs), self.db.state)
-        matched: list[RunSummary] = []
-        total = 0
-        for i in range(0, len(runs), 500):
-            for summary in self._project(runs[i:i + 500]):
-                if summary.status == status:
-                    total += 1
-                    if offset < total <= offset + limit:
-                        matched.append(summary)
-        return Feed(tuple(matched), total, self.db.state)
+        statuses = self._statuses(runs)
+        if not self.db.state.ok:
+            return Feed((), 0, self.db.state)
+        matched = [r for r in runs if statuses.get(r.id) == status]
+        page = self._project(matched[offset:offset + limit])
+        return Feed(tuple(page), len(matched), self.db.state)
 
     def current(self) -> RunSummary | None:
         """The run this project is in right now: the most recently active non-terminal run, else the latest.
