@@ -1,0 +1,112 @@
+"""The narrow status path (`Rp1Db.status_rows` + `project`) gives exactly the full projection's statuses."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from rcs_tui.rp1.db import Rp1Db
+from rcs_tui.rp1.fixtures import FakeClock, Rp1Writer, create_db
+from rcs_tui.rp1.projection import project
+from rcs_tui.rp1.source import Rp1Source
+
+PROJECT = "/work/proj"
+
+
+def build(db):
+    with Rp1Writer(db, clock=FakeClock()) as w:
+        def run(flow, rid):
+            return w.start_run(flow, project_path=PROJECT, run_id=rid)
+        r = run("deep-research", "waiting")
+        w.step(r, "clarify")
+        w.wait_for_user(r, "clarify", "Which region?")
+        r = run("deep-research", "answered")
+        w.step(r, "clarify")
+        w.wait_for_user(r, "clarify", "Which region?")
+        w.step(r, "plan")
+        r = run("build-fast", "failed")
+        w.step(r, "plan")
+        w.step(r, "build")
+        w.step(r, "build", "failed")
+        r = run("build-fast", "cancelled")
+        w.step(r, "plan")
+        w.end_run(r, "cancelled")
+        r = run("build-fast", "abandoned-then-ran")
+        w.step(r, "plan")
+        w.end_run(r, "abandoned")
+        w.step(r, "build")
+        r = run("pr-review", "inactive")
+        w.step(r, "split")
+        w.run_status(r, "inactive")
+        r = run("pr-review", "reactivated")
+        w.step(r, "split")
+        w.run_status(r, "inactive")
+        w.step(r, "review")
+        r = run("pr-review", "inactive-unit-activity")
+        w.step(r, "split")
+        w.run_status(r, "inactive")
+        w.step(r, "split", unit="T1")
+        r = run("build", "units")
+        for step in ["requirements", "design", "tasks", "build"]:
+            w.step(r, step)
+        w.step(r, "task-builder:building", unit="T1")
+        w.step(r, "task-builder:failed", "failed", unit="T1")
+        w.step(r, "build", "failed", unit="T2")
+        w.step(r, "build", "completed")
+        r = run("build", "namespaced-prompt")
+        w.step(r, "requirements")
+        w.wait_for_user(r, "feature-verifier:verifying", "ok?")
+        w.step(r, "feature-verifier:verifying", "completed")
+        r = run("build", "unit-prompt")
+        w.step(r, "requirements")
+        w.wait_for_user(r, None, "anything?")
+        w.step(r, "requirements", unit="T9")
+        r = run("build", "stepless-prompt")
+        w.step(r, "requirements")
+        w.wait_for_user(r, None, "anything?")
+        r = run("blueprint", "completed")
+        w.step(r, "detect")
+        w.step(r, "prd")
+        w.step(r, "prd", "completed")
+        w.artifact(r, "prd", "prd.md")
+        run("build", "empty")
+        r = run("homegrown", "no-status")
+        w.step(r, "gather")
+        w._insert(r, "status_change", "gather", None, {"note": "no status"}, w.clock())
+        w._insert(r, "status_change", "gather", None, {"status": ""}, w.clock())
+        r = run("homegrown", "odd-payload")
+        w.step(r, "gather")
+        w.conn.execute("INSERT INTO events (run_id, type, step, data, created_at) VALUES (?, 'status_change',"
+                       " 'gather', '{\"status\": \"failed\", \"n\": NaN}', '2026-11-26T00:00:00.000Z')", (r,))
+
+
+def full_statuses(db):
+    events = Rp1Db(db).events([r[0] for r in sqlite3.connect(db).execute("SELECT id FROM runs")])
+    return {rid: project(evs).status for rid, evs in events.items()}
+
+
+def test_status_rows_match_full_projection(tmp_path):
+    db = create_db(tmp_path / "rp1.db")
+    build(db)
+    full = full_statuses(db)
+    rows, odd = Rp1Db(db).status_rows(None)
+    fast = {rid: project(rows.get(rid, ())).status for rid in full if rid not in odd}
+    assert odd == {"odd-payload"}
+    assert fast == {rid: s for rid, s in full.items() if rid not in odd}
+    assert {full[k] for k in full} >= {"waiting", "failed", "cancelled", "inactive", "running", "completed",
+                                       "not_started"}
+    assert full["namespaced-prompt"] == "waiting" and full["inactive-unit-activity"] == "running"
+
+
+def test_filtered_feed_uses_the_same_statuses(tmp_path):
+    db = create_db(tmp_path / "rp1.db")
+    build(db)
+    with Rp1Writer(db, clock=FakeClock("2026-12-01T00:00:00.000Z")) as w:  # enough runs for the narrow path
+        for i in range(60):
+            r = w.start_run("build-fast", project_path=PROJECT, run_id=f"bulk-{i:02d}")
+            w.step(r, "plan", "failed" if i % 3 == 0 else "running")
+    full = full_statuses(db)
+    for status in set(full.values()):
+        feed = Rp1Source(db, root=PROJECT, plugin_roots=[]).feed(status=status, limit=1000)
+        assert feed.total == sum(1 for s in full.values() if s == status)
+        assert {r.run.id for r in feed.runs} == {rid for rid, s in full.items() if s == status}
+        assert all(r.status == status for r in feed.runs)
