@@ -141,7 +141,8 @@ class ConsoleApp(App):
         now = self.clock()
         world = self.world
         for bar in screen.query(StatusBar):
-            bar.show(world, now, paused=self.paused, readonly=self.readonly, last_error=self.last_error)
+            bar.show(world, now, paused=self.paused, readonly=self.readonly, last_error=self.last_error,
+                     watching=self.watch_mode)
         if isinstance(screen, MainScreen):
             tab = screen.tab
             if tab == "scopes":
@@ -368,7 +369,7 @@ class ConsoleApp(App):
     def action_doctor(self) -> None:
         sid = self.world.snapshot.session_id if self.world else self.session_id
         self.push_screen(DoctorScreen(self.root, sid, str(self.rp1_db) if self.rp1_db else None,
-                                      self.readonly, self.actor))
+                                      self.readonly, self.actor, self.clock))
 
     def action_whatif(self) -> None:
         if self.world is None:

@@ -36,10 +36,9 @@ def plan_text(preview: dict[str, Any]) -> Text:
         out.append("Files\n", style="bold")
         for c in changes:
             word = change_word(c)
-            out.append(f"  {word:<9} ", style="bold red" if word == "DELETE" else "bold yellow")
-            out.append(plain(c.get("path")) + "\n")
-            if c.get("why"):
-                out.append(f"            {plain(c.get('why'))}\n", style="dim")
+            out.append(f"  {word}", style="bold red" if word == "DELETE" else "bold yellow")
+            out.append(f" — {plain(c.get('why'))}\n" if c.get("why") else "\n", style="dim")
+            out.append(f"    {plain(c.get('path'))}\n")
     else:
         out.append("No file changes.\n", style="bold")
     for app in preview.get("appends") or []:

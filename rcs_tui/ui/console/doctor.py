@@ -3,6 +3,8 @@ core, and the doctor re-diagnoses afterwards to show whether it held."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +43,10 @@ class DoctorScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape", "close", "Close"), Binding("a", "repair", "Repair"),
                 Binding("A", "repair_all", "Repair all"), Binding("r", "rediagnose", "Re-check")]
 
-    def __init__(self, root: Path, session_id: str | None, rp1_db: str | None, readonly: bool, actor: str) -> None:
+    def __init__(self, root: Path, session_id: str | None, rp1_db: str | None, readonly: bool, actor: str,
+                 clock: Callable[[], float] = time.time) -> None:
         super().__init__()
+        self.clock = clock
         self.root = root
         self.session_id = session_id
         self.rp1_db = rp1_db
@@ -73,7 +77,7 @@ class DoctorScreen(ModalScreen[None]):
         return True
 
     def action_rediagnose(self) -> None:
-        self.findings = diagnose(self.root, self.session_id, rp1_db=self.rp1_db)
+        self.findings = diagnose(self.root, self.session_id, rp1_db=self.rp1_db, now=self.clock())
         rows = [(f.id, [Text(f.severity, style=SEVERITY_STYLE.get(f.severity, "")), styled(f.kind),
                         styled(f.scope, width=12), styled(f.subject),
                         Text("yes" if f.plan else "-", style="green" if f.plan else "dim")])

@@ -11,7 +11,8 @@ from rcs_tui.ui.console.format import HEALTH_STYLE, age, plain, short_sid
 from rcs_tui.views.world import World
 
 
-def status_text(world: World | None, now: float, *, paused: bool, readonly: bool, last_error: str | None) -> Text:
+def status_text(world: World | None, now: float, *, paused: bool, readonly: bool, last_error: str | None,
+                watching: str = "native") -> Text:
     out = Text(no_wrap=True, overflow="ellipsis")
     if world is None:
         return out.append("loading…")
@@ -31,7 +32,12 @@ def status_text(world: World | None, now: float, *, paused: bool, readonly: bool
         if counts.get(health):
             out.append(f"{counts[health]} {health.replace('root-', '')} ", style=HEALTH_STYLE[health])
     out.append("│ ")
-    out.append("❚❚ PAUSED" if paused else "● LIVE", style="bold yellow" if paused else "bold green")
+    if paused:
+        out.append("❚❚ PAUSED", style="bold yellow")
+    elif watching == "off":
+        out.append("○ not watching", style="dim")
+    else:
+        out.append("● LIVE" + (" (polling)" if watching == "polling" else ""), style="bold green")
     out.append(f" {age(now - world.loaded_at)}", style="dim")
     if readonly:
         out.append(" │ READ-ONLY", style="bold magenta")
@@ -48,5 +54,7 @@ def status_text(world: World | None, now: float, *, paused: bool, readonly: bool
 class StatusBar(Static):
     """Re-rendered by the app after every reload, pause toggle or error."""
 
-    def show(self, world: World | None, now: float, *, paused: bool, readonly: bool, last_error: str | None) -> None:
-        self.update(status_text(world, now, paused=paused, readonly=readonly, last_error=last_error))
+    def show(self, world: World | None, now: float, *, paused: bool, readonly: bool, last_error: str | None,
+             watching: str = "native") -> None:
+        self.update(status_text(world, now, paused=paused, readonly=readonly, last_error=last_error,
+                                watching=watching))

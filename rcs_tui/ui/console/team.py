@@ -76,6 +76,8 @@ class TeamPane(Vertical):
         yield tasks
 
     def show(self, world: World, now: float) -> None:
-        self.query_one("#team-summary", Static).update(team_summary(world).rstrip() or Text(""))
+        summary = team_summary(world)
+        summary.rstrip()
+        self.query_one("#team-summary", Static).update(summary)
         sync_rows(self.query_one("#team-workers", DataTable), worker_rows(world, now))
         sync_rows(self.query_one("#team-tasks", DataTable), task_rows(world))
