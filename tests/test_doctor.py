@@ -79,7 +79,7 @@ def test_dead_team_worker_is_reported_without_a_repair(tmp_path):
     team = state_dir(tmp_path) / "team" / "login-flow"
     write(team / "config.json", {"name": "login-flow", "worker_count": 1})
     write(team / "workers" / "worker-1" / "status.json", {"state": "working", "current_task_id": "3"})
-    write(team / "workers" / "worker-1" / "heartbeat.json", {"pid": dead_pid(), "alive": False})
+    write(team / "workers" / "worker-1" / "heartbeat.json", {"pid": dead_pid(), "alive": True})
     [f] = [f for f in diagnose(tmp_path) if f.kind == "dead-worker"]
     assert f.plan is None and "holding task 3" in f.message
 

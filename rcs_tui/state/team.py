@@ -30,6 +30,7 @@ class Worker:
     alive: bool | None = None
     turn_count: int | None = None
     last_turn_at: str | None = None
+    pid: int | None = None
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,8 @@ def read_team(team_dir: Path, *, within: Path | None = None, event_limit: int = 
         state = status.get("state") if status.get("state") in WORKER_STATES else "unknown"
         alive = beat.get("alive") if isinstance(beat.get("alive"), bool) else None
         workers.append(Worker(wname, state, _str(status.get("current_task_id")), _str(status.get("reason")),
-                              alive, _int(beat.get("turn_count")), _str(beat.get("last_turn_at"))))
+                              alive, _int(beat.get("turn_count")), _str(beat.get("last_turn_at")),
+                              _int(beat.get("pid"))))
     count = _int(config.get("worker_count"))
     if count is None and isinstance(config.get("workers"), list):
         count = len(config["workers"])
