@@ -25,13 +25,6 @@ def status_text(world: World | None, now: float, *, paused: bool, readonly: bool
     if res.pointer.stale_dead:
         out.append(" ⚠ stale-dead pointer", style="bold yellow")
     out.append(" │ ")
-    counts = Counter(m.health for m in snap.members)
-    if not counts:
-        out.append("no active modes", style="dim")
-    for health in ("live", "stale", "orphan", "root-survivor"):
-        if counts.get(health):
-            out.append(f"{counts[health]} {health.replace('root-', '')} ", style=HEALTH_STYLE[health])
-    out.append("│ ")
     if paused:
         out.append("❚❚ PAUSED", style="bold yellow")
     elif watching == "off":
@@ -39,6 +32,13 @@ def status_text(world: World | None, now: float, *, paused: bool, readonly: bool
     else:
         out.append("● LIVE" + (" (polling)" if watching == "polling" else ""), style="bold green")
     out.append(f" {age(now - world.loaded_at)}", style="dim")
+    out.append(" │ ")
+    counts = Counter(m.health for m in snap.members)
+    if not counts:
+        out.append("no active modes", style="dim")
+    for health in ("live", "stale", "orphan", "root-survivor"):
+        if counts.get(health):
+            out.append(f"{counts[health]} {health.replace('root-', '')} ", style=HEALTH_STYLE[health])
     if readonly:
         out.append(" │ READ-ONLY", style="bold magenta")
     problems = len(world.badges)
