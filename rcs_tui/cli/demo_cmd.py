@@ -1,7 +1,7 @@
 """`rcs-tui demo`: build a realistic workspace, keep it moving, and open a viewer on it.
 
 The viewer is chosen from `VIEWERS` (`DEFAULT_VIEWER` when no flag says otherwise), so switching the
-default to the console is one line: add its runner to `VIEWERS` and point `DEFAULT_VIEWER` at it.
+default viewer is one line (`DEFAULT_VIEWER`); the console is the default, `--hud` opens the HUD.
 """
 
 from __future__ import annotations
@@ -23,8 +23,14 @@ def run_hud(ws) -> None:
     HudApp(ws.project, rp1_db=ws.rp1_db).run(mouse=False)
 
 
-VIEWERS: dict[str, Callable[..., None]] = {"hud": run_hud}
-DEFAULT_VIEWER = "hud"
+def run_console(ws) -> None:
+    from rcs_tui.ui.console.app import ConsoleApp
+
+    ConsoleApp(ws.project, rp1_db=ws.rp1_db).run()
+
+
+VIEWERS: dict[str, Callable[..., None]] = {"hud": run_hud, "console": run_console}
+DEFAULT_VIEWER = "console"
 
 
 @click.command("demo")
