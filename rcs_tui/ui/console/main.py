@@ -33,6 +33,9 @@ class MainScreen(Screen):
                 yield JournalPane(id="journal-pane")
         yield Footer(id="footer")
 
+    def on_mount(self) -> None:
+        self.call_after_refresh(self.focus_table)  # j/k/enter work from the first keypress
+
     @property
     def tab(self) -> str:
         return self.query_one("#tabs", TabbedContent).active or "scopes"
