@@ -1,12 +1,18 @@
-"""The `rcs-tui` command. Subcommands load lazily so `hud --once` stays cheap."""
+"""The `rcs-tui` command. Subcommands load lazily so `hud --once` stays cheap.
+
+`hud --once` is what a tmux or agent status line runs every few hundred milliseconds, so `main()`
+recognises exactly that argv shape (`hud --once` with `--json --width N --ascii --preset P --root DIR
+--session ID`) and calls `print_once` without importing click; the click command calls the same
+function. Anything else, including any option it does not know, goes through click, as does every error.
+"""
 
 from __future__ import annotations
 
-import importlib
 import json
+import os
 import sys
-
-import click
+from pathlib import Path
+from typing import Any
 
 # name -> "module:attribute"; each module owns one subcommand (group).
 SUBCOMMANDS: dict[str, str] = {
@@ -24,45 +30,191 @@ SUBCOMMANDS: dict[str, str] = {
     "locate": "rcs_tui.cli.doctor_cmd:locate",
 }
 
-
-class LazyGroup(click.Group):
-    """A group whose subcommands are imported only when invoked (or listed in --help)."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(super().list_commands(ctx)) | set(SUBCOMMANDS))
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in SUBCOMMANDS:
-            module_name, attr = SUBCOMMANDS[cmd_name].split(":")
-            try:
-                module = importlib.import_module(module_name)
-            except ModuleNotFoundError as exc:
-                if exc.name == module_name:
-                    return None
-                raise
-            return getattr(module, attr)
-        return super().get_command(ctx, cmd_name)
+PRESETS = ("minimal", "focused", "full")
 
 
-@click.group(cls=LazyGroup, invoke_without_command=True,
-             context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="rcs-tui")
-@click.pass_context
-def cli(ctx: click.Context) -> None:
-    """Live HUD and operator recovery console for RCS workflow state."""
-    if ctx.invoked_subcommand is None:
-        console = cli.get_command(ctx, "console")
-        if console is None:
-            click.echo(ctx.get_help())
-            return
-        ctx.invoke(console)
+def _build_group() -> tuple[Any, Any]:
+    """The click group (and its class), built on first use: importing click costs ~35 ms."""
+    import importlib
+
+    import click
+
+    class LazyGroup(click.Group):
+        """A group whose subcommands are imported only when invoked (or listed in --help)."""
+
+        def list_commands(self, ctx: click.Context) -> list[str]:
+            return sorted(set(super().list_commands(ctx)) | set(SUBCOMMANDS))
+
+        def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+            if cmd_name in SUBCOMMANDS:
+                module_name, attr = SUBCOMMANDS[cmd_name].split(":")
+                try:
+                    module = importlib.import_module(module_name)
+                except ModuleNotFoundError as exc:
+                    if exc.name == module_name:
+                        return None
+                    raise
+                return getattr(module, attr)
+            return super().get_command(ctx, cmd_name)
+
+    @click.group(cls=LazyGroup, invoke_without_command=True,
+                 context_settings={"help_option_names": ["-h", "--help"]})
+    @click.version_option(package_name="rcs-tui")
+    @click.pass_context
+    def cli(ctx: click.Context) -> None:
+        """Live HUD and operator recovery console for RCS workflow state."""
+        if ctx.invoked_subcommand is None:
+            console = cli.get_command(ctx, "console")
+            if console is None:
+                click.echo(ctx.get_help())
+                return
+            ctx.invoke(console)
+
+    return LazyGroup, cli
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("cli", "LazyGroup"):
+        group_cls, group = _build_group()
+        globals().update(LazyGroup=group_cls, cli=group)
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# -- hud --once ---------------------------------------------------------------------------------
+def once_width(flag: int | None) -> int:
+    """`--width`, else `COLUMNS`, else the terminal's width (80 when there is none)."""
+    if flag:
+        return max(1, flag)
+    env = os.environ.get("COLUMNS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    import shutil
+
+    return shutil.get_terminal_size((80, 24)).columns
+
+
+def color_enabled() -> bool:
+    """Colour unless NO_COLOR is set (any non-empty value) or the terminal is dumb."""
+    return not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def print_once(root: Path, session: str | None, as_json: bool, width: int | None, ascii_only: bool,
+               preset: str | None) -> None:
+    """Print what `rcs-tui hud --once` prints: one fitted line (ANSI unless NO_COLOR) or the JSON snapshot."""
+    from rcs_tui.state.layout import Layout
+    from rcs_tui.state.metrics import PRESET_ELEMENTS, read_hud_config, resolve_preset
+    from rcs_tui.views.hud_line import render_spans, to_ansi
+    from rcs_tui.views.world import WorldLoader
+
+    config, _ = read_hud_config(Layout(root).hud_config, Layout(root).rcs)
+    chosen = resolve_preset(preset, config)
+    wanted = PRESET_ELEMENTS[chosen]
+    sections = {"state", "metrics", "config", "team"}
+    if "task" in wanted or as_json:
+        sections.add("tasks")
+    if "rp1" in wanted or as_json:
+        sections.add("rp1")
+    import time
+
+    world = WorldLoader(root, session_id=session, all_sessions=as_json, sections=sections).load()
+    spans = render_spans(world, time.time(), once_width(width), 1, chosen, ascii_only=ascii_only)[0]
+    if as_json:
+        from rcs_tui.cli.common import dumps
+        from rcs_tui.views.snapshot_json import snapshot_json
+        from rcs_tui.views.world import world_json_extra
+
+        out = snapshot_json(world.snapshot)
+        out.update(world_json_extra(world))
+        out["line"] = "".join(t for t, _ in spans)
+        text = dumps(out)
+    else:
+        text = to_ansi(spans, color_enabled())
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+_VALUE_OPTIONS = {"--root": "root", "--session": "session", "--width": "width", "--preset": "preset"}
+_FLAG_OPTIONS = {"--once": "once", "--json": "as_json", "--ascii": "ascii_only"}
+
+
+def parse_hud_once(argv: list[str]) -> dict[str, Any] | None:
+    """The options of `hud --once …` when argv is exactly that and every option is one we know, else None.
+
+    None sends argv to click (help, errors, `--width abc`, `--preset bogus`, `--root=`, the live HUD…).
+    """
+    if not argv or argv[0] != "hud":
+        return None
+    opts: dict[str, Any] = {"once": False, "as_json": False, "ascii_only": False, "root": None, "session": None,
+                            "width": None, "preset": None}
+    rest = argv[1:]
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        name, eq, inline = arg.partition("=")
+        if name in _FLAG_OPTIONS and not eq:
+            opts[_FLAG_OPTIONS[name]] = True
+            i += 1
+            continue
+        if name not in _VALUE_OPTIONS:
+            return None
+        if eq:
+            value, i = inline, i + 1
+        elif i + 1 < len(rest):
+            value, i = rest[i + 1], i + 2
+        else:
+            return None
+        if not value or value.startswith("-"):
+            return None
+        key = _VALUE_OPTIONS[name]
+        if key == "width":
+            if not value.isascii() or not value.isdigit():
+                return None
+            opts[key] = int(value)
+        elif key == "preset":
+            if value not in PRESETS:
+                return None
+            opts[key] = value
+        else:
+            opts[key] = value
+    if not opts.pop("once"):
+        return None
+    return opts
+
+
+def _hud_once_fast(opts: dict[str, Any]) -> int | None:
+    """Run `hud --once` without click; None when the root cannot be found (click reports that)."""
+    from rcs_tui.state.layout import RootNotFound, find_root
+
+    try:
+        root = find_root(opts.pop("root"))
+    except RootNotFound:
+        return None
+    try:
+        print_once(root, **opts)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the same contract as `common.run`: never a traceback
+        from rcs_tui.cli.common import fail, known_errors
+
+        if isinstance(exc, known_errors()):
+            return fail(str(exc), 1)
+        return fail(f"internal error: {type(exc).__name__}: {exc}", 1)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: click in non-standalone mode so every error is `{"error": ...}` on stderr."""
+    opts = parse_hud_once(sys.argv[1:] if argv is None else list(argv))
+    if opts is not None:
+        code = _hud_once_fast(opts)
+        if code is not None:
+            sys.exit(code)
     from rcs_tui.cli.common import run
 
-    sys.exit(run(cli, argv))
+    sys.exit(run(globals().get("cli") or __getattr__("cli"), argv))
 
 
-__all__ = ["cli", "main", "json"]
+__all__ = ["cli", "main", "json", "print_once", "parse_hud_once"]

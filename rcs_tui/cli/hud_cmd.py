@@ -1,7 +1,8 @@
 """`rcs-tui hud` (live HUD or one line with `--once`) and `rcs-tui overlay` (the Active Modes block).
 
-The `--once` path imports neither Textual nor Rich: it reads the world once and prints ANSI composed
-from already-fitted plain spans, honouring `--width`, `COLUMNS` and `NO_COLOR`.
+The `--once` path imports neither Textual nor Rich: `rcs_tui.cli.print_once` reads the world once and
+prints ANSI composed from already-fitted plain spans, honouring `--width`, `COLUMNS` and `NO_COLOR`
+(`rcs_tui.cli.main` calls it directly, without click, for a plain `hud --once` argv).
 """
 
 from __future__ import annotations
@@ -11,56 +12,15 @@ import shlex
 import shutil
 import subprocess
 import sys
-import time
 
 import click
 
+from rcs_tui.cli import PRESETS, color_enabled, print_once
 from rcs_tui.cli.common import CliError, dumps, json_option, resolve_root, root_option
 
-PRESET_CHOICE = click.Choice(["minimal", "focused", "full"])
+PRESET_CHOICE = click.Choice(list(PRESETS))
 
-
-def _width(flag: int | None) -> int:
-    if flag:
-        return max(1, flag)
-    env = os.environ.get("COLUMNS", "").strip()
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    return shutil.get_terminal_size((80, 24)).columns
-
-
-def color_enabled() -> bool:
-    """Colour unless NO_COLOR is set (any non-empty value) or the terminal is dumb."""
-    return not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-
-
-def _once(root, session: str | None, as_json: bool, width: int | None, ascii_only: bool, preset: str | None) -> None:
-    from rcs_tui.state.layout import Layout
-    from rcs_tui.state.metrics import PRESET_ELEMENTS, read_hud_config, resolve_preset
-    from rcs_tui.views.hud_line import render_spans, to_ansi
-    from rcs_tui.views.world import WorldLoader
-
-    config, _ = read_hud_config(Layout(root).hud_config, Layout(root).rcs)
-    chosen = resolve_preset(preset, config)
-    wanted = PRESET_ELEMENTS[chosen]
-    sections = {"state", "metrics", "config", "team"}
-    if "task" in wanted or as_json:
-        sections.add("tasks")
-    if "rp1" in wanted or as_json:
-        sections.add("rp1")
-    world = WorldLoader(root, session_id=session, all_sessions=as_json, sections=sections).load()
-    now = time.time()
-    spans = render_spans(world, now, _width(width), 1, chosen, ascii_only=ascii_only)[0]
-    if as_json:
-        from rcs_tui.views.snapshot_json import snapshot_json
-        from rcs_tui.views.world import world_json_extra
-
-        out = snapshot_json(world.snapshot)
-        out.update(world_json_extra(world))
-        out["line"] = "".join(t for t, _ in spans)
-        click.echo(dumps(out))
-        return
-    sys.stdout.write(to_ansi(spans, color_enabled()) + "\n")
+__all__ = ["color_enabled", "hud", "overlay"]
 
 
 def _tmux_split(argv: list[str]) -> None:
@@ -95,7 +55,7 @@ def hud(root, session, once, as_json, width, ascii_only, preset, inline, tmux, p
     if as_json and not once:
         raise CliError("--json goes with --once")
     if once:
-        _once(path, session, as_json, width, ascii_only, preset)
+        print_once(path, session, as_json, width, ascii_only, preset)
         return
     if tmux:
         argv = ["--root", str(path)] + (["--session", session] if session else []) + \
