@@ -2,11 +2,8 @@
 # The one test command: make a venv, install rcs-tui with its test extras, lint, run the whole suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VENV="${RCS_TUI_VENV:-.venv}"
-[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-"$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
-"$VENV/bin/python" -m pip install -q -e '.[test]'
-"$VENV/bin/ruff" check rcs_tui tests benchmarks
+. scripts/venv.sh test
+"$VENV/bin/ruff" check rcs_tui tests benchmarks scripts
 set +e
 "$VENV/bin/python" -m pytest "$@"
 rc=$?

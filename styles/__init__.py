@@ -1,0 +1,1 @@
+"""Textual stylesheets (.tcss), installed as the package rcs_tui.styles."""
