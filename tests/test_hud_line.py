@@ -290,3 +290,9 @@ def test_once_errors_go_through_click(tmp_path):
     bad = run_once(["--width", "abc"])
     assert missing.returncode == 1 and json.loads(missing.stderr)["error"]
     assert bad.returncode == 2 and "abc" in json.loads(bad.stderr)["error"]
+
+
+def test_data_age_is_exact_under_10s_then_in_10s_steps():
+    from rcs_tui.views.hud_line import data_age
+
+    assert [data_age(s) for s in (3, 9.9, 10, 23, 59, 60, 125)] == ["3s", "9s", "10s", "20s", "50s", "1m", "2m"]

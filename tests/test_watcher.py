@@ -144,6 +144,7 @@ def test_sections_of_paths(tmp_path):
 
 def test_idle_repaint_schedule_is_sparse():
     assert next_tick(3) == 1.0
+    assert next_tick(23) == 7.0
     assert next_tick(125) == 55.0
     assert next_tick(None) == 60.0
 

@@ -32,11 +32,13 @@ def stylesheet(name: str) -> str:
 
 
 def next_tick(age: float | None) -> float:
-    """Seconds until the "updated Ns ago / stale Nm" text would change (1 s, then per minute)."""
+    """Seconds until the "updated Ns ago / stale Nm" text would change (`data_age`: 1 s, 10 s, per minute)."""
     if age is None:
         return 60.0
-    if age < 60:
+    if age < 10:
         return 1.0
+    if age < 60:
+        return max(1.0, 10.0 - (age % 10.0))
     return max(1.0, 60.0 - (age % 60.0))
 
 

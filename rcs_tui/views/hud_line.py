@@ -72,6 +72,16 @@ def ago(seconds: float) -> str:
     return f"{s // 86400}d"
 
 
+def data_age(seconds: float) -> str:
+    """The "updated … ago" figure: exact under 10 s, then in 10 s steps, then as `ago` (minutes).
+
+    The live HUD repaints only when this text changes, so the steps are what keeps a full-screen
+    HUD from repainting every second for the first minute after each write.
+    """
+    s = max(0, int(seconds))
+    return ago(s - s % 10 if 10 <= s < 60 else s)
+
+
 def tokens(n: int) -> str:
     if n >= 1_000_000:
         return f"{n / 1_000_000:.1f}M"
@@ -244,7 +254,7 @@ def build_segments(world: World, now: float, preset: str = "focused", *, ascii_o
     if world.newest_write is not None and "age" in allowed:
         age = now - world.newest_write
         segs.append(Seg("age", ((f"stale {ago(age)}", "yellow"),) if age >= STALE_AFTER
-                        else ((f"updated {ago(age)} ago", "dim"),)))
+                        else ((f"updated {data_age(age)} ago", "dim"),)))
     return segs
 
 
