@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import struct
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -92,44 +91,35 @@ async def watch_batches(targets: WatchTargets, *, stop_event: asyncio.Event | No
             yield paths
 
 
-_IN_MODIFY, _IN_ATTRIB, _IN_CLOSE_WRITE = 0x2, 0x4, 0x8
-_IN_MOVED_FROM, _IN_MOVED_TO, _IN_CREATE, _IN_DELETE = 0x40, 0x80, 0x100, 0x200
-_IN_Q_OVERFLOW, _IN_IGNORED, _IN_ISDIR = 0x4000, 0x8000, 0x40000000
-_IN_NONBLOCK, _IN_CLOEXEC = 0o4000, 0o2000000
-_WATCH_MASK = (_IN_MODIFY | _IN_ATTRIB | _IN_CLOSE_WRITE | _IN_MOVED_FROM | _IN_MOVED_TO | _IN_CREATE
-               | _IN_DELETE)
-_EVENT = struct.Struct("iIII")
 MAX_DIRS = 8192
 
 
-class Inotify:
-    """A non-blocking inotify descriptor watching directory trees (Linux; `OSError` when unavailable)."""
+class TreeWatch:
+    """Recursive inotify watches over directory trees (Linux), on top of asyncinotify.
+
+    inotify watches one directory each, so new subdirectories (a new session) get a watch as they
+    appear and the files already inside them count as changed.
+    """
 
     def __init__(self) -> None:
-        import ctypes
+        from asyncinotify import Inotify, Mask
 
-        self._libc = ctypes.CDLL(None, use_errno=True)
-        self.fd = self._libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
-        if self.fd < 0:
-            errno = ctypes.get_errno()
-            raise OSError(errno, f"inotify_init1: {os.strerror(errno)}")
-        self.dirs: dict[int, Path] = {}
+        self.mask = (Mask.MODIFY | Mask.ATTRIB | Mask.CLOSE_WRITE | Mask.MOVED_FROM | Mask.MOVED_TO
+                     | Mask.CREATE | Mask.DELETE | Mask.ONLYDIR)
+        self.inotify = Inotify(cache_size=256)
 
     def add_tree(self, top: Path) -> list[Path]:
         """Watch `top` and every directory under it; return the files found (they may be new)."""
-        import ctypes
-
         files: list[Path] = []
         stack = [top]
-        while stack and len(self.dirs) < MAX_DIRS:
+        while stack and len(self.inotify.watches) < MAX_DIRS:
             path = stack.pop()
-            wd = self._libc.inotify_add_watch(self.fd, os.fsencode(path), _WATCH_MASK)
-            if wd < 0:
-                errno = ctypes.get_errno()
-                if path == top or errno == 28:  # ENOSPC: out of watches, so polling is the honest answer
-                    raise OSError(errno, f"inotify_add_watch {path}: {os.strerror(errno)}")
+            try:
+                self.inotify.add_watch(path, self.mask)
+            except OSError as exc:
+                if path == top or exc.errno == 28:  # ENOSPC: out of watches, so polling is the honest answer
+                    raise
                 continue
-            self.dirs[wd] = path
             try:
                 entries = list(os.scandir(path))
             except OSError:
@@ -144,83 +134,59 @@ class Inotify:
                     continue
         return files
 
-    def read(self) -> tuple[set[Path], bool]:
-        """Drain pending events: the paths they name, and whether the kernel queue overflowed."""
-        paths: set[Path] = set()
-        overflow = False
-        while True:
-            try:
-                buf = os.read(self.fd, 64 * 1024)
-            except BlockingIOError:
-                return paths, overflow
-            offset = 0
-            while offset + _EVENT.size <= len(buf):
-                wd, mask, _cookie, length = _EVENT.unpack_from(buf, offset)
-                name = buf[offset + _EVENT.size:offset + _EVENT.size + length].rstrip(b"\0")
-                offset += _EVENT.size + length
-                if mask & _IN_Q_OVERFLOW:
-                    overflow = True
-                    continue
-                if mask & _IN_IGNORED:
-                    self.dirs.pop(wd, None)
-                    continue
-                base = self.dirs.get(wd)
-                if base is None or not name:
-                    continue
-                path = base / os.fsdecode(name)
-                if mask & _IN_ISDIR:
-                    if mask & (_IN_CREATE | _IN_MOVED_TO):
-                        try:
-                            paths.update(self.add_tree(path))  # files written before the watch existed
-                        except OSError:
-                            pass
-                    continue
-                paths.add(path)
+    def paths_of(self, event, targets: WatchTargets) -> tuple[set[Path], bool]:
+        """The relevant paths one event names, and whether the kernel queue overflowed."""
+        from asyncinotify import Mask
+
+        if Mask.Q_OVERFLOW in event.mask:
+            return set(), True
+        path = event.path
+        if Mask.IGNORED in event.mask or path is None or event.name is None:
+            return set(), False
+        if Mask.ISDIR in event.mask:
+            if event.mask & (Mask.CREATE | Mask.MOVED_TO):
+                try:
+                    return {p for p in self.add_tree(path) if targets.accept(p)}, False
+                except OSError:
+                    pass
+            return set(), False
+        return ({path} if targets.accept(path) else set()), False
 
     def close(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
-
-
-async def _readable(fd: int, timeout: float | None) -> bool:
-    """Wait until `fd` is readable (True) or `timeout` seconds pass (False); no thread, no polling."""
-    loop = asyncio.get_running_loop()
-    fut: asyncio.Future[None] = loop.create_future()
-    loop.add_reader(fd, lambda: fut.done() or fut.set_result(None))
-    try:
-        await asyncio.wait_for(fut, timeout)
-        return True
-    except TimeoutError:
-        return False
-    finally:
-        loop.remove_reader(fd)
+        self.inotify.close()
 
 
 async def inotify_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_MS, quiet_ms: int = QUIET_MS):
     """Yield sets of relevant changed paths from inotify: a batch closes after `quiet_ms` without events
-    or `debounce_ms` after its first one. An overflowed queue counts as "everything changed"."""
-    ino = Inotify()
+    or `debounce_ms` after its first one. An overflowed queue counts as "everything changed".
+
+    The process sleeps in the event loop until the kernel has an event: idle costs no wake-ups.
+    """
+    tree = TreeWatch()
     try:
         for d in targets.dirs:
-            ino.add_tree(d)
+            tree.add_tree(d)
         loop = asyncio.get_running_loop()
         while True:
-            await _readable(ino.fd, None)
             pending: set[Path] = set()
+            event = await tree.inotify.get()
             first = loop.time()
             while True:
-                paths, overflow = ino.read()
-                pending.update(p for p in paths if targets.accept(p))
+                paths, overflow = tree.paths_of(event, targets)
+                pending |= paths
                 if overflow:
                     pending.update(scan(targets))
                 remaining = first + debounce_ms / 1000 - loop.time()
-                if not pending or remaining <= 0 or not await _readable(ino.fd, min(quiet_ms / 1000, remaining)):
+                if not pending or remaining <= 0:
+                    break
+                try:
+                    event = await asyncio.wait_for(tree.inotify.get(), min(quiet_ms / 1000, remaining))
+                except TimeoutError:
                     break
             if pending:
                 yield frozenset(pending)
     finally:
-        ino.close()
+        tree.close()
 
 
 def native_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_MS):
