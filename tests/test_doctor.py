@@ -123,3 +123,26 @@ def test_locate_prints_paths(run_cli, tmp_path, as_json):
                                      "stale_dead_pointer": False}
     else:
         assert "journal" in r.stdout and str(tmp_path) in r.stdout
+
+
+def test_interrupted_operator_action_is_found_and_rolled_back(tmp_path, monkeypatch):
+    from rcs_tui.state import txn
+    from rcs_tui.state.ops import plan_clear
+
+    canonical(tmp_path, ["forge", "team"], "s1")
+    mode(tmp_path, "team", "s1", current_phase="team-exec")
+    mode(tmp_path, "forge", "s1", current_phase="executing")
+    before = tree_digest(tmp_path / ".rcs" / "state")
+
+    def killed(src, dst):
+        raise KeyboardInterrupt  # the process dies after deleting team-state.json
+
+    monkeypatch.setattr(txn.os, "replace", killed)
+    with pytest.raises(KeyboardInterrupt):
+        plan_clear(tmp_path, "team", "s1").run(tmp_path)
+    monkeypatch.undo()
+    [f] = [f for f in diagnose(tmp_path, "s1") if f.kind == "interrupted-action"]
+    assert "'state clear team'" in f.message and "1 of 2 file(s) changed" in f.message
+    result = fix(tmp_path, [f], session_id="s1")
+    assert result["applied"][0]["held"] is True
+    assert tree_digest(tmp_path / ".rcs" / "state") == before

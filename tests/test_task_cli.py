@@ -120,8 +120,8 @@ def test_override_rules_through_the_cli(tmp_path, run_cli, digest_tree):
     assert {k: line[k] for k in ("actor", "from", "to", "reason", "kind")} == {
         "actor": "dave", "from": "review", "to": "accept",
         "reason": "I accept the risk of skipping review", "kind": "override"}
-    journal = (tmp_path / ".rcs/logs/rcs-tui-journal.jsonl").read_text().splitlines()
-    assert json.loads(journal[-1])["id"] == r.json["journal_id"]
+    journal = [json.loads(x) for x in (tmp_path / ".rcs/logs/rcs-tui-journal.jsonl").read_text().splitlines()]
+    assert journal[-2]["id"] == r.json["journal_id"] and journal[-1] == {"commit": r.json["journal_id"]}
 
 
 def test_override_from_done_is_refused_listing_reachable_phases(tmp_path, run_cli):

@@ -190,8 +190,10 @@ def journal_cmd(limit, root, as_json):
     done = undone_ids(entries)
     rows = [{"id": e["id"], "at": e.get("at"), "actor": e.get("actor"), "action": e.get("action"),
              "files": [f.get("path") for f in e["files"]], "undone": e["id"] in done,
+             "complete": e["complete"],
              **({"undoes": e["undoes"]} if "undoes" in e else {})}
             for e in reversed(entries)][:limit]
     emit({"entries": rows}, as_json, lambda d: "\n".join(
-        f"{r['id']}  {r['at']}  {r['action']}{'  (undone)' if r['undone'] else ''}  {', '.join(r['files'])}"
+        f"{r['id']}  {r['at']}  {r['action']}{'  (undone)' if r['undone'] else ''}"
+        f"{'' if r['complete'] else '  (INTERRUPTED: run doctor)'}  {', '.join(r['files'])}"
         for r in d["entries"]) or "journal is empty")

@@ -118,6 +118,26 @@ def _state_findings(snap: Snapshot) -> list[Finding]:
     return out
 
 
+def _journal_findings(root: Path) -> list[Finding]:
+    """Operator actions whose process died mid-way (write-ahead entry without a commit marker)."""
+    from rcs_tui.state.io import file_digest
+    from rcs_tui.state.journal import interrupted, plan_undo, read_journal
+
+    out = []
+    for entry in interrupted(read_journal(root)):
+        files = [f for f in entry["files"] if isinstance(f, dict) and isinstance(f.get("path"), str)]
+        applied = sum(1 for f in files if file_digest(root / f["path"]) == f.get("after_sha"))
+
+        def rollback(e: dict[str, Any] = entry) -> Operation:
+            return Operation(plan_undo(root, e), {"undone": e["id"]}, {"undoes": e["id"]})
+
+        out.append(Finding(f"interrupted:{entry['id']}", "interrupted-action", "error", "journal", entry["action"],
+                           f"operator action '{entry['action']}' (journal {entry['id']}) was interrupted: "
+                           f"{applied} of {len(files)} file(s) changed", "roll back to the before-images",
+                           rollback))
+    return out
+
+
 def _team_findings(root: Path) -> list[Finding]:
     from rcs_tui.state.team import read_teams
 
@@ -166,7 +186,7 @@ def diagnose(root: Path, session_id: str | None = None, *, rp1_db: str | None = 
              now: float | None = None, idle_seconds: float = IDLE_RUN_SECONDS) -> list[Finding]:
     """Every finding for this project, most severe first."""
     snap = read_snapshot(root, session_id)
-    findings = _state_findings(snap) + _team_findings(root)
+    findings = _state_findings(snap) + _journal_findings(root) + _team_findings(root)
     findings += _rp1_findings(root, rp1_db, now or time.time(), idle_seconds)
     order = {"error": 0, "warn": 1, "info": 2}
     return sorted(findings, key=lambda f: (order.get(f.severity, 3), f.kind, f.id))

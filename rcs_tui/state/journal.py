@@ -12,21 +12,42 @@ from rcs_tui.state.txn import JOURNAL_REL, FileChange, Plan, TxnError, apply
 
 
 def read_journal(root: Path) -> list[dict[str, Any]]:
-    """All well-formed entries, oldest first; a torn or foreign line is skipped, never fatal."""
+    """All well-formed entries, oldest first; a torn or foreign line is skipped, never fatal.
+
+    Each entry gets `complete`: False for a write-ahead entry whose commit marker never followed
+    (the process died while applying it; some of its files may be changed, some not).
+    """
     path = root / JOURNAL_REL
     try:
         raw = path.read_bytes()
     except (FileNotFoundError, IsADirectoryError):
         return []
     entries = []
+    commits: set[str] = set()
+    aborted: set[str] = set()
     for line in raw.splitlines():
         try:
             entry = json.loads(line)
         except (ValueError, RecursionError):  # torn, foreign, too deep, over-long integer
             continue
-        if isinstance(entry, dict) and isinstance(entry.get("id"), str) and isinstance(entry.get("files"), list):
+        if not isinstance(entry, dict):
+            continue
+        if isinstance(entry.get("commit"), str):
+            commits.add(entry["commit"])
+        elif isinstance(entry.get("abort"), str):
+            aborted.add(entry["abort"])
+        elif isinstance(entry.get("id"), str) and isinstance(entry.get("files"), list):
             entries.append(entry)
+    entries = [e for e in entries if e["id"] not in aborted]  # refused before any file changed
+    for entry in entries:
+        entry["complete"] = entry.get("state") != "pending" or entry["id"] in commits
     return entries
+
+
+def interrupted(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Write-ahead entries that never committed and were not rolled back since."""
+    done = undone_ids(entries)
+    return [e for e in entries if not e["complete"] and e["id"] not in done]
 
 
 def undone_ids(entries: list[dict[str, Any]]) -> set[str]:
@@ -47,8 +68,22 @@ def pick_entry(entries: list[dict[str, Any]], entry_id: str | None) -> dict[str,
     raise TxnError("nothing to undo: the journal has no undoable entry")
 
 
+def _before(entry: dict[str, Any], item: dict[str, Any]) -> bytes | None:
+    encoded = item.get("before_b64")
+    if encoded is None:
+        return None
+    try:
+        return base64.b64decode(encoded, validate=True)
+    except (ValueError, TypeError) as exc:
+        raise TxnError(f"journal entry {entry['id']} has a damaged before-image for {item.get('path')!r}") from exc
+
+
 def plan_undo(root: Path, entry: dict[str, Any]) -> Plan:
-    """Restore each file's before-image, refusing if any file changed since the entry was applied."""
+    """Restore each file's before-image, refusing if any file changed since the entry was applied.
+
+    A file already at its before-image is left alone, which is what rolls back an interrupted entry
+    whose process died before changing every file.
+    """
     if entry["id"] in undone_ids(read_journal(root)):
         raise TxnError(f"journal entry {entry['id']} was already undone")
     changes = []
@@ -58,14 +93,15 @@ def plan_undo(root: Path, entry: dict[str, Any]) -> Plan:
             raise TxnError(f"journal entry {entry['id']} names an unsafe path {rel!r}")
         path = root / rel
         current = file_digest(path)
+        before = _before(entry, item)
+        if current == (digest(before) if before is not None else None):
+            continue
         if current != item.get("after_sha"):
             raise TxnError(f"cannot undo {entry['id']}: {rel} changed since ({entry['action']}); nothing was changed")
-        before = item.get("before_b64")
         if before is None:
             changes.append(FileChange(path, "delete", expect=current, why="restore: did not exist"))
         else:
-            data = base64.b64decode(before)
-            changes.append(FileChange(path, "write", data, expect=current, why="restore before-image"))
+            changes.append(FileChange(path, "write", before, expect=current, why="restore before-image"))
     return Plan(action=f"undo {entry['action']}", changes=tuple(changes),
                 summary={"undoes": entry["id"], "restores": [c.describe(root)["path"] for c in changes]})
 
@@ -80,4 +116,4 @@ def undo(root: Path, entry_id: str | None = None, *, actor: str | None = None,
     return {"undone": entry["id"], "journal_id": applied["id"], "restored": plan.summary["restores"]}
 
 
-__all__ = ["read_journal", "pick_entry", "plan_undo", "undo", "digest"]
+__all__ = ["read_journal", "interrupted", "pick_entry", "plan_undo", "undo"]

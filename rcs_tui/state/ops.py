@@ -30,12 +30,13 @@ class Operation:
 
     plan: Plan
     result: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def preview(self, root: Path) -> dict[str, Any]:
         return {"dry_run": True, **self.plan.describe(root)}
 
     def run(self, root: Path, actor: str | None = None) -> dict[str, Any]:
-        entry = apply(root, self.plan, actor=actor)
+        entry = apply(root, self.plan, actor=actor, extra=self.extra or None)
         return {**self.result, "journal_id": entry["id"]}
 
 

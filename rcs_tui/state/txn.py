@@ -154,6 +154,27 @@ def apply(root: Path, plan: Plan, *, actor: str | None = None, extra: dict[str, 
                     "after_sha": digest(change.content) if change.action == "write" and change.content is not None
                     else None,
                 })
+            entry = {
+                "id": f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:6]}",
+                "at": now_iso(),
+                "actor": actor or default_actor(),
+                "action": plan.action,
+                "summary": plan.summary,
+                "files": files,
+                "appends": [{"path": _rel(a.path, root), "line": a.line} for a in plan.appends],
+                "state": "pending",
+            }
+            if extra:
+                entry.update(extra)
+            # Write-ahead: the intent (with every before-image) is durable before any file changes, so a
+            # process killed mid-way leaves a pending entry that undo and the doctor can roll back.
+            journal = root / JOURNAL_REL
+            append_line(journal, json.dumps(entry, ensure_ascii=False, sort_keys=True))
+            try:
+                _check(root, plan.changes)  # again: the journal's fsync must not widen the race window
+            except ChangedUnderneath:
+                append_line(journal, json.dumps({"abort": entry["id"]}))
+                raise
             for i, (change, tmp) in enumerate(zip(plan.changes, staged, strict=True)):
                 if tmp is not None:
                     os.replace(tmp, change.path)
@@ -166,18 +187,8 @@ def apply(root: Path, plan: Plan, *, actor: str | None = None, extra: dict[str, 
                 fsync_dir(directory)
             for app in plan.appends:
                 append_line(app.path, app.line)
-            entry = {
-                "id": f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:6]}",
-                "at": now_iso(),
-                "actor": actor or default_actor(),
-                "action": plan.action,
-                "summary": plan.summary,
-                "files": files,
-                "appends": [{"path": _rel(a.path, root), "line": a.line} for a in plan.appends],
-            }
-            if extra:
-                entry.update(extra)
-            append_line(root / JOURNAL_REL, json.dumps(entry, ensure_ascii=False, sort_keys=True))
+            append_line(journal, json.dumps({"commit": entry["id"]}))
+            entry["state"] = "done"
             return entry
     except Timeout as exc:
         raise TxnError(f"another rcs-tui process holds {LOCK_REL}; try again") from exc

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from rcs_tui.state.journal import read_journal
+from rcs_tui.state.journal import interrupted, read_journal, undo
 from rcs_tui.state.txn import JOURNAL_REL
 from tests.conftest import RCS_TUI
 from tests.reliability.conftest import SESSION, build_busy_tree
@@ -91,16 +91,26 @@ def kill_at(root: Path, args: list[str], delay: float) -> int:
 def check_journal(root: Path) -> int:
     """Every line is a whole entry or an entry cut short by a crash (never garbage); returns the cut ones."""
     raw = (root / JOURNAL_REL).read_bytes() if (root / JOURNAL_REL).exists() else b""
-    torn = 0
+    torn = markers = 0
     for i, line in enumerate(raw.splitlines()):
         try:
-            assert isinstance(json.loads(line), dict), f"journal line {i + 1} is not an entry"
+            doc = json.loads(line)
+            assert isinstance(doc, dict), f"journal line {i + 1} is not an entry"
+            markers += "commit" in doc or "abort" in doc
         except ValueError:
             assert line.startswith(b"{"), f"journal line {i + 1} is neither an entry nor a cut one: {line[:80]!r}"
             torn += 1
     entries = read_journal(root)  # never raises, whatever the tail looks like
-    assert len(entries) == len(raw.splitlines()) - torn
+    assert len(entries) == len(raw.splitlines()) - torn - markers
     return torn
+
+
+def roll_back_interrupted(root: Path) -> None:
+    """A kill between the write-ahead entry and its commit marker leaves an entry undo can roll back."""
+    pending = interrupted(read_journal(root))
+    assert len(pending) <= 1
+    if pending:
+        undo(root, pending[0]["id"])
 
 
 def crash_many(tmp_path: Path, kind: str, kills: int, seed: int) -> dict[str, int]:
@@ -124,6 +134,9 @@ def crash_many(tmp_path: Path, kind: str, kills: int, seed: int) -> dict[str, in
         state = "old" if now == old else "new" if now == new else "mixed"
         outcomes[state] += 1
         check_journal(root)
+        if state == "mixed":
+            roll_back_interrupted(root)
+            assert {rel: norm(b) for rel, b in files(root).items()} == old, f"kill {i}: roll back left a mix"
         journal_carry = (root / JOURNAL_REL).read_bytes()
         shutil.rmtree(root)
     return outcomes
