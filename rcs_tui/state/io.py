@@ -6,8 +6,9 @@ import hashlib
 import json
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISLNK, S_ISREG
 from typing import Any
 
 MAX_STATE_BYTES = 8 * 1024 * 1024
@@ -30,13 +31,18 @@ def file_digest(path: Path) -> str | None:
 
 @dataclass(frozen=True)
 class JsonRead:
-    """Outcome of reading one JSON file: its bytes, parsed object or a one-line error."""
+    """Outcome of reading one JSON file: its bytes, parsed object or a one-line error.
+
+    `stat` is the file's stat (the target's, for a symlink that was followed) when it could be taken,
+    so callers need no second stat for the mtime.
+    """
 
     path: Path
     exists: bool
     raw: bytes | None = None
     data: Any = None
     error: str | None = None
+    stat: os.stat_result | None = field(default=None, compare=False, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -57,58 +63,85 @@ def _outside(path: Path, within: Path | None) -> bool:
     return False
 
 
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _read_bytes(path: Path, size: int, max_bytes: int) -> bytes:
+    """The file's bytes, stopping once more than `max_bytes` were read (it may have grown since stat)."""
+    fd = os.open(path, _READ_FLAGS)
+    try:
+        chunks = []
+        total = 0
+        want = min(size, max_bytes) + 1
+        while True:
+            chunk = os.read(fd, want)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > max_bytes or len(chunk) < want:  # a short read of a regular file is its end
+                break
+            want = max(want - len(chunk), 65536)
+    finally:
+        os.close(fd)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
 def read_json(path: Path, *, within: Path | None = None, expect: type | None = dict,
               max_bytes: int = MAX_STATE_BYTES) -> JsonRead:
     """Read and parse a JSON file without ever raising.
 
     Problems (missing, unreadable, too large, binary, not UTF-8, invalid or truncated JSON,
     wrong top-level type, a symlink leading outside `within`) come back as `error`.
+    One `lstat` per regular file (plus a `stat` for a symlink), then open and read: no other syscalls.
     """
     try:
-        if path.is_symlink() and _outside(path, within):
-            return JsonRead(path, True, error="symlink leads outside .rcs/; not followed")
-        st = path.stat()
+        st = os.lstat(path)
+        if S_ISLNK(st.st_mode):
+            if _outside(path, within):
+                return JsonRead(path, True, error="symlink leads outside .rcs/; not followed")
+            st = os.stat(path)
     except FileNotFoundError:
         return JsonRead(path, False)
     except OSError as exc:
         return JsonRead(path, True, error=f"cannot stat: {exc.strerror or exc}")
-    if not path.is_file():
-        return JsonRead(path, True, error="not a regular file")
+    if not S_ISREG(st.st_mode):
+        return JsonRead(path, True, error="not a regular file", stat=st)
     if st.st_size > max_bytes:
-        return JsonRead(path, True, error=f"too large ({st.st_size} bytes > {max_bytes})")
+        return JsonRead(path, True, error=f"too large ({st.st_size} bytes > {max_bytes})", stat=st)
     try:
-        raw = path.read_bytes()
+        raw = _read_bytes(path, st.st_size, max_bytes)
     except FileNotFoundError:
         return JsonRead(path, False)
     except OSError as exc:
-        return JsonRead(path, True, error=f"unreadable: {exc.strerror or exc}")
+        return JsonRead(path, True, error=f"unreadable: {exc.strerror or exc}", stat=st)
     if len(raw) > max_bytes:
-        return JsonRead(path, True, raw=None, error=f"too large (> {max_bytes} bytes)")
+        return JsonRead(path, True, raw=None, error=f"too large (> {max_bytes} bytes)", stat=st)
     if b"\x00" in raw:
-        return JsonRead(path, True, raw=raw, error="binary content (NUL bytes), not JSON")
+        return JsonRead(path, True, raw=raw, error="binary content (NUL bytes), not JSON", stat=st)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return JsonRead(path, True, raw=raw, error=f"not UTF-8 (byte {exc.start})")
+        return JsonRead(path, True, raw=raw, error=f"not UTF-8 (byte {exc.start})", stat=st)
     if not text.strip():
-        return JsonRead(path, True, raw=raw, error="empty file (truncated mid-write?)")
+        return JsonRead(path, True, raw=raw, error="empty file (truncated mid-write?)", stat=st)
     try:
         data = json.loads(text)
     except RecursionError:
-        return JsonRead(path, True, raw=raw, error="JSON nested too deeply")
+        return JsonRead(path, True, raw=raw, error="JSON nested too deeply", stat=st)
     except json.JSONDecodeError as exc:
         stripped = text.rstrip()
         cut = exc.pos >= len(stripped) - 1 or "Unterminated" in exc.msg or stripped[-1:] not in ("}", "]")
         hint = " (truncated mid-write?)" if cut else ""
-        return JsonRead(path, True, raw=raw,
+        return JsonRead(path, True, raw=raw, stat=st,
                         error=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}")
     except ValueError as exc:  # e.g. an integer longer than Python's 4300-digit conversion limit
-        return JsonRead(path, True, raw=raw, error=f"invalid JSON: {str(exc)[:120]}")
+        return JsonRead(path, True, raw=raw, error=f"invalid JSON: {str(exc)[:120]}", stat=st)
     if expect is not None and not isinstance(data, expect):
-        return JsonRead(path, True, raw=raw, data=data,
+        return JsonRead(path, True, raw=raw, data=data, stat=st,
                         error=f"expected a JSON {'object' if expect is dict else expect.__name__}, "
                               f"got {type(data).__name__}")
-    return JsonRead(path, True, raw=raw, data=data)
+    return JsonRead(path, True, raw=raw, data=data, stat=st)
 
 
 def dump_json(data: Any) -> bytes:
