@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +18,7 @@ from rcs_tui.state.snapshot import CanonicalEntry, CanonicalSet, FileError, Memb
 
 def read_mode_file(path: Path, mode: str, session_id: str | None, within: Path) -> ModeFile:
     read = read_json(path, within=within)
-    mtime = None
-    try:
-        mtime = path.stat().st_mtime
-    except OSError:
-        pass
+    mtime = read.stat.st_mtime if read.stat is not None else None  # the read's own stat: no second syscall
     return ModeFile(mode, session_id, path, read.data if read.ok else None, read.error, read.sha, mtime)
 
 
@@ -61,62 +58,90 @@ def parse_canonical(path: Path, within: Path, scope_session: str | None) -> Cano
     return CanonicalSet(path, True, data, sha=read.sha, entries=tuple(entries), legacy=legacy)
 
 
-def read_scope(layout: Layout, session_id: str | None, errors: list[FileError]) -> Scope:
-    """Every tracked mode file and the canonical set of one scope directory."""
+def read_scope(layout: Layout, session_id: str | None, errors: list[FileError], *, linked: bool = False) -> Scope:
+    """Every tracked mode file and the canonical set of one scope directory.
+
+    The scope's own errors are appended to `errors` and kept in `Scope.errors` (so a refresh can reuse
+    them). `linked`: the directory is reached through a symlink.
+    """
     directory = layout.scope_dir(session_id)
+    own: list[FileError] = []
     modes: dict[str, ModeFile] = {}
     hud_state = None
     try:
-        names = sorted(os.listdir(directory))
+        with os.scandir(directory) as it:
+            entries = sorted(it, key=_name)
     except FileNotFoundError:
-        names = []
+        entries = []
     except OSError as exc:
-        errors.append(FileError(directory, f"cannot list directory: {exc.strerror or exc}"))
-        names = []
-    for name in names:
+        own.append(FileError(directory, f"cannot list directory: {exc.strerror or exc}"))
+        entries = []
+    names = set()
+    for entry in entries:
+        name = entry.name
+        names.add(name)
+        if not linked:
+            try:
+                linked = entry.is_symlink()  # from the directory listing: no syscall on Linux
+            except OSError:
+                linked = True
         mode = mode_from_filename(name)
         if mode is None:
             continue
         mf = read_mode_file(directory / name, mode, session_id, layout.rcs)
         if mf.error:
-            errors.append(FileError(mf.path, mf.error))
+            own.append(FileError(mf.path, mf.error))
         modes[mode] = mf
     canonical = parse_canonical(directory / CANONICAL_FILE, layout.rcs, session_id)
     if canonical.error:
-        errors.append(FileError(canonical.path, canonical.error))
+        own.append(FileError(canonical.path, canonical.error))
     if session_id is not None and "hud-state.json" in names:
         hud = read_json(directory / "hud-state.json", within=layout.rcs)
         if hud.ok:
             hud_state = hud.data
         elif hud.error:
-            errors.append(FileError(hud.path, hud.error))
-    return Scope(session_id, directory, modes, canonical, hud_state)
+            own.append(FileError(hud.path, hud.error))
+    errors.extend(own)
+    return Scope(session_id, directory, modes, canonical, hud_state, tuple(own), linked)
 
 
-def list_sessions(layout: Layout, errors: list[FileError]) -> list[str]:
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
+
+
+def _session_entries(layout: Layout, errors: list[FileError]) -> list[tuple[str, bool]]:
+    """(name, is a symlink) of every usable session directory, sorted by name."""
     try:
-        entries = sorted(os.scandir(layout.sessions), key=lambda e: e.name)
+        with os.scandir(layout.sessions) as it:
+            entries = sorted(it, key=_name)
     except FileNotFoundError:
         return []
     except OSError as exc:
         errors.append(FileError(layout.sessions, f"cannot list directory: {exc.strerror or exc}"))
         return []
     out = []
+    rcs_resolved: Path | None = None
     for entry in entries:
-        path = Path(entry.path)
         if not NAME_RE.fullmatch(entry.name):
             if entry.is_dir():
-                errors.append(FileError(path, "invalid session directory name; ignored"))
+                errors.append(FileError(Path(entry.path), "invalid session directory name; ignored"))
             continue
-        if entry.is_symlink():
+        link = entry.is_symlink()
+        if link:
+            path = Path(entry.path)
             try:
-                path.resolve().relative_to(layout.rcs.resolve())
+                rcs_resolved = rcs_resolved or layout.rcs.resolve()
+                path.resolve().relative_to(rcs_resolved)
             except (ValueError, OSError, RuntimeError):
                 errors.append(FileError(path, "symlink leads outside .rcs/; not followed"))
                 continue
         if entry.is_dir():
-            out.append(entry.name)
+            out.append((entry.name, link))
     return out
+
+
+def list_sessions(layout: Layout, errors: list[FileError]) -> list[str]:
+    return [name for name, _ in _session_entries(layout, errors)]
 
 
 def _facts(scope: Scope) -> dict[str, FileFacts]:
@@ -151,10 +176,10 @@ def read_snapshot(root: Path, session_id: str | None = None, *, all_sessions: bo
     errors: list[FileError] = []
     res = resolution or resolve_session(layout, session_id, environ)
     root_scope = read_scope(layout, None, errors)
-    names = list_sessions(layout, errors)
+    entries = _session_entries(layout, errors)
     if not all_sessions:
-        names = [n for n in names if n == res.session_id]
-    sessions = {name: read_scope(layout, name, errors) for name in names}
+        entries = [e for e in entries if e[0] == res.session_id]
+    sessions = {name: read_scope(layout, name, errors, linked=link) for name, link in entries}
     if not all_sessions and res.session_id is None:
         # Root is authoritative: still look for session tombstones of modes active at root.
         active_root = [m for m, f in root_scope.modes.items() if f.active]
@@ -168,3 +193,42 @@ def read_snapshot(root: Path, session_id: str | None = None, *, all_sessions: bo
                             sessions.setdefault(name, Scope(name, layout.scope_dir(name))).modes[mode] = mf
     members = compute_members(layout, res, root_scope, sessions)
     return Snapshot(root, time.time(), res, root_scope, sessions, members, tuple(errors))
+
+
+def changed_sessions(layout: Layout, changed: Iterable[Path | str]) -> set[str]:
+    """Names of the session directories that hold (or are) one of the `changed` paths."""
+    prefix = os.path.join(os.path.abspath(layout.sessions), "")
+    out = set()
+    for p in changed:
+        s = os.path.abspath(p)
+        if s.startswith(prefix):
+            out.add(s[len(prefix):].split(os.sep, 1)[0])
+    return out
+
+
+def refresh_snapshot(previous: Snapshot, changed: Iterable[Path | str], session_id: str | None = None, *,
+                     environ: dict[str, str] | None = None, resolution: Resolution | None = None) -> Snapshot:
+    """What `read_snapshot(previous.root, session_id)` would return, given that since `previous` (a full,
+    all-sessions read) only the `changed` paths changed.
+
+    Re-reads the resolution, root, the session list and every session scope whose directory holds a
+    changed path (plus new sessions and scopes reached through symlinks, which can change without an
+    event in their directory); reuses every other Scope of `previous` as it is (they are immutable),
+    with its errors. Members are recomputed by the same `compute_members`. Paths must be spelled under
+    `previous.root`, as the watcher reports them.
+    """
+    layout = Layout(previous.root)
+    dirty = changed_sessions(layout, changed)
+    errors: list[FileError] = []
+    res = resolution or resolve_session(layout, session_id, environ)
+    root_scope = read_scope(layout, None, errors)
+    sessions: dict[str, Scope] = {}
+    for name, link in _session_entries(layout, errors):
+        old = previous.sessions.get(name)
+        if old is None or link or old.linked or name in dirty:
+            sessions[name] = read_scope(layout, name, errors, linked=link)
+        else:
+            sessions[name] = old
+            errors.extend(old.errors)
+    members = compute_members(layout, res, root_scope, sessions)
+    return Snapshot(previous.root, time.time(), res, root_scope, sessions, members, tuple(errors))

@@ -103,6 +103,10 @@ class Scope:
     modes: dict[str, ModeFile] = field(default_factory=dict)
     canonical: CanonicalSet | None = None
     hud_state: dict[str, Any] | None = None
+    errors: tuple[FileError, ...] = ()
+    # Holds a symlink (or is reached through one): its content can change without an event in `dir`,
+    # so an incremental refresh re-reads it every time instead of reusing it.
+    linked: bool = field(default=False, compare=False, repr=False)
 
     @property
     def label(self) -> str:

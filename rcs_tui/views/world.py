@@ -20,7 +20,7 @@ from rcs_tui.core.modes import NAME_RE
 from rcs_tui.state.io import read_json
 from rcs_tui.state.layout import Layout
 from rcs_tui.state.metrics import HudConfig, HudState, Metrics, parse_time, read_hud_config, read_metrics
-from rcs_tui.state.reader import read_snapshot
+from rcs_tui.state.reader import read_snapshot, refresh_snapshot
 from rcs_tui.state.snapshot import Snapshot
 from rcs_tui.state.team import Team, read_teams
 
@@ -150,11 +150,18 @@ class WorldLoader:
         self._source: Any = None
         self._values: dict[str, Any] = {}
         self._badges: dict[str, tuple[Badge, ...]] = {}
+        self._state_base: Snapshot | None = None
         self.world: World | None = None
 
     # -- sections ---------------------------------------------------------------------------
-    def _load_state(self) -> tuple[Snapshot, tuple[Badge, ...]]:
-        snap = read_snapshot(self.root, self.session_id, all_sessions=self.all_sessions, environ=self.environ)
+    def _load_state(self, changed: list[Path] | None = None) -> tuple[Snapshot, tuple[Badge, ...]]:
+        """The snapshot: re-read only the scopes of `changed` when the last read is known, else everything."""
+        base, self._state_base = self._state_base, None  # dropped if this read fails: the next one is full
+        if changed is not None and base is not None and self.all_sessions:
+            snap = refresh_snapshot(base, changed, self.session_id, environ=self.environ)
+        else:
+            snap = read_snapshot(self.root, self.session_id, all_sessions=self.all_sessions, environ=self.environ)
+        self._state_base = snap  # what is on disk (refreshes build on it), even when a last good one is shown
         prev: Snapshot | None = self._values.get("state")
         new_errors = {e.path for e in snap.errors}
         if prev is not None:
@@ -253,10 +260,12 @@ class WorldLoader:
 
     def load(self, changed: Iterable[Path | str] | None = None) -> World:
         """Rebuild the sections `changed` touches (all of them when None or on first load)."""
-        todo = set(self.sections) if changed is None or self.world is None else self.sections_for(changed)
+        paths = None if changed is None or self.world is None else [Path(p) for p in changed]
+        todo = set(self.sections) if paths is None else self.sections_for(paths)
         for name in sorted(todo):
             try:
-                value, badges = getattr(self, self._LOADERS[name])()
+                loader = getattr(self, self._LOADERS[name])
+                value, badges = loader(paths) if name == "state" else loader()
             except Exception as exc:  # noqa: BLE001 - a viewer must survive any damaged input
                 value = self._values.get(name)
                 badges = (Badge(name, None, f"could not load: {type(exc).__name__}: {exc}", value is not None),)
