@@ -65,6 +65,7 @@ def read_scope(layout: Layout, session_id: str | None, errors: list[FileError], 
     them). `linked`: the directory is reached through a symlink.
     """
     directory = layout.scope_dir(session_id)
+    within = layout.rcs  # a new Path on every access: once per scope, not once per file
     own: list[FileError] = []
     modes: dict[str, ModeFile] = {}
     hud_state = None
@@ -88,15 +89,15 @@ def read_scope(layout: Layout, session_id: str | None, errors: list[FileError], 
         mode = mode_from_filename(name)
         if mode is None:
             continue
-        mf = read_mode_file(directory / name, mode, session_id, layout.rcs)
+        mf = read_mode_file(directory / name, mode, session_id, within)
         if mf.error:
             own.append(FileError(mf.path, mf.error))
         modes[mode] = mf
-    canonical = parse_canonical(directory / CANONICAL_FILE, layout.rcs, session_id)
+    canonical = parse_canonical(directory / CANONICAL_FILE, within, session_id)
     if canonical.error:
         own.append(FileError(canonical.path, canonical.error))
     if session_id is not None and "hud-state.json" in names:
-        hud = read_json(directory / "hud-state.json", within=layout.rcs)
+        hud = read_json(directory / "hud-state.json", within=within)
         if hud.ok:
             hud_state = hud.data
         elif hud.error:
