@@ -83,6 +83,8 @@ class MainScreen(Screen):
         table = event.data_table.id
         if table == "scopes-table" and parse_member_key(key):
             app.open_member(*parse_member_key(key))  # type: ignore[attr-defined, misc]
+        elif table == "scopes-table":
+            self.query_one(ScopesPane).toggle(key)
         elif table == "tasks-table" and key:
             app.open_task(key)  # type: ignore[attr-defined]
         elif table == "runs-table" and key:

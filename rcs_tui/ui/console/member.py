@@ -14,7 +14,7 @@ from rcs_tui.core.modes import TRACKED_MODES
 from rcs_tui.core.policy import decide
 from rcs_tui.state.snapshot import Member, Scope
 from rcs_tui.ui.console.format import HEALTH_STYLE, plain, pretty_json, rel
-from rcs_tui.ui.console.scopes import scope_views
+from rcs_tui.ui.console.scopes import iter_scope_views, scope_view
 from rcs_tui.ui.console.statusbar import StatusBar
 from rcs_tui.views.world import World
 
@@ -42,7 +42,9 @@ def transitions_text(scope: Scope | None) -> Text:
 
 def member_text(world: World, sid: str | None, mode: str) -> tuple[Text, Member | None]:
     snap = world.snapshot
-    member = next((m for v in scope_views(snap) for m in v.members if m.mode == mode and m.scope == sid), None)
+    # Only the scope `sid` can list a member whose file lives there (root: root first, then the others).
+    views = iter_scope_views(snap) if sid is None else iter([scope_view(snap, sid)] if sid in snap.sessions else [])
+    member = next((m for v in views for m in v.members if m.mode == mode and m.scope == sid), None)
     out = Text()
     where = "root" if sid is None else f"session {sid}"
     out.append(f"{mode}", style="bold")

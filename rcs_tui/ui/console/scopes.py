@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -17,6 +18,7 @@ from rcs_tui.ui.console.format import HEALTH_GLYPH, HEALTH_STYLE, age_of, plain,
 from rcs_tui.ui.console.table import Row, selected_key, sync_rows
 from rcs_tui.views.world import World
 
+COLLAPSE_OVER = 30  # scopes
 COLUMNS = (("scope / mode", 20), ("health", 11), ("phase", 12), ("iter", 5), ("label", 10), ("age", 5))
 
 
@@ -31,18 +33,34 @@ class ScopeView:
     canonical: tuple[str, ...]
 
 
+def scope_view(snap: Snapshot, sid: str | None, layout: Layout | None = None) -> ScopeView:
+    """One scope's view; its members come from the core's classifier, never re-derived here."""
+    current = sid == snap.session_id
+    if current:
+        members = snap.members
+    else:
+        res = Resolution(sid, "explicit", snap.resolution.pointer)
+        members = compute_members(layout or Layout(snap.root), res, snap.root_scope, snap.sessions)
+    scope = snap.scope(sid)
+    canon = scope.canonical.members if scope and scope.canonical and scope.canonical.usable else ()
+    return ScopeView(sid, current, tuple(members), scope.active_modes() if scope else (), canon)
+
+
+def iter_scope_views(snap: Snapshot) -> Iterator[ScopeView]:
+    """Root first, then sessions, each computed only when asked for."""
+    layout = Layout(snap.root)
+    for sid in [None, *sorted(snap.sessions)]:
+        yield scope_view(snap, sid, layout)
+
+
 def scope_views(snap: Snapshot) -> list[ScopeView]:
     """Root first, then sessions; members come from the core's classifier, never re-derived here."""
-    layout = Layout(snap.root)
-    out = []
-    for sid in [None, *sorted(snap.sessions)]:
-        current = sid == snap.session_id
-        res = snap.resolution if current else Resolution(sid, "explicit", snap.resolution.pointer)
-        members = snap.members if current else compute_members(layout, res, snap.root_scope, snap.sessions)
-        scope = snap.scope(sid)
-        canon = scope.canonical.members if scope and scope.canonical and scope.canonical.usable else ()
-        out.append(ScopeView(sid, current, tuple(members), scope.active_modes() if scope else (), canon))
-    return out
+    return list(iter_scope_views(snap))
+
+
+def collapsing(snap: Snapshot) -> bool:
+    """Past this many scopes the table lists the others as one row each (enter expands one)."""
+    return len(snap.sessions) + 1 > COLLAPSE_OVER
 
 
 def member_key(view: str | None, m: Member) -> str:
@@ -76,31 +94,59 @@ def member_cells(m: Member, now: float) -> list[Text]:
             Text(age_of(f.data if f else None, now))]
 
 
-def scope_rows(world: World, now: float, needle: str = "") -> list[Row]:
+def scope_rows(world: World, now: float, needle: str = "", expanded: Collection[str | None] = (),
+               cache: dict[str, tuple[object, bool, Row]] | None = None) -> list[Row]:
+    """Rows of the table. With more than COLLAPSE_OVER scopes (and no filter) only root, the current
+    scope and the `expanded` ones list their members; the others are one row each, and their members
+    are not even computed (at 1 000 sessions that is 1 000 rows instead of 11 000). `cache` keeps
+    those one-row scopes between calls, keyed by the (immutable, reused) Scope they show."""
     snap = world.snapshot
     rows: list[Row] = []
     pointer = snap.resolution.pointer
     if pointer.stale_dead:
         rows.append(("pointer", [Text("⚠ session.json", style="bold yellow"), Text("stale-dead", style="bold yellow"),
                                  styled(short_sid(pointer.session_id, 12)), Text(""), Text(""), Text("")]))
-    for view in scope_views(snap):
+    collapse = not needle and collapsing(snap)
+    layout = Layout(snap.root)
+    kept: dict[str, tuple[object, bool, Row]] = {}
+    for sid in [None, *sorted(snap.sessions)]:
+        current = sid == snap.session_id
+        if collapse and not current and sid is not None and sid not in expanded:
+            scope, stale = snap.sessions.get(sid), pointer.stale_dead and sid == pointer.session_id
+            hit = cache.get(sid) if cache is not None else None
+            row = hit[2] if hit is not None and hit[0] is scope and hit[1] == stale else \
+                scope_header(snap, sid, False, collapsed=True)
+            kept[sid] = (scope, stale, row)
+            rows.append(row)
+            continue
+        view = scope_view(snap, sid, layout)
         if needle and not any(needle in m.mode for m in view.members) and needle not in (view.session_id or "root"):
             continue
-        marker = "◆" if view.current else "◇"
-        name = short_sid(view.session_id, 17)
-        how = f"via {snap.resolution.source}" if view.current else ""
-        stale_ptr = pointer.stale_dead and view.session_id == pointer.session_id
-        rows.append((f"scope:{view.session_id or ''}", [
-            Text(f"{marker} {name}", style="bold cyan" if view.current else "bold"),
-            Text("current" if view.current else ("stale-dead" if stale_ptr else ""),
-                 style="bold cyan" if view.current else "bold yellow"),
-            Text(how, style="dim"), Text(""),
-            Text(" + ".join(view.active) or "(none)", style="green" if view.active else "dim"), Text("")]))
+        rows.append(scope_header(snap, sid, current))
         for m in view.members:
             if needle and needle not in m.mode:
                 continue
             rows.append((member_key(view.session_id, m), member_cells(m, now)))
+    if cache is not None:
+        cache.clear()
+        cache.update(kept)
     return rows
+
+
+def scope_header(snap: Snapshot, sid: str | None, current: bool, *, collapsed: bool = False) -> Row:
+    """A scope's own row: name, current/stale-dead, how it was resolved, its active set."""
+    pointer = snap.resolution.pointer
+    scope = snap.scope(sid)
+    active = scope.active_modes() if scope else ()
+    marker = "◆" if current else ("▸" if collapsed else "◇")
+    how = f"via {snap.resolution.source}" if current else ""
+    stale_ptr = pointer.stale_dead and sid == pointer.session_id
+    return (f"scope:{sid or ''}", [
+        Text(f"{marker} {short_sid(sid, 17)}", style="bold cyan" if current else "bold"),
+        Text("current" if current else ("stale-dead" if stale_ptr else ""),
+             style="bold cyan" if current else "bold yellow"),
+        Text(how, style="dim"), Text(""),
+        Text(" + ".join(active) or "(none)", style="green" if active else "dim"), Text("")])
 
 
 def scope_detail(world: World, key: str | None) -> Text:
@@ -116,7 +162,7 @@ def scope_detail(world: World, key: str | None) -> Text:
     parsed = split_member_key(key)
     if parsed:
         sid, scope, mode = parsed
-        view = next((v for v in scope_views(snap) if v.session_id == sid), None)
+        view = scope_view(snap, sid) if sid is None or sid in snap.sessions else None
         m = next((x for x in (view.members if view else ()) if x.mode == mode and x.scope == scope), None)
         if m is None:
             return out
@@ -127,9 +173,9 @@ def scope_detail(world: World, key: str | None) -> Text:
         return out
     if key and key.startswith("scope:"):
         sid = key.split(":", 1)[1] or None
-        view = next((v for v in scope_views(snap) if v.session_id == sid), None)
-        if view is None:
+        if sid is not None and sid not in snap.sessions:
             return out
+        view = scope_view(snap, sid)
         out.append("root" if sid is None else f"session {plain(sid)}", style="bold")
         if view.current:
             out.append(f" — current, resolved via {snap.resolution.source}", style="cyan")
@@ -137,6 +183,8 @@ def scope_detail(world: World, key: str | None) -> Text:
         out.append(" + ".join(view.active) or "(none)", style="green")
         out.append("   canonical: ")
         out.append(", ".join(view.canonical) or "(no usable canonical set)")
+        if collapsing(snap) and not view.current and sid is not None:
+            out.append(f"   ({len(view.members)} members; enter shows or hides them)", style="dim")
     return out
 
 
@@ -151,14 +199,31 @@ class ScopesPane(Vertical):
         yield table
         yield Static(id="scopes-detail", classes="detail")
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.expanded: set[str | None] = set()
+        self._rows: dict[str, tuple[object, bool, Row]] = {}
+
     def show(self, world: World, now: float) -> None:
         needle = self.query_one("#scopes-filter", Input).value.strip()
         table = self.query_one("#scopes-table", DataTable)
-        sync_rows(table, scope_rows(world, now, needle))
+        sync_rows(table, scope_rows(world, now, needle, self.expanded, self._rows))
         self.query_one("#scopes-detail", Static).update(scope_detail(world, selected_key(table)))
 
     def selected(self) -> str | None:
         return selected_key(self.query_one("#scopes-table", DataTable))
+
+    def toggle(self, key: str | None) -> bool:
+        """Expand or collapse the scope row `key` (only when the table collapses scopes)."""
+        world = getattr(self.app, "world", None)
+        if world is None or not key or not key.startswith("scope:") or not collapsing(world.snapshot):
+            return False
+        sid = key.split(":", 1)[1] or None
+        if sid is None or sid == world.snapshot.session_id:
+            return False
+        self.expanded ^= {sid}
+        self.show(world, self.app.clock())  # type: ignore[attr-defined]
+        return True
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         world = getattr(self.app, "world", None)

@@ -20,7 +20,8 @@ def sync_rows(table: DataTable, rows: list[Row]) -> None:
         for key, cells in rows:
             for col, value in zip(columns, cells, strict=False):
                 try:
-                    if table.get_cell(key, col) != value:
+                    shown = table.get_cell(key, col)
+                    if shown is not value and shown != value:
                         table.update_cell(key, col, value)
                 except (CellDoesNotExist, RowDoesNotExist):
                     pass
