@@ -64,3 +64,39 @@ def test_a_failed_refresh_makes_the_next_load_a_full_read(tmp_path, monkeypatch)
     monkeypatch.undo()
     world = wl.load([tmp_path / ".rcs" / "plans" / "x.md"])  # an unrelated change in the state section
     assert world.snapshot.sessions["s-b"].modes["forge"].iteration == 5
+
+
+def test_deferred_state_shows_the_current_scope_first_then_everything(tmp_path):
+    tree(tmp_path)
+    write(state_dir(tmp_path, "s-c") / "team-state.json", "{not json")  # a bad file in another session
+    wl = loader(tmp_path)
+    first = wl.load(defer=("state", "rp1"))
+    assert set(first.snapshot.sessions) == {"s-a"} and not first.badges
+    full = read_snapshot(tmp_path, "s-a", environ={})
+    assert first.snapshot.members == full.members  # what the current scope shows is complete already
+    path = mode(tmp_path, "forge", "s-a", current_phase="executing", iteration=9)
+    assert wl.load([path]).snapshot is first.snapshot  # nothing partial is refreshed before the full read
+    world = wl.load_deferred()
+    assert world is not None and wl.load_deferred() is None
+    assert world.snapshot.sessions == read_snapshot(tmp_path, "s-a", environ={}).sessions
+    assert [b.kept_last_good for b in world.badges] == [False]  # a first full read: nothing "broke"
+    later = mode(tmp_path, "forge", "s-b", current_phase="executing", iteration=8)
+    assert wl.load([later]).snapshot.sessions["s-c"] is world.snapshot.sessions["s-c"]
+
+
+def test_scopes_table_collapses_other_scopes_past_the_limit(tmp_path):
+    from rcs_tui.ui.console.scopes import COLLAPSE_OVER, scope_rows
+
+    for i in range(COLLAPSE_OVER + 1):
+        mode(tmp_path, "forge", f"s-{i:03d}", current_phase="executing")
+    world = WorldLoader(tmp_path, session_id="s-005", rp1_db=False, environ={}).load()
+    keys = [k for k, _ in scope_rows(world, 0.0)]
+    assert "member:s-005:s-005:forge" in keys and "member:s-006:s-006:forge" not in keys
+    assert len([k for k in keys if k.startswith("scope:")]) == COLLAPSE_OVER + 2  # root + every session
+    cache: dict = {}
+    expanded = [k for k, _ in scope_rows(world, 0.0, expanded={"s-006"}, cache=cache)]
+    assert "member:s-006:s-006:forge" in expanded
+    again = scope_rows(world, 0.0, expanded={"s-006"}, cache=cache)
+    assert [k for k, _ in again] == expanded
+    filtered = [k for k, _ in scope_rows(world, 0.0, needle="forge")]
+    assert "member:s-006:s-006:forge" in filtered  # a filter lists every matching member, as before

@@ -108,8 +108,9 @@ class TreeWatch:
                      | Mask.CREATE | Mask.DELETE | Mask.ONLYDIR)
         self.inotify = Inotify(cache_size=256)
 
-    def add_tree(self, top: Path) -> list[Path]:
-        """Watch `top` and every directory under it; return the files found (they may be new)."""
+    def add_tree(self, top: Path, *, collect: bool = True) -> list[Path]:
+        """Watch `top` and every directory under it; return the files found (they may be new) when
+        `collect` (the initial watch of a large tree skips building them)."""
         files: list[Path] = []
         stack = [top]
         while stack and len(self.inotify.watches) < MAX_DIRS:
@@ -128,7 +129,7 @@ class TreeWatch:
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(Path(entry.path))
-                    else:
+                    elif collect:
                         files.append(Path(entry.path))
                 except OSError:
                     continue
@@ -164,8 +165,8 @@ async def inotify_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_
     """
     tree = TreeWatch()
     try:
-        for d in targets.dirs:
-            tree.add_tree(d)
+        for d in targets.dirs:  # in a thread: a thousand session dirs must not stall the first frames
+            await asyncio.to_thread(tree.add_tree, d, collect=False)
         loop = asyncio.get_running_loop()
         while True:
             pending: set[Path] = set()
@@ -238,6 +239,9 @@ def start_watcher(node: MessagePump, loader: WorldLoader, *, force_polling: bool
         node.post_message(WatchStatus("polling" if polling else "native",
                                       "polling requested" if polling else ""))
         failures = 0
+        deferred = await asyncio.to_thread(loader.load_deferred)  # e.g. the console's rp1 section
+        if deferred is not None:
+            node.post_message(WorldUpdated(deferred, frozenset()))
         while True:
             targets = watch_targets(loader)
             try:

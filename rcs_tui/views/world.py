@@ -151,18 +151,25 @@ class WorldLoader:
         self._values: dict[str, Any] = {}
         self._badges: dict[str, tuple[Badge, ...]] = {}
         self._state_base: Snapshot | None = None
+        self.deferred: frozenset[str] = frozenset()
         self.world: World | None = None
 
     # -- sections ---------------------------------------------------------------------------
-    def _load_state(self, changed: list[Path] | None = None) -> tuple[Snapshot, tuple[Badge, ...]]:
-        """The snapshot: re-read only the scopes of `changed` when the last read is known, else everything."""
+    def _load_state(self, changed: list[Path] | None = None, *, stage: str = "") -> tuple[Snapshot, tuple[Badge, ...]]:
+        """The snapshot: re-read only the scopes of `changed` when the last read is known, else everything.
+
+        stage "current": root and the current session only (a first frame; the full read is deferred);
+        stage "full": that deferred full read, which replaces the partial picture outright.
+        """
         base, self._state_base = self._state_base, None  # dropped if this read fails: the next one is full
         if changed is not None and base is not None and self.all_sessions:
             snap = refresh_snapshot(base, changed, self.session_id, environ=self.environ)
         else:
-            snap = read_snapshot(self.root, self.session_id, all_sessions=self.all_sessions, environ=self.environ)
-        self._state_base = snap  # what is on disk (refreshes build on it), even when a last good one is shown
-        prev: Snapshot | None = self._values.get("state")
+            every = self.all_sessions and stage != "current"
+            snap = read_snapshot(self.root, self.session_id, all_sessions=every, environ=self.environ)
+        if stage != "current":
+            self._state_base = snap  # what is on disk (refreshes build on it), even when a last good one is shown
+        prev: Snapshot | None = None if stage else self._values.get("state")
         new_errors = {e.path for e in snap.errors}
         if prev is not None:
             old_errors = {e.path for e in prev.errors}
@@ -258,14 +265,34 @@ class WorldLoader:
                 out.add(sec)
         return out
 
-    def load(self, changed: Iterable[Path | str] | None = None) -> World:
-        """Rebuild the sections `changed` touches (all of them when None or on first load)."""
+    def load(self, changed: Iterable[Path | str] | None = None, *, defer: Iterable[str] = ()) -> World:
+        """Rebuild the sections `changed` touches (all of them when None or on first load).
+
+        `defer` (first or full load only): sections to leave empty for now, so a first frame can show
+        sooner; `load_deferred()` loads them (the watcher does, first thing). A deferred "state" is
+        still read now for root and the current session (the cheap path), and in full later.
+        """
         paths = None if changed is None or self.world is None else [Path(p) for p in changed]
         todo = set(self.sections) if paths is None else self.sections_for(paths)
+        if paths is None:
+            self.deferred = frozenset(defer) & self.sections
+        todo -= self.deferred  # loaded, in full, by load_deferred()
+        if paths is None and "state" in self.deferred:
+            return self._load(todo | {"state"}, stage="current")  # every view needs the current scope
+        return self._load(todo, paths)
+
+    def load_deferred(self) -> World | None:
+        """Load the sections a first load deferred; None when there were none."""
+        if not self.deferred or self.world is None:
+            return None
+        todo, self.deferred = self.deferred, frozenset()
+        return self._load(set(todo), stage="full")
+
+    def _load(self, todo: set[str], paths: list[Path] | None = None, stage: str = "") -> World:
         for name in sorted(todo):
             try:
                 loader = getattr(self, self._LOADERS[name])
-                value, badges = loader(paths) if name == "state" else loader()
+                value, badges = loader(paths, stage=stage) if name == "state" else loader()
             except Exception as exc:  # noqa: BLE001 - a viewer must survive any damaged input
                 value = self._values.get(name)
                 badges = (Badge(name, None, f"could not load: {type(exc).__name__}: {exc}", value is not None),)

@@ -111,7 +111,10 @@ class ConsoleApp(App):
         return self._rp1
 
     def on_mount(self) -> None:
-        self.world = self.loader.load()
+        # First frame sooner: when live, the first load reads root and the current session only and
+        # skips the rp1 section (shown only as badges here; the rp1 view has its own source); the
+        # watcher loads every session and rp1 right after it, first thing.
+        self.world = self.loader.load(defer=("rp1", "state") if self.live else ())
         self.push_screen(MainScreen())
         self.set_interval(0.5, self._check_watches)
         if self.live:
