@@ -76,8 +76,9 @@ def test_deferred_state_shows_the_current_scope_first_then_everything(tmp_path):
     assert first.snapshot.members == full.members  # what the current scope shows is complete already
     path = mode(tmp_path, "forge", "s-a", current_phase="executing", iteration=9)
     assert wl.load([path]).snapshot is first.snapshot  # nothing partial is refreshed before the full read
-    world = wl.load_deferred()
-    assert world is not None and wl.load_deferred() is None
+    world = wl.load_deferred()  # state first
+    assert world is not None and wl.deferred == {"rp1"}
+    assert wl.load_deferred() is not None and wl.load_deferred() is None
     assert world.snapshot.sessions == read_snapshot(tmp_path, "s-a", environ={}).sessions
     assert [b.kept_last_good for b in world.badges] == [False]  # a first full read: nothing "broke"
     later = mode(tmp_path, "forge", "s-b", current_phase="executing", iteration=8)

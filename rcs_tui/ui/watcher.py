@@ -239,8 +239,9 @@ def start_watcher(node: MessagePump, loader: WorldLoader, *, force_polling: bool
         node.post_message(WatchStatus("polling" if polling else "native",
                                       "polling requested" if polling else ""))
         failures = 0
-        deferred = await asyncio.to_thread(loader.load_deferred)  # e.g. the console's rp1 section
-        if deferred is not None:
+        while (deferred := await asyncio.to_thread(loader.load_deferred)) is not None:  # e.g. the console's
+            if not node.app.is_running:  # sessions, then its rp1 section
+                return
             node.post_message(WorldUpdated(deferred, frozenset()))
         while True:
             targets = watch_targets(loader)
@@ -248,6 +249,8 @@ def start_watcher(node: MessagePump, loader: WorldLoader, *, force_polling: bool
                 batches = poll_batches(targets) if polling else native_batches(targets, debounce_ms=debounce_ms)
                 async for paths in batches:
                     world = await asyncio.to_thread(loader.load, paths)
+                    if not node.app.is_running:  # shutting down: its widgets may be gone already
+                        return
                     node.post_message(WorldUpdated(world, paths))
                     failures = 0
                 return

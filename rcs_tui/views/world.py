@@ -269,7 +269,7 @@ class WorldLoader:
         """Rebuild the sections `changed` touches (all of them when None or on first load).
 
         `defer` (first or full load only): sections to leave empty for now, so a first frame can show
-        sooner; `load_deferred()` loads them (the watcher does, first thing). A deferred "state" is
+        sooner; `load_deferred()` loads them one by one (the watcher does, first thing). A deferred "state" is
         still read now for root and the current session (the cheap path), and in full later.
         """
         paths = None if changed is None or self.world is None else [Path(p) for p in changed]
@@ -282,11 +282,12 @@ class WorldLoader:
         return self._load(todo, paths)
 
     def load_deferred(self) -> World | None:
-        """Load the sections a first load deferred; None when there were none."""
+        """Load the next section a first load deferred (state first); None when none is left."""
         if not self.deferred or self.world is None:
             return None
-        todo, self.deferred = self.deferred, frozenset()
-        return self._load(set(todo), stage="full")
+        name = next(n for n in SECTIONS if n in self.deferred)
+        self.deferred -= {name}
+        return self._load({name}, stage="full")
 
     def _load(self, todo: set[str], paths: list[Path] | None = None, stage: str = "") -> World:
         for name in sorted(todo):

@@ -117,8 +117,8 @@ class ConsoleApp(App):
         self.world = self.loader.load(defer=("rp1", "state") if self.live else ())
         self.push_screen(MainScreen())
         self.set_interval(0.5, self._check_watches)
-        if self.live:
-            start_watcher(self, self.loader, force_polling=self.force_polling)
+        if self.live:  # after the first frame: its deferred loads would only slow that frame down
+            self.call_after_refresh(start_watcher, self, self.loader, force_polling=self.force_polling)
         self.call_after_refresh(self._fit_footer)
 
     def on_world_updated(self, message: WorldUpdated) -> None:
