@@ -57,6 +57,8 @@ class WatchTargets:
 
     dirs: tuple[Path, ...]
     accept: Callable[[Path], bool]
+    # Watched without their subdirectories: the rp1 database's directory (it may be /tmp or $HOME).
+    flat: frozenset[Path] = frozenset()
 
 
 def watch_targets(loader: WorldLoader) -> WatchTargets:
@@ -72,7 +74,7 @@ def watch_targets(loader: WorldLoader) -> WatchTargets:
         return bool(loader.sections_for([path]))
 
     existing = tuple(d for d in dirs if d.is_dir())
-    return WatchTargets(existing, accept)
+    return WatchTargets(existing, accept, frozenset(d for d in existing if d != loader.layout.rcs))
 
 
 async def watch_batches(targets: WatchTargets, *, stop_event: asyncio.Event | None = None,
@@ -108,9 +110,9 @@ class TreeWatch:
                      | Mask.CREATE | Mask.DELETE | Mask.ONLYDIR)
         self.inotify = Inotify(cache_size=256)
 
-    def add_tree(self, top: Path, *, collect: bool = True) -> list[Path]:
-        """Watch `top` and every directory under it; return the files found (they may be new) when
-        `collect` (the initial watch of a large tree skips building them)."""
+    def add_tree(self, top: Path, *, collect: bool = True, recursive: bool = True) -> list[Path]:
+        """Watch `top` and (when `recursive`) every directory under it; return the files found (they
+        may be new) when `collect` (the initial watch of a large tree skips building them)."""
         files: list[Path] = []
         stack = [top]
         while stack and len(self.inotify.watches) < MAX_DIRS:
@@ -128,7 +130,8 @@ class TreeWatch:
             for entry in entries:
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        stack.append(Path(entry.path))
+                        if recursive:
+                            stack.append(Path(entry.path))
                     elif collect:
                         files.append(Path(entry.path))
                 except OSError:
@@ -145,7 +148,7 @@ class TreeWatch:
         if Mask.IGNORED in event.mask or path is None or event.name is None:
             return set(), False
         if Mask.ISDIR in event.mask:
-            if event.mask & (Mask.CREATE | Mask.MOVED_TO):
+            if event.mask & (Mask.CREATE | Mask.MOVED_TO) and path.parent not in targets.flat:
                 try:
                     return {p for p in self.add_tree(path) if targets.accept(p)}, False
                 except OSError:
@@ -166,7 +169,7 @@ async def inotify_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_
     tree = TreeWatch()
     try:
         for d in targets.dirs:  # in a thread: a thousand session dirs must not stall the first frames
-            await asyncio.to_thread(tree.add_tree, d, collect=False)
+            await asyncio.to_thread(tree.add_tree, d, collect=False, recursive=d not in targets.flat)
         loop = asyncio.get_running_loop()
         while True:
             pending: set[Path] = set()
@@ -202,14 +205,16 @@ def scan(targets: WatchTargets, limit: int = 20_000) -> dict[Path, tuple[int, in
     out: dict[Path, tuple[int, int, int]] = {}
     stack = list(targets.dirs)
     while stack and len(out) < limit:
+        top = stack.pop()
         try:
-            entries = list(os.scandir(stack.pop()))
+            entries = list(os.scandir(top))
         except OSError:
             continue
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    stack.append(Path(entry.path))
+                    if top not in targets.flat:
+                        stack.append(Path(entry.path))
                 elif targets.accept(Path(entry.path)):
                     st = entry.stat(follow_symlinks=False)
                     out[Path(entry.path)] = (st.st_ino, st.st_size, st.st_mtime_ns)
