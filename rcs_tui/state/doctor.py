@@ -10,12 +10,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from rcs_tui.core.lifecycle import handoff_softeners
 from rcs_tui.state.layout import Layout
+from rcs_tui.state.metrics import parse_time
 from rcs_tui.state.ops import ROOT_SCOPE, Operation, plan_clear, plan_delete_pointer, plan_drop_entry
 from rcs_tui.state.reader import compute_members, read_snapshot
 from rcs_tui.state.session import Resolution, process_matches
@@ -155,15 +155,6 @@ def _team_findings(root: Path) -> list[Finding]:
     return out
 
 
-def _parse_ts(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 def _rp1_findings(root: Path, db: str | None, now: float, idle_s: float) -> list[Finding]:
     from rcs_tui.rp1.source import Rp1Source
 
@@ -172,7 +163,7 @@ def _rp1_findings(root: Path, db: str | None, now: float, idle_s: float) -> list
     for status in ("running", "waiting"):
         feed = source.feed(status=status, limit=200)
         for summary in feed.runs:
-            last = _parse_ts(summary.projection.last_activity)
+            last = parse_time(summary.projection.last_activity)
             if last is not None and now - last > idle_s:
                 mins = int((now - last) // 60)
                 run = summary.run

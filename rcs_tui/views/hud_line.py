@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from rcs_tui.state.metrics import PRESET_ELEMENTS, parse_time
 from rcs_tui.state.snapshot import Member, ModeFile
-from rcs_tui.views.text import strip_controls
+from rcs_tui.views.text import ago, strip_controls
 from rcs_tui.views.world import World
 
 Span = tuple[str, str]  # (plain text, style tokens such as "bold green")
@@ -61,17 +61,6 @@ def plain(spans: tuple[Span, ...] | list[Span]) -> str:
 
 
 # -- durations and numbers -------------------------------------------------------------------
-def ago(seconds: float) -> str:
-    s = max(0, int(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m"
-    if s < 86400:
-        return f"{s // 3600}h{(s % 3600) // 60}m"
-    return f"{s // 86400}d"
-
-
 def data_age(seconds: float) -> str:
     """The "updated … ago" figure: exact under 10 s, then in 10 s steps, then as `ago` (minutes).
 

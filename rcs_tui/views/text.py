@@ -42,3 +42,15 @@ def clip(text: str, width: int, ellipsis: str = "…") -> str:
     if len(text) <= width:
         return text
     return text[: max(0, width - len(ellipsis))] + ellipsis[:width]
+
+
+def ago(seconds: float) -> str:
+    """A compact duration: `42s`, `5m`, `2h07m`, `3d` (negative clock skew reads as 0s)."""
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m"
+    if s < 86400:
+        return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+    return f"{s // 86400}d"

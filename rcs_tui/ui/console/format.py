@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from rich.text import Text
 
-from rcs_tui.views.text import clip, strip_controls
+from rcs_tui.state.metrics import parse_time as parse_ts
+from rcs_tui.views.text import ago, clip, strip_controls
 
 HEALTH_STYLE = {"live": "green", "stale": "yellow", "orphan": "magenta", "root-survivor": "bold red"}
 HEALTH_GLYPH = {"live": "●", "stale": "◌", "orphan": "◍", "root-survivor": "▲"}
@@ -19,32 +19,9 @@ STATUS_STYLE = {"running": "cyan", "waiting": "yellow", "completed": "green", "f
                 "working": "cyan", "idle": "dim", "done": "green"}
 
 
-def parse_ts(value: Any) -> float | None:
-    """ISO-8601 (`Z` or offset) to epoch seconds; None when absent or unparsable."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip()
-    if text.endswith("Z"):
-        text = text[:-1] + "+00:00"
-    try:
-        dt = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return dt.timestamp() if dt.tzinfo is not None else None
-
-
 def age(seconds: float | None) -> str:
     """`42s`, `5m`, `2h07m`, `3d`; `-` when unknown."""
-    if seconds is None:
-        return "-"
-    s = max(0, int(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m"
-    if s < 86400:
-        return f"{s // 3600}h{(s % 3600) // 60:02d}m"
-    return f"{s // 86400}d"
+    return "-" if seconds is None else ago(seconds)
 
 
 def age_of(data: dict[str, Any] | None, now: float, keys: tuple[str, ...] = (
