@@ -108,9 +108,12 @@ class HudApp(App[None]):
         self._schedule_tick()
 
     def on_world_updated(self, message: WorldUpdated) -> None:
-        self._apply(message.world)
+        if self.is_running:  # a batch can arrive while the app is closing and its widgets are gone
+            self._apply(message.world)
 
     def on_watch_status(self, message: WatchStatus) -> None:
+        if not self.is_running:
+            return
         self.notices = () if message.mode == "native" else (f"{message.mode}: {message.detail}".strip(": "),)
         if message.mode == "polling":
             self.notices = (message.detail or "polling",)
