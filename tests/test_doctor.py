@@ -84,6 +84,24 @@ def test_dead_team_worker_is_reported_without_a_repair(tmp_path):
     assert f.plan is None and "holding task 3" in f.message
 
 
+def test_console_team_view_agrees_with_the_doctor_on_a_dead_worker(tmp_path):
+    # A heartbeat that still says alive:true for a pid that is gone must read "dead" in the team view,
+    # as the doctor reports it, not "alive".
+    import os
+
+    from rcs_tui.state.team import read_teams
+    from rcs_tui.ui.console.team import heartbeat
+
+    team = state_dir(tmp_path) / "team" / "login-flow"
+    write(team / "config.json", {"name": "login-flow", "worker_count": 2})
+    write(team / "workers" / "worker-1" / "heartbeat.json", {"pid": dead_pid(), "alive": True})
+    write(team / "workers" / "worker-2" / "heartbeat.json", {"pid": os.getpid(), "alive": True})
+    workers = {w.name: w for w in read_teams(team.parent)["login-flow"].workers}
+    assert heartbeat(workers["worker-1"]).plain == "✖ dead"
+    assert heartbeat(workers["worker-2"]).plain == "♥ alive"
+    assert [f.subject for f in diagnose(tmp_path) if f.kind == "dead-worker"] == ["worker-1"]
+
+
 def test_idle_rp1_run_is_reported_and_db_untouched(tmp_path):
     db = tmp_path / "rp1.db"
     create_db(db)

@@ -145,9 +145,8 @@ def _team_findings(root: Path) -> list[Finding]:
     layout = Layout(root)
     for name, team in sorted(read_teams(layout.team, within=layout.rcs).items()):
         for w in team.workers:
-            dead_pid = w.pid is not None and not process_matches(w.pid)[0]
-            if w.alive is False or dead_pid:
-                why = f"pid {w.pid} is not running" if dead_pid else "heartbeat says alive: false"
+            why = w.dead_reason
+            if why:
                 out.append(Finding(f"dead-worker:{name}:{w.name}", "dead-worker", "warn", f"team {name}", w.name,
                                    f"team {name} worker {w.name} has a dead heartbeat ({why})"
                                    + (f" while holding task {w.current_task_id}" if w.current_task_id else ""),

@@ -14,6 +14,7 @@ from typing import Any
 
 from rcs_tui.core.modes import TEAM_RE
 from rcs_tui.state.io import read_json
+from rcs_tui.state.session import process_matches
 
 TASK_STATUSES: tuple[str, ...] = ("pending", "blocked", "in_progress", "completed", "failed")
 WORKER_STATES: tuple[str, ...] = ("idle", "working", "blocked", "done", "failed", "draining", "unknown")
@@ -31,6 +32,20 @@ class Worker:
     turn_count: int | None = None
     last_turn_at: str | None = None
     pid: int | None = None
+    pid_running: bool | None = None
+
+    @property
+    def dead_reason(self) -> str | None:
+        """Why this worker counts as dead (its pid is gone, or its heartbeat says so), else None.
+
+        The one rule the doctor, the console and the HUD share: a heartbeat that claims `alive: true`
+        for a pid that is not running is dead, not alive.
+        """
+        if self.pid_running is False:
+            return f"pid {self.pid} is not running"
+        if self.alive is False:
+            return "heartbeat says alive: false"
+        return None
 
 
 @dataclass(frozen=True)
@@ -63,6 +78,12 @@ class Team:
     @property
     def total(self) -> int:
         return sum(self.counts.values())
+
+
+def _pid_running(pid: int | None) -> bool | None:
+    if pid is None:
+        return None
+    return process_matches(pid)[0]
 
 
 def _int(value: Any) -> int | None:
@@ -143,7 +164,7 @@ def read_team(team_dir: Path, *, within: Path | None = None, event_limit: int = 
         alive = beat.get("alive") if isinstance(beat.get("alive"), bool) else None
         workers.append(Worker(wname, state, _str(status.get("current_task_id")), _str(status.get("reason")),
                               alive, _int(beat.get("turn_count")), _str(beat.get("last_turn_at")),
-                              _int(beat.get("pid"))))
+                              _int(beat.get("pid")), _pid_running(_int(beat.get("pid")))))
     count = _int(config.get("worker_count"))
     if count is None and isinstance(config.get("workers"), list):
         count = len(config["workers"])

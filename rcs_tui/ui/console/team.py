@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from rcs_tui.state.team import TASK_STATUSES
+from rcs_tui.state.team import TASK_STATUSES, Worker
 from rcs_tui.ui.console.format import STATUS_STYLE, age, parse_ts, plain, styled
 from rcs_tui.ui.console.table import Row, sync_rows
 from rcs_tui.views.world import World
@@ -17,10 +17,10 @@ TASK_COLUMNS = (("team", 12), ("id", 4), ("status", 11), ("owner", 9), ("subject
 STATUS_ORDER = {s: i for i, s in enumerate(("in_progress", "blocked", "failed", "pending", "completed"))}
 
 
-def heartbeat(alive: bool | None) -> Text:
-    if alive is False:
+def heartbeat(worker: Worker) -> Text:
+    if worker.dead_reason:
         return Text("✖ dead", style="bold red")
-    if alive is None:
+    if worker.alive is None:
         return Text("? not reporting", style="yellow")
     return Text("♥ alive", style="green")
 
@@ -32,7 +32,7 @@ def worker_rows(world: World, now: float) -> list[Row]:
             beat = parse_ts(w.last_turn_at)
             rows.append((f"{name}/{w.name}", [styled(name, width=12), styled(w.name), styled(w.state, STATUS_STYLE.get(
                 w.state, "")), styled(w.current_task_id or "-"), Text(age(now - beat) if beat else "-"),
-                heartbeat(w.alive)]))
+                heartbeat(w)]))
     return rows
 
 
@@ -56,7 +56,7 @@ def team_summary(world: World) -> Text:
         for status in TASK_STATUSES:
             if team.counts.get(status):
                 out.append(f"{status}:{team.counts[status]} ", style=STATUS_STYLE.get(status, ""))
-        dead = sum(1 for w in team.workers if w.alive is False)
+        dead = sum(1 for w in team.workers if w.dead_reason)
         if dead:
             out.append(f" {dead} dead worker(s)", style="bold red")
         out.append("\n")
