@@ -296,6 +296,8 @@ class Simulator:
     def _forge(self, at: str) -> str:
         path = self.sess / "forge-state.json"
         data = self._read(path)
+        if data.get("active") is not True:
+            return ""  # cleared or ended by the operator: a stopped loop does not tick (or recreate the file)
         top = data.get("max_iterations") if isinstance(data.get("max_iterations"), int) else 10
         i = data.get("iteration") if isinstance(data.get("iteration"), int) else 0
         data.update({"iteration": i + 1 if i < top else 1, "updated_at": at, "last_turn_at": at,

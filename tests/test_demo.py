@@ -53,6 +53,17 @@ def test_simulator_ticks_advance_forge_team_rp1_and_a_task(tmp_path):
     assert leftovers == []
 
 
+def test_simulator_leaves_a_cleared_forge_cleared(tmp_path):
+    # After the operator clears forge, the simulator must not recreate its file (that made the
+    # demo's undo always refuse with "changed since").
+    ws = build_workspace(tmp_path)
+    sim = Simulator(ws)
+    (sim.sess / "forge-state.json").unlink()
+    for _ in range(3):
+        sim.step()
+    assert not (sim.sess / "forge-state.json").exists()
+
+
 def test_simulator_thread_starts_and_stops(tmp_path):
     ws = build_workspace(tmp_path)
     with Simulator(ws, interval=0.05) as sim:
