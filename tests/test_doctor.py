@@ -32,6 +32,16 @@ def test_resurrecting_root_survivor_is_repaired_and_holds(run_cli, tmp_path):
     assert run_cli("doctor", "--json", "--root", str(tmp_path)).json["findings"] == []
 
 
+def test_fix_only_an_unknown_finding_is_an_error_not_a_silent_success(run_cli, tmp_path):
+    mode(tmp_path, "team", "s1", active=False, current_phase="cleared")
+    mode(tmp_path, "team", None, current_phase="team-exec")
+    canonical(tmp_path, ["team"])
+    before = tree_digest(tmp_path)
+    r = run_cli("doctor", "--fix", "--only", "root-survivor:root:tema", "--root", str(tmp_path))
+    assert r.code == 1 and "root-survivor:root:tema" in r.error
+    assert tree_digest(tmp_path) == before
+
+
 def test_report_without_fix_changes_nothing(run_cli, tmp_path):
     canonical(tmp_path, ["forge", "team"], "s1")
     mode(tmp_path, "team", "s1", current_phase="team-exec")

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from rcs_tui.cli.common import emit, json_option, resolve_root, root_option
+from rcs_tui.cli.common import CliError, emit, json_option, resolve_root, root_option
 
 
 @click.command("doctor")
@@ -24,6 +24,10 @@ def doctor(do_fix, only, session_id, db, idle_minutes, root, as_json):
 
     root_path = resolve_root(root)
     findings = diagnose(root_path, session_id, rp1_db=db, idle_seconds=idle_minutes * 60)
+    unknown = sorted(set(only) - {f.id for f in findings})
+    if unknown:
+        raise CliError(f"--only: no current finding {', '.join(map(repr, unknown))}; nothing was changed "
+                       f"(findings now: {', '.join(f.id for f in findings) or 'none'})")
     report = {"findings": [f.as_json(root_path, with_plan=True) for f in findings], "fix": None}
     repairable = [f for f in findings if f.plan is not None and (not only or f.id in only)]
     apply = do_fix
