@@ -78,6 +78,17 @@ def test_write_handoff_reports_transition(run_cli, tmp_path):
     assert read(state_dir(tmp_path) / "deep-interview-state.json")["lifecycle_outcome"] == "finished"
 
 
+def test_undo_skips_a_clear_that_changed_nothing(run_cli, project):
+    # Clearing a member twice journals a second, empty action; a plain `undo` must restore the real
+    # clear, not spend itself on the no-op.
+    before = tree_digest(project / ".rcs" / "state")
+    for _ in range(2):
+        run_cli("state", "clear", "--mode", "team", "--session-id", "s1", "--root", str(project))
+    r = run_cli("undo", "--root", str(project), "--json")
+    assert r.code == 0 and r.json["restored"]
+    assert tree_digest(project / ".rcs" / "state") == before
+
+
 def test_read_and_get_status(run_cli, project):
     assert run_cli("state", "read", "--mode", "ultraqa", "--session-id", "s1", "--root", str(project)).json == \
         {"exists": False, "mode": "ultraqa"}

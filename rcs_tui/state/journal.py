@@ -55,7 +55,11 @@ def undone_ids(entries: list[dict[str, Any]]) -> set[str]:
 
 
 def pick_entry(entries: list[dict[str, Any]], entry_id: str | None) -> dict[str, Any]:
-    """The chosen entry, or the newest operator action that is not an undo and not yet undone."""
+    """The chosen entry, or the newest operator action that changed a file, is not an undo and not yet undone.
+
+    An action that changed nothing (clearing a member that was already gone) is skipped: `undo` must not
+    spend itself on a no-op while the real change before it stays in place.
+    """
     if entry_id:
         for entry in entries:
             if entry["id"] == entry_id:
@@ -63,7 +67,7 @@ def pick_entry(entries: list[dict[str, Any]], entry_id: str | None) -> dict[str,
         raise TxnError(f"no journal entry {entry_id!r} in {JOURNAL_REL}")
     done = undone_ids(entries)
     for entry in reversed(entries):
-        if "undoes" not in entry and entry["id"] not in done:
+        if "undoes" not in entry and entry["id"] not in done and entry.get("files"):
             return entry
     raise TxnError("nothing to undo: the journal has no undoable entry")
 
