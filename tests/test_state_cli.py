@@ -89,6 +89,17 @@ def test_undo_skips_a_clear_that_changed_nothing(run_cli, project):
     assert tree_digest(project / ".rcs" / "state") == before
 
 
+def test_a_rewrite_and_its_undo_keep_the_file_permissions(run_cli, project):
+    import stat
+
+    canon = project / ".rcs" / "state" / "sessions" / "s1" / "skill-active-state.json"
+    canon.chmod(0o644)
+    run_cli("state", "clear", "--mode", "team", "--session-id", "s1", "--root", str(project))
+    assert stat.S_IMODE(canon.stat().st_mode) == 0o644
+    run_cli("undo", "--root", str(project))
+    assert stat.S_IMODE(canon.stat().st_mode) == 0o644
+
+
 def test_read_and_get_status(run_cli, project):
     assert run_cli("state", "read", "--mode", "ultraqa", "--session-id", "s1", "--root", str(project)).json == \
         {"exists": False, "mode": "ultraqa"}

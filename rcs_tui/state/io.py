@@ -149,11 +149,25 @@ def dump_json(data: Any) -> bytes:
     return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+def keep_mode(fd: int, path: Path) -> None:
+    """Give a temp file the permissions of the file it will replace (0644 for a new one).
+
+    mkstemp creates 0600 files; without this every rewrite (and every undo) would silently narrow a
+    runtime file's permissions.
+    """
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except OSError:
+        mode = 0o644
+    os.fchmod(fd, mode)
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     """Write `data` to `path` via a temp file in the same directory, fsync, then rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        keep_mode(fd, path)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from filelock import FileLock, Timeout
 
-from rcs_tui.state.io import append_line, atomic_delete, atomic_write, digest, fsync_dir
+from rcs_tui.state.io import append_line, atomic_delete, atomic_write, digest, fsync_dir, keep_mode
 
 JOURNAL_REL = Path(".rcs/logs/rcs-tui-journal.jsonl")
 LOCK_REL = Path(".rcs/logs/rcs-tui.lock")
@@ -129,6 +129,7 @@ def _stage(change: FileChange) -> Path | None:
     if change.action != "write" or not change.path.parent.is_dir():
         return None
     fd, tmp = tempfile.mkstemp(prefix=f".{change.path.name}.", suffix=".tmp", dir=change.path.parent)
+    keep_mode(fd, change.path)
     with os.fdopen(fd, "wb") as fh:
         fh.write(change.content or b"")
         fh.flush()
