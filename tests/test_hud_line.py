@@ -255,7 +255,8 @@ def _capture(capsys, call) -> tuple[str, object]:
 
 
 @pytest.mark.parametrize("opts", [[], ["--json"], ["--width", "14", "--ascii"], ["--preset", "minimal"],
-                                  ["--preset=full", "--width=30"], ["--session", SID, "--ascii", "--json"]])
+                                  ["--preset=full", "--width=30"], ["--session", SID, "--ascii", "--json"],
+                                  ["--session-id", SID]])
 def test_once_fast_path_prints_exactly_what_click_prints(tmp_path, monkeypatch, capsys, opts):
     import time
 

@@ -129,13 +129,34 @@ def test_undo_via_cli_restores_bytes(run_cli, project):
     (("--mode", "x" * 65), "invalid mode name"),
     (("--mode", "team", "--session-id", "../s1"), "invalid session id '../s1'"),
     (("--input", '{"mode": 5}'), "input.mode: expected a string"),
-    (("--input", '{"mode": "team", "all_sessions": "yes"}'), "input.all_sessions: expected true or false"),
+    (("--input", '{"mode": "team", "all_sessions": "yes"}'),
+     "--input.all_sessions: input should be a valid boolean, got 'yes'"),
 ])
 def test_bad_input_is_a_clear_error_and_touches_nothing(run_cli, project, args, needle):
     before = tree_digest(project)
     r = run_cli("state", "clear", *args, "--root", str(project))
     assert r.code == 1 and needle in r.error
     assert tree_digest(project) == before
+
+
+@pytest.mark.parametrize("payload,needle", [
+    ('{"mode":"forge","active":"yes"}', "--input.active: input should be a valid boolean, got 'yes'"),
+    ('{"mode":"forge","iteration":"3"}', "--input.iteration: input should be a valid integer, got '3'"),
+    ('{"mode":"forge","state":[1]}', "--input.state: input should be a valid dictionary, got list"),
+])
+def test_write_rejects_wrongly_typed_known_fields(run_cli, project, payload, needle):
+    before = tree_digest(project)
+    r = run_cli("state", "write", "--input", payload, "--session-id", "s1", "--root", str(project))
+    assert r.code == 1 and r.error == needle
+    assert tree_digest(project) == before
+
+
+def test_write_keeps_unknown_fields(run_cli, project):
+    r = run_cli("state", "write", "--input", '{"mode":"forge","iteration":4,"custom":{"x":[1]}}',
+                "--session-id", "s1", "--root", str(project))
+    assert r.code == 0
+    doc = read(project / ".rcs/state/sessions/s1/forge-state.json")
+    assert doc["iteration"] == 4 and doc["custom"] == {"x": [1]} and doc["current_phase"] == "executing"
 
 
 def test_usage_error_exits_2_with_json(run_cli, project):

@@ -134,7 +134,8 @@ def print_once(root: Path, session: str | None, as_json: bool, width: int | None
     sys.stdout.flush()
 
 
-_VALUE_OPTIONS = {"--root": "root", "--session": "session", "--width": "width", "--preset": "preset"}
+_VALUE_OPTIONS = {"--root": "root", "--session": "session", "--session-id": "session", "--width": "width",
+                  "--preset": "preset"}
 _FLAG_OPTIONS = {"--once": "once", "--json": "as_json", "--ascii": "ascii_only"}
 
 

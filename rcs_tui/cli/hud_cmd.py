@@ -40,7 +40,8 @@ def _tmux_split(argv: list[str]) -> None:
 
 @click.command("hud")
 @root_option
-@click.option("--session", "session", default=None, help="Explicit session id (else env, session.json, root).")
+@click.option("--session-id", "--session", "session", default=None,
+              help="Explicit session id (else env, session.json, root).")
 @click.option("--once", is_flag=True, help="Print one status line and exit (no Textual).")
 @json_option
 @click.option("--width", type=int, default=None, help="Line width for --once (else COLUMNS, else the terminal).")
@@ -71,7 +72,8 @@ def hud(root, session, once, as_json, width, ascii_only, preset, inline, tmux, p
 
 @click.command("overlay")
 @root_option
-@click.option("--session", "session", default=None, help="Explicit session id (else env, session.json, root).")
+@click.option("--session-id", "--session", "session", default=None,
+              help="Explicit session id (else env, session.json, root).")
 @json_option
 def overlay(root, session, as_json) -> None:
     """Print the AGENTS-overlay Active Modes section for the combined active set."""

@@ -51,6 +51,8 @@ def _common(root, input_json, input_file, mode, session_id):
     sid = session_id if session_id is not None else data.get("session_id")
     if sid is not None and not isinstance(sid, str):
         raise CliError(f"input.session_id: expected a string, got {type(sid).__name__}")
+    if mode is not None and not isinstance(mode, str):
+        raise CliError(f"input.mode: expected a string, got {type(mode).__name__}")
     return resolve_root(root), data, mode, sid
 
 
@@ -82,9 +84,11 @@ def read_cmd(root, as_json, input_json, input_file, mode, session_id):
 @click.option("--dry-run", is_flag=True, help="Print the exact plan and touch nothing.")
 def write_cmd(root, as_json, input_json, input_file, mode, session_id, dry_run):
     """Shallow-merge fields into a mode file; activation goes through the transition policy."""
+    from rcs_tui.state.inputs import validate_write
     from rcs_tui.state.ops import plan_write
 
     root, data, mode, sid = _common(root, input_json, input_file, mode, session_id)
+    validate_write(data, "--input" if input_file is None else "--input-file")
     op = plan_write(root, _need_mode(mode), data, sid)
     emit(op.preview(root) if dry_run else op.run(root), True)
 
@@ -95,13 +99,12 @@ def write_cmd(root, as_json, input_json, input_file, mode, session_id, dry_run):
 @click.option("--dry-run", is_flag=True, help="Print the exact plan and touch nothing.")
 def clear_cmd(root, as_json, input_json, input_file, mode, session_id, all_sessions, dry_run):
     """Clear one member of the active set (tombstone when a root copy exists)."""
+    from rcs_tui.state.inputs import validate_clear
     from rcs_tui.state.ops import plan_clear
 
     root, data, mode, sid = _common(root, input_json, input_file, mode, session_id)
-    all_flag = data.get("all_sessions", False)
-    if not isinstance(all_flag, bool):
-        raise CliError(f"input.all_sessions: expected true or false, got {json.dumps(all_flag)}")
-    op = plan_clear(root, _need_mode(mode), sid, all_sessions or all_flag)
+    parsed = validate_clear(data, "--input" if input_file is None else "--input-file")
+    op = plan_clear(root, _need_mode(mode), sid, all_sessions or parsed.all_sessions)
     emit(op.preview(root) if dry_run else op.run(root), True)
 
 
