@@ -68,7 +68,7 @@ def _canonical(state: Path, sid: str | None, skills: list[tuple[str, str]], at: 
 
 
 def _team_dir(state: Path, name: str, task: str, workers: list[str], tasks: list[tuple[str, str, str]],
-              at: str) -> None:
+              at: str, pids: list[int]) -> None:
     tdir = state / "team" / name
     _write(tdir / "config.json", {"name": name, "task": task, "agent_type": "executor",
                                   "worker_count": len(workers), "max_workers": 6, "created_at": at,
@@ -87,7 +87,7 @@ def _team_dir(state: Path, name: str, task: str, workers: list[str], tasks: list
         current = next((str(k) for k, (_, s, o) in enumerate(tasks, 1) if o == w and s == "in_progress"), None)
         _write(tdir / "workers" / w / "status.json", {"state": "working" if current else "idle",
                                                       "current_task_id": current, "updated_at": at})
-        _write(tdir / "workers" / w / "heartbeat.json", {"pid": 40100 + i, "last_turn_at": at,
+        _write(tdir / "workers" / w / "heartbeat.json", {"pid": pids[i], "last_turn_at": at,
                                                          "turn_count": 3 + i, "alive": True})
     events = tdir / "events" / "events.ndjson"
     for n, w in enumerate(workers):
@@ -181,9 +181,12 @@ def build_workspace(base: str | os.PathLike[str], *, pid: int | None = None,
     _team_dir(state, TEAM, "implement login flow across api and ui", ["worker-1", "worker-2", "worker-3"],
               [("api: POST /login", "completed", "worker-1"), ("api: session cookie", "in_progress", "worker-1"),
                ("ui: login form", "in_progress", "worker-2"), ("ui: error states", "pending", "worker-2"),
-               ("e2e: happy path", "blocked", "worker-3"), ("docs: auth flow", "pending", "worker-3")], earlier)
+               ("e2e: happy path", "blocked", "worker-3"), ("docs: auth flow", "pending", "worker-3")], earlier,
+              [owner] * 3)
+    # worker-2 of the other team died holding a task: its heartbeat still says alive (a doctor finding).
     _team_dir(state, OTHER_TEAM, "refresh the operator docs", ["worker-1", "worker-2"],
-              [("docs: install", "completed", "worker-1"), ("docs: recovery", "in_progress", "worker-2")], earlier)
+              [("docs: install", "completed", "worker-1"), ("docs: recovery", "in_progress", "worker-2")], earlier,
+              [owner, DEAD_PID])
 
     _write(project / ".rcs" / "metrics.json", {"total_turns": 231, "session_turns": 14,
                                                 "last_activity": at, "session_input_tokens": 701_200,

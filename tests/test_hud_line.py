@@ -102,6 +102,19 @@ def test_member_details_blueprint_interview_team(tmp_path):
     assert "team:login-flow (3 workers, 2/4 done)" in text
 
 
+def test_worker_whose_pid_is_gone_shows_dead_not_working(tmp_path):
+    root = tree(tmp_path, {"team": {"active": True, "current_phase": "team-exec", "team_name": "login-flow"}},
+                ["team"])
+    team = tmp_path / ".rcs" / "state" / "team" / "login-flow"
+    write(team / "config.json", {"name": "login-flow", "worker_count": 2})
+    for name, pid in (("worker-1", os.getpid()), ("worker-2", 4_194_303)):
+        write(team / "workers" / name / "status.json", {"state": "working", "current_task_id": "2"})
+        write(team / "workers" / name / "heartbeat.json", {"pid": pid, "alive": True})
+    rows = [plain(r) for r in render_spans(world(root), EPOCH + 3, 60, 30)]
+    assert "    · worker-1 working task 2" in rows
+    assert "    · worker-2 dead task 2" in rows
+
+
 def test_nothing_active(tmp_path):
     root = tree(tmp_path, {}, [])
     assert line(root).startswith("[RCS] No active modes.")

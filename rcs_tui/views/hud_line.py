@@ -163,9 +163,12 @@ def _team_rows(m: Member, world: World, ascii_only: bool) -> tuple[tuple[Span, .
         rows.append((("    phase ", "dim"), (clean(team.phase, 24), "")))
     for w in team.workers[:8]:
         state_style = {"working": "green", "blocked": "yellow", "failed": "red", "done": "dim"}.get(w.state, "")
+        state = f" {w.state}"
+        if w.dead_reason:  # a worker whose process is gone is not "working", whatever its status file says
+            state, state_style = " dead", "bold red"
         task = f" task {clean(w.current_task_id, 12)}" if w.current_task_id else ""
         rows.append((("    " + ("- " if ascii_only else "· "), "dim"), (clean(w.name, 20), ""),
-                     (f" {w.state}", state_style), (task, "dim")))
+                     (state, state_style), (task, "dim")))
     return tuple(rows)
 
 
