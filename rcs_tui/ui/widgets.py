@@ -59,22 +59,34 @@ class HudView(Widget):
         return spans_text(self.rows(self.size.width, self.size.height))
 
 
-class OverlayBlockView(Widget):
-    """The Active Modes section exactly as `rcs-tui overlay` prints it."""
+class WorldPanel(Widget):
+    """A bordered panel that renders the latest World it was shown ("loading…" before the first)."""
+
+    TITLE = ""
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.world: World | None = None
-        self.border_title = "AGENTS overlay"
+        self.border_title = self.TITLE
 
     def show(self, world: World) -> None:
         self.world = world
         self.refresh(layout=True)
 
     def render(self) -> Text:
-        if self.world is None:
-            return Text("loading…", style="dim")
-        block = build_overlay(self.world.snapshot)
+        return Text("loading…", style="dim") if self.world is None else self.render_world(self.world)
+
+    def render_world(self, world: World) -> Text:
+        raise NotImplementedError
+
+
+class OverlayBlockView(WorldPanel):
+    """The Active Modes section exactly as `rcs-tui overlay` prints it."""
+
+    TITLE = "AGENTS overlay"
+
+    def render_world(self, world: World) -> Text:
+        block = build_overlay(world.snapshot)
         text = Text(no_wrap=False, end="")
         for i, line in enumerate(block.lines):
             if i:
@@ -89,23 +101,17 @@ class OverlayBlockView(Widget):
         return text
 
 
-class MemberList(Widget):
+class MemberList(WorldPanel):
     """Every member of the combined set with its health; flags stale ones the runtime would still list."""
 
+    TITLE = "members"
+
     def __init__(self, ascii_only: bool = False, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+        super().__init__(**kwargs)
         self.ascii_only = ascii_only
-        self.world: World | None = None
-        self.border_title = "members"
 
-    def show(self, world: World) -> None:
-        self.world = world
-        self.refresh(layout=True)
-
-    def render(self) -> Text:
-        if self.world is None:
-            return Text("loading…", style="dim")
-        members = self.world.snapshot.members
+    def render_world(self, world: World) -> Text:
+        members = world.snapshot.members
         text = Text(end="")
         if not members:
             text.append("no members", style="dim")
