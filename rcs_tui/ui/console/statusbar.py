@@ -1,60 +1,134 @@
-"""The one-line status bar: project, scope and how it was chosen, member counts, live/paused, data age, last error."""
+"""The one-line status bar: project, scope and how it was chosen, member counts, live/paused, data age, last error.
+
+It fits its width by giving each part shorter forms and shortening (or dropping) the least important
+parts first, so at 80 or 60 columns every word it still shows is whole.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 
 from rich.text import Text
-from textual.widgets import Static
+from textual.widget import Widget
 
-from rcs_tui.ui.console.format import HEALTH_STYLE, age, plain, short_sid
+from rcs_tui.ui.console.format import HEALTH_GLYPH, HEALTH_STYLE, age, plain, short_sid
 from rcs_tui.views.world import World
 
+SEP = " │ "
+HEALTHS = ("live", "stale", "orphan", "root-survivor")
+# Which part gives way next while the line is too wide: each step moves that part to its next
+# (shorter) form; a part whose last form is empty disappears. Counts, PAUSED, READ-ONLY and the
+# last error are the last to shrink and never vanish.
+STEPS = ("scope", "live", "project", "counts", "problem", "live", "project", "scope", "problem", "live",
+         "problem", "scope", "readonly", "counts", "problem")
 
-def status_text(world: World | None, now: float, *, paused: bool, readonly: bool, last_error: str | None,
-                watching: str = "native") -> Text:
-    out = Text(no_wrap=True, overflow="ellipsis")
-    if world is None:
-        return out.append("loading…")
+
+def clip_words(text: str, width: int) -> str:
+    """`text` in at most `width` cells, cut between words (with …), never inside one."""
+    if len(text) <= width:
+        return text
+    cut = text[:max(width - 1, 0)]
+    space = len(cut) if text[len(cut)] == " " else cut.rfind(" ")
+    return (cut[:space] if space > 0 else "").rstrip(" ,;:—-") + "…"
+
+
+def _t(text: str, style: str = "") -> Text:
+    return Text(text, style=style)
+
+
+def _parts(world: World, now: float, *, paused: bool, readonly: bool, last_error: str | None,
+           watching: str) -> dict[str, list[Text]]:
     snap = world.snapshot
-    out.append(plain(world.root.name, 20), style="bold")
-    out.append(" │ ")
     res = snap.resolution
-    out.append(short_sid(res.session_id, 14), style="bold cyan")
-    out.append(f" ({res.source})", style="dim")
-    if res.pointer.stale_dead:
-        out.append(" ⚠ stale-dead pointer", style="bold yellow")
-    out.append(" │ ")
+    name = plain(world.root.name)
+    parts: dict[str, list[Text]] = {"project": [_t(clip_words(name, 20), "bold"), _t(clip_words(name, 12), "bold"),
+                                                Text()]}
+
+    def scope(width: int, how: bool, stale: str) -> Text:
+        out = _t(short_sid(res.session_id, width), "bold cyan")
+        if how:
+            out.append(f" ({res.source})", style="dim")
+        if res.pointer.stale_dead:
+            out.append(stale, style="bold yellow")
+        return out
+
+    parts["scope"] = [scope(14, True, " ⚠ stale-dead pointer"), scope(14, False, " ⚠ stale-dead"),
+                      scope(10, False, " ⚠ stale"), scope(10, False, " ⚠")]
+    data_age = f" {age(now - world.loaded_at)}"
     if paused:
-        out.append("❚❚ PAUSED", style="bold yellow")
+        parts["live"] = [_t("❚❚ PAUSED", "bold yellow")]
     elif watching == "off":
-        out.append("○ not watching", style="dim")
+        parts["live"] = [_t("○ not watching" + data_age, "dim"), _t("○ off" + data_age, "dim"), _t("○ off", "dim"),
+                         _t("○", "dim")]
     else:
-        out.append("● LIVE" + (" (polling)" if watching == "polling" else ""), style="bold green")
-    out.append(f" {age(now - world.loaded_at)}", style="dim")
-    out.append(" │ ")
+        polling = " (polling)" if watching == "polling" else ""
+        parts["live"] = [_t(f"● LIVE{polling}{data_age}", "bold green"), _t(f"● LIVE{data_age}", "bold green"),
+                         _t("● LIVE", "bold green"), _t("●", "bold green")]
     counts = Counter(m.health for m in snap.members)
-    if not counts:
-        out.append("no active modes", style="dim")
-    for health in ("live", "stale", "orphan", "root-survivor"):
-        if counts.get(health):
-            out.append(f"{counts[health]} {health.replace('root-', '')} ", style=HEALTH_STYLE[health])
-    if readonly:
-        out.append(" │ READ-ONLY", style="bold magenta")
+    words, glyphs = Text(), Text()
+    for health in (h for h in HEALTHS if counts.get(h)):
+        style = HEALTH_STYLE[health]
+        words.append(("" if not words else " ") + f"{counts[health]} {health.replace('root-', '')}", style=style)
+        glyphs.append(("" if not glyphs else " ") + f"{counts[health]}{HEALTH_GLYPH[health]}", style=style)
+    parts["counts"] = [words, glyphs] if counts else [_t("no active modes", "dim"), _t("none", "dim")]
+    parts["readonly"] = [_t("READ-ONLY", "bold magenta"), _t("RO", "bold magenta")] if readonly else [Text()]
     problems = len(world.badges)
     if last_error:
-        out.append(" │ ")
-        out.append(plain(last_error, 60), style="bold red")
+        err = plain(last_error)
+        parts["problem"] = [_t(clip_words(err, w), "bold red") for w in (60, 40, 24, 12)] + [_t("✖ error", "bold red")]
     elif problems:
-        out.append(" │ ")
-        out.append(f"⚠ {problems} unreadable file(s)", style="bold yellow")
+        parts["problem"] = [_t(f"⚠ {problems} unreadable file(s)", "bold yellow"),
+                            _t(f"⚠ {problems} unreadable", "bold yellow"), _t(f"⚠ {problems}", "bold yellow")]
+    else:
+        parts["problem"] = [Text()]
+    return parts
+
+
+def _join(parts: dict[str, list[Text]], level: dict[str, int]) -> Text:
+    out = Text(no_wrap=True, overflow="ellipsis")
+    for key in ("project", "scope", "live", "counts", "readonly", "problem"):
+        forms = parts[key]
+        piece = forms[min(level.get(key, 0), len(forms) - 1)]
+        if piece.plain:
+            if out.plain:
+                out.append(SEP)
+            out.append_text(piece)
     return out
 
 
-class StatusBar(Static):
-    """Re-rendered by the app after every reload, pause toggle or error."""
+def status_text(world: World | None, now: float, *, paused: bool, readonly: bool, last_error: str | None,
+                watching: str = "native", width: int | None = None) -> Text:
+    """The status line; with `width`, the longest form of it that fits (see STEPS)."""
+    if world is None:
+        return Text("loading…", no_wrap=True, overflow="ellipsis")
+    parts = _parts(world, now, paused=paused, readonly=readonly, last_error=last_error, watching=watching)
+    level: dict[str, int] = {}
+    out = _join(parts, level)
+    for step in STEPS:
+        if width is None or out.cell_len <= width:
+            break
+        level[step] = level.get(step, 0) + 1
+        out = _join(parts, level)
+    return out
+
+
+class StatusBar(Widget):
+    """Re-rendered by the app after every reload, pause toggle or error, and on resize."""
+
+    DEFAULT_CSS = "StatusBar { height: 1; }"
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._args: tuple[World | None, float, dict] | None = None
 
     def show(self, world: World | None, now: float, *, paused: bool, readonly: bool, last_error: str | None,
              watching: str = "native") -> None:
-        self.update(status_text(world, now, paused=paused, readonly=readonly, last_error=last_error,
-                                watching=watching))
+        self._args = (world, now, {"paused": paused, "readonly": readonly, "last_error": last_error,
+                                   "watching": watching})
+        self.refresh()
+
+    def render(self) -> Text:
+        if self._args is None:
+            return Text()
+        world, now, opts = self._args
+        return status_text(world, now, width=self.content_size.width or None, **opts)
