@@ -53,3 +53,65 @@ async def test_status_bar_shows_every_count_at_80_and_60_columns(tmp_path, size)
         line = str(pilot.app.screen.query_one("#status").render())
         assert COUNTS.search(line), line
         assert len(line) <= size[0] - 2
+
+
+def test_active_label_keeps_whole_mode_names():
+    from rcs_tui.ui.console.scopes import active_label
+
+    assert active_label(["forge", "team"]) == "forge+team"
+    assert active_label(["team", "ultrawork"]) == "team+ultrawork"
+    assert active_label(["deep-interview", "ultrawork", "team"]) == "3 modes"
+    assert active_label([]) == "(none)"
+
+
+def cells_fit(table) -> list[str]:
+    """Every cell's text, after checking it fits its column and the table needs no horizontal scroll."""
+    from textual.coordinate import Coordinate
+
+    assert table.max_scroll_x == 0, [c.label.plain for c in table.columns.values()]
+    out = []
+    columns = list(table.columns.values())
+    for r in range(table.row_count):
+        for c, column in enumerate(columns):
+            cell = table.get_cell_at(Coordinate(r, c))
+            text = cell.plain if hasattr(cell, "plain") else str(cell)
+            assert len(text) <= column.width, (column.label.plain, text)
+            out.append(text)
+    return out
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)])
+async def test_tables_fit_without_cutting_words(tmp_path, size):
+    a = app(tmp_path)
+    async with a.run_test(size=size) as pilot:
+        await pilot.pause()
+        scopes = cells_fit(pilot.app.screen.query_one("#scopes-table"))
+        assert "forge+team" in scopes and "team+ultrawork" in scopes
+        if size[0] >= 80:
+            assert "session.json" in scopes and "current via" in scopes
+        for key, table in (("2", "#team-workers"), ("2", "#team-tasks"), ("3", "#tasks-table"),
+                           ("4", "#runs-table"), ("5", "#journal-table")):
+            await pilot.press(key)
+            await pilot.pause()
+            cells = cells_fit(pilot.app.screen.query_one(table))
+            if table == "#runs-table":
+                assert "waiting (1?)" in cells and "deep-research" in cells
+
+
+async def test_resize_refits_columns_and_keeps_the_cursor(tmp_path):
+    from tests.console_fixtures import member_row, select_row
+
+    a = app(tmp_path)
+    async with a.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        select_row(pilot.app, "scopes-table", member_row("forge"))
+        await pilot.resize_terminal(60, 20)
+        await pilot.pause()
+        table = pilot.app.screen.query_one("#scopes-table")
+        assert [c.label.plain for c in table.columns.values()] == ["scope / mode", "health", "label", "age"]
+        assert pilot.app.screen.query_one("ScopesPane").selected() == member_row("forge")
+        cells_fit(table)
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert len(table.columns) == 6
+        assert pilot.app.screen.query_one("ScopesPane").selected() == member_row("forge")

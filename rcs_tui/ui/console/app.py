@@ -165,7 +165,9 @@ class ConsoleApp(App):
 
     # -- layout -----------------------------------------------------------------------------
     def on_resize(self) -> None:
-        self._fit_footer()
+        # Runs before the app takes the new size: fit once it has.
+        self.call_after_refresh(self._fit_footer)
+        self.call_after_refresh(self.refresh_views)  # tables keep the columns that fit the new size
 
     def _fit_footer(self) -> None:
         for footer in self.screen.query(Footer):

@@ -11,9 +11,10 @@ from textual.widgets import DataTable, Static
 
 from rcs_tui.state.journal import read_journal, undone_ids
 from rcs_tui.ui.console.format import plain, styled
-from rcs_tui.ui.console.table import Row, selected_key, sync_rows
+from rcs_tui.ui.console.table import Column, Row, project, selected_key, set_columns, sync_rows
 
-COLUMNS = (("at", 19), ("action", 24), ("files", 5), ("state", 8), ("actor", 20))
+COLUMNS = (Column("at", 19, 6), Column("action", 22, 9), Column("files", 5, 2), Column("state", 8, 8),
+           Column("actor", 14, 3))
 
 
 def journal_rows(root: Path) -> list[Row]:
@@ -31,15 +32,15 @@ def journal_rows(root: Path) -> list[Row]:
 class JournalPane(Vertical):
     def compose(self) -> ComposeResult:
         table = DataTable(id="journal-table", cursor_type="row")
-        for label, width in COLUMNS:
-            table.add_column(label, width=width, key=label)
+        set_columns(table, COLUMNS, self.app.size.width)
         yield table
         yield Static(Text("u / enter: undo the selected entry (refused if a file changed since)", style="dim"),
                      id="journal-note", classes="detail")
 
     def show(self, root: Path) -> None:
         rows = journal_rows(root)
-        sync_rows(self.query_one("#journal-table", DataTable), rows)
+        table = self.query_one("#journal-table", DataTable)
+        sync_rows(table, project(rows, COLUMNS, set_columns(table, COLUMNS, self.app.size.width)))
         if not rows:
             self.query_one("#journal-note", Static).update(Text("No operator actions recorded yet.", style="dim"))
 

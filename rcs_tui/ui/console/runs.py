@@ -11,9 +11,11 @@ from textual.widgets import DataTable, Input, Static
 
 from rcs_tui.rp1.source import FEED_FILTERS, Rp1Source, RunSummary
 from rcs_tui.ui.console.format import STATUS_STYLE, age, parse_ts, plain, styled
-from rcs_tui.ui.console.table import Row, selected_key, sync_rows
+from rcs_tui.ui.console.table import Column, Row, project, selected_key, set_columns, sync_rows
 
-COLUMNS = (("run", 8), ("workflow", 12), ("status", 11), ("step", 12), ("name", 16), ("age", 5))
+# "deep-research" and "waiting (1?)" whole at 80 columns; at 60 the run id and age give way.
+COLUMNS = (Column("run", 8, 2), Column("workflow", 13, 5), Column("status", 12, 9), Column("step", 12, 6),
+           Column("name", 14, 7), Column("age", 5, 3))
 FEED_LIMIT = 200
 
 
@@ -77,21 +79,21 @@ class RunsPane(Vertical):
     def compose(self) -> ComposeResult:
         yield Input(placeholder="status:waiting wf:build text…  (/)", id="runs-filter", classes="filter")
         table = DataTable(id="runs-table", cursor_type="row")
-        for label, width in COLUMNS:
-            table.add_column(label, width=width, key=label)
+        set_columns(table, COLUMNS, self.app.size.width)
         yield table
         yield Static(id="runs-note", classes="detail")
 
     def show(self, source: Rp1Source | None, now: float) -> None:
         note = self.query_one("#runs-note", Static)
         table = self.query_one("#runs-table", DataTable)
+        shown = set_columns(table, COLUMNS, self.app.size.width)
         if source is None:
             sync_rows(table, [])
             note.update(Text("no rp1 database", style="dim"))
             return
         flt = RunFilter.parse(self.query_one("#runs-filter", Input).value)
         rows, message = run_rows(source, flt, now)
-        sync_rows(table, rows)
+        sync_rows(table, project(rows, COLUMNS, shown))
         note.update(Text(plain(message or ""), style="dim" if rows else "yellow"))
 
     def selected(self) -> str | None:

@@ -15,11 +15,26 @@ from rcs_tui.state.reader import compute_members
 from rcs_tui.state.session import Resolution
 from rcs_tui.state.snapshot import Member, Snapshot
 from rcs_tui.ui.console.format import HEALTH_GLYPH, HEALTH_STYLE, age_of, plain, rel, short_sid, styled
-from rcs_tui.ui.console.table import Row, selected_key, sync_rows
+from rcs_tui.ui.console.table import Column, Row, project, selected_key, set_columns, sync_rows
 from rcs_tui.views.world import World
 
 COLLAPSE_OVER = 30  # scopes
-COLUMNS = (("scope / mode", 20), ("health", 11), ("phase", 12), ("iter", 5), ("label", 10), ("age", 5))
+# At 80 columns all fit; at 60 iter and phase give way (the detail line still names the phase).
+COLUMNS = (Column("scope / mode", 19, 9), Column("health", 11, 8), Column("phase", 12, 2), Column("iter", 5, 1),
+           Column("label", 15, 6), Column("age", 5, 3))
+LABEL_WIDTH = COLUMNS[4].width
+
+
+def active_label(names: tuple[str, ...] | list[str], width: int = LABEL_WIDTH) -> str:
+    """A scope's active set for its table cell, always whole mode names: `team+forge`, or as many as
+    fit and how many more (`team+forge +2`), else how many (`3 modes`)."""
+    if not names:
+        return "(none)"
+    for k in range(len(names), 0, -1):
+        text = "+".join(names[:k]) + (f" +{len(names) - k}" if k < len(names) else "")
+        if len(text) <= width:
+            return text
+    return f"{len(names)} modes" if len(names) > 1 else plain(names[0], width)
 
 
 @dataclass(frozen=True)
@@ -95,11 +110,12 @@ def member_cells(m: Member, now: float) -> list[Text]:
 
 
 def scope_rows(world: World, now: float, needle: str = "", expanded: Collection[str | None] = (),
-               cache: dict[str, tuple[object, bool, Row]] | None = None) -> list[Row]:
+               cache: dict[str, tuple[object, bool, Row]] | None = None, how: bool = True) -> list[Row]:
     """Rows of the table. With more than COLLAPSE_OVER scopes (and no filter) only root, the current
     scope and the `expanded` ones list their members; the others are one row each, and their members
     are not even computed (at 1 000 sessions that is 1 000 rows instead of 11 000). `cache` keeps
-    those one-row scopes between calls, keyed by the (immutable, reused) Scope they show."""
+    those one-row scopes between calls, keyed by the (immutable, reused) Scope they show. `how`:
+    the phase column is shown, so the current scope's row says there how it was resolved."""
     snap = world.snapshot
     rows: list[Row] = []
     pointer = snap.resolution.pointer
@@ -122,7 +138,7 @@ def scope_rows(world: World, now: float, needle: str = "", expanded: Collection[
         view = scope_view(snap, sid, layout)
         if needle and not any(needle in m.mode for m in view.members) and needle not in (view.session_id or "root"):
             continue
-        rows.append(scope_header(snap, sid, current))
+        rows.append(scope_header(snap, sid, current, how=how))
         for m in view.members:
             if needle and needle not in m.mode:
                 continue
@@ -133,20 +149,21 @@ def scope_rows(world: World, now: float, needle: str = "", expanded: Collection[
     return rows
 
 
-def scope_header(snap: Snapshot, sid: str | None, current: bool, *, collapsed: bool = False) -> Row:
-    """A scope's own row: name, current/stale-dead, how it was resolved, its active set."""
+def scope_header(snap: Snapshot, sid: str | None, current: bool, *, collapsed: bool = False,
+                 how: bool = True) -> Row:
+    """A scope's own row: name, current/stale-dead, how it was resolved (`current via` in the health
+    column, the source in the phase column; just `current` when that column is not shown), its active set."""
     pointer = snap.resolution.pointer
     scope = snap.scope(sid)
     active = scope.active_modes() if scope else ()
     marker = "◆" if current else ("▸" if collapsed else "◇")
-    how = f"via {snap.resolution.source}" if current else ""
     stale_ptr = pointer.stale_dead and sid == pointer.session_id
     return (f"scope:{sid or ''}", [
         Text(f"{marker} {short_sid(sid, 17)}", style="bold cyan" if current else "bold"),
-        Text("current" if current else ("stale-dead" if stale_ptr else ""),
+        Text(("current via" if how else "current") if current else ("stale-dead" if stale_ptr else ""),
              style="bold cyan" if current else "bold yellow"),
-        Text(how, style="dim"), Text(""),
-        Text(" + ".join(active) or "(none)", style="green" if active else "dim"), Text("")])
+        Text(snap.resolution.source if current else "", style="dim"), Text(""),
+        Text(active_label(active), style="green" if active else "dim"), Text("")])
 
 
 def scope_detail(world: World, key: str | None) -> Text:
@@ -194,8 +211,7 @@ class ScopesPane(Vertical):
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter modes/sessions…", id="scopes-filter", classes="filter")
         table = DataTable(id="scopes-table", cursor_type="row", zebra_stripes=False)
-        for label, width in COLUMNS:
-            table.add_column(label, width=width, key=label)
+        set_columns(table, COLUMNS, self.app.size.width)
         yield table
         yield Static(id="scopes-detail", classes="detail")
 
@@ -207,7 +223,9 @@ class ScopesPane(Vertical):
     def show(self, world: World, now: float) -> None:
         needle = self.query_one("#scopes-filter", Input).value.strip()
         table = self.query_one("#scopes-table", DataTable)
-        sync_rows(table, scope_rows(world, now, needle, self.expanded, self._rows))
+        shown = set_columns(table, COLUMNS, self.app.size.width)
+        rows = scope_rows(world, now, needle, self.expanded, self._rows, how=COLUMNS[2] in shown)
+        sync_rows(table, project(rows, COLUMNS, shown))
         self.query_one("#scopes-detail", Static).update(scope_detail(world, selected_key(table)))
 
     def selected(self) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual.widgets import DataTable
@@ -11,10 +12,51 @@ from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 Row = tuple[str, Sequence[str | Text]]
 
 
+@dataclass(frozen=True)
+class Column:
+    """A table column; when the table is too narrow, columns with the lowest `keep` go first."""
+
+    label: str
+    width: int
+    keep: int = 0
+
+
+def fit_columns(columns: Sequence[Column], width: int) -> tuple[Column, ...]:
+    """The columns that fit `width` cells (each takes its width plus 2 of padding; 1 for the scrollbar),
+    dropping the least important ones (lowest `keep`, the rightmost first among equals)."""
+    shown = list(columns)
+    while len(shown) > 1 and sum(c.width + 2 for c in shown) > width - 1:
+        shown.remove(min(reversed(shown), key=lambda c: c.keep))
+    return tuple(shown)
+
+
+def set_columns(table: DataTable, columns: Sequence[Column], width: int) -> tuple[Column, ...]:
+    """Show the columns of `columns` that fit `width`; rebuilds the table (keeping its cursor) when they change."""
+    shown = fit_columns(columns, width)
+    if [str(k.value) for k in table.columns] != [c.label for c in shown]:
+        selected = selected_key(table)
+        table.clear(columns=True)
+        for c in shown:
+            table.add_column(c.label, width=c.width, key=c.label)
+        table._fit_selected = selected  # type: ignore[attr-defined]  # restored by the next sync_rows
+    return shown
+
+
+def project(rows: list[Row], columns: Sequence[Column], shown: Sequence[Column]) -> list[Row]:
+    """Rows cut down to the shown columns (rows carry a cell for every column, in `columns` order)."""
+    if len(shown) == len(columns):
+        return rows
+    index = [columns.index(c) for c in shown]
+    return [(key, [cells[i] for i in index]) for key, cells in rows]
+
+
 def sync_rows(table: DataTable, rows: list[Row]) -> None:
     """Make `table` show `rows` (key, cells) without clear() when only cell values changed."""
     keys = [k for k, _ in rows]
     current = [str(r.value) for r in table.rows]
+    pending = getattr(table, "_fit_selected", None)
+    if pending is not None:
+        table._fit_selected = None  # type: ignore[attr-defined]
     columns = list(table.columns)
     if keys == current:
         for key, cells in rows:
@@ -26,12 +68,7 @@ def sync_rows(table: DataTable, rows: list[Row]) -> None:
                 except (CellDoesNotExist, RowDoesNotExist):
                     pass
         return
-    selected = None
-    if table.row_count and 0 <= table.cursor_row < table.row_count:
-        try:
-            selected = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
-        except CellDoesNotExist:
-            selected = None
+    selected = pending if pending is not None and not current else selected_key(table)
     table.clear()
     for key, cells in rows:
         table.add_row(*cells, key=key)

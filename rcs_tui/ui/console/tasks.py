@@ -9,10 +9,10 @@ from textual.widgets import DataTable, Input, Static
 
 from rcs_tui.state.tasks import list_tasks
 from rcs_tui.ui.console.format import age, plain, styled
-from rcs_tui.ui.console.table import Row, selected_key, sync_rows
+from rcs_tui.ui.console.table import Column, Row, project, selected_key, set_columns, sync_rows
 from rcs_tui.views.world import World
 
-COLUMNS = (("task", 18), ("phase", 12), ("next (guards hold)", 22), ("age", 6))
+COLUMNS = (Column("task", 18, 9), Column("phase", 12, 8), Column("next (guards hold)", 22, 5), Column("age", 6, 3))
 
 
 def task_rows(world: World, now: float, needle: str = "") -> list[Row]:
@@ -37,15 +37,16 @@ class TasksPane(Vertical):
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter tasks…", id="tasks-filter", classes="filter")
         table = DataTable(id="tasks-table", cursor_type="row")
-        for label, width in COLUMNS:
-            table.add_column(label, width=width, key=label)
+        set_columns(table, COLUMNS, self.app.size.width)
         yield table
         yield Static(Text("enter: lifecycle graph, guards, transcript   o: override phase", style="dim"),
                      classes="detail")
 
     def show(self, world: World, now: float) -> None:
         needle = plain(self.query_one("#tasks-filter", Input).value.strip())
-        sync_rows(self.query_one("#tasks-table", DataTable), task_rows(world, now, needle))
+        table = self.query_one("#tasks-table", DataTable)
+        shown = set_columns(table, COLUMNS, self.app.size.width)
+        sync_rows(table, project(task_rows(world, now, needle), COLUMNS, shown))
 
     def selected(self) -> str | None:
         return selected_key(self.query_one("#tasks-table", DataTable))

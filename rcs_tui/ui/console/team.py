@@ -9,11 +9,13 @@ from textual.widgets import DataTable, Static
 
 from rcs_tui.state.team import TASK_STATUSES, Worker
 from rcs_tui.ui.console.format import STATUS_STYLE, age, parse_ts, plain, styled
-from rcs_tui.ui.console.table import Row, sync_rows
+from rcs_tui.ui.console.table import Column, Row, project, set_columns, sync_rows
 from rcs_tui.views.world import World
 
-WORKER_COLUMNS = (("team", 12), ("worker", 10), ("state", 8), ("task", 5), ("beat", 6), ("heartbeat", 16))
-TASK_COLUMNS = (("team", 12), ("id", 4), ("status", 11), ("owner", 9), ("subject", 30))
+WORKER_COLUMNS = (Column("team", 12, 5), Column("worker", 10, 9), Column("state", 8, 8), Column("task", 5, 4),
+                  Column("beat", 6, 3), Column("heartbeat", 16, 7))
+TASK_COLUMNS = (Column("team", 12, 3), Column("id", 4, 8), Column("status", 11, 9), Column("owner", 9, 4),
+                Column("subject", 30, 6))
 STATUS_ORDER = {s: i for i, s in enumerate(("in_progress", "blocked", "failed", "pending", "completed"))}
 
 
@@ -67,17 +69,18 @@ class TeamPane(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(id="team-summary", classes="summary")
         workers = DataTable(id="team-workers", cursor_type="row")
-        for label, width in WORKER_COLUMNS:
-            workers.add_column(label, width=width, key=label)
+        set_columns(workers, WORKER_COLUMNS, self.app.size.width)
         yield workers
         tasks = DataTable(id="team-tasks", cursor_type="row")
-        for label, width in TASK_COLUMNS:
-            tasks.add_column(label, width=width, key=label)
+        set_columns(tasks, TASK_COLUMNS, self.app.size.width)
         yield tasks
 
     def show(self, world: World, now: float) -> None:
         summary = team_summary(world)
         summary.rstrip()
         self.query_one("#team-summary", Static).update(summary)
-        sync_rows(self.query_one("#team-workers", DataTable), worker_rows(world, now))
-        sync_rows(self.query_one("#team-tasks", DataTable), task_rows(world))
+        width = self.app.size.width
+        for table_id, columns, rows in (("#team-workers", WORKER_COLUMNS, worker_rows(world, now)),
+                                        ("#team-tasks", TASK_COLUMNS, task_rows(world))):
+            table = self.query_one(table_id, DataTable)
+            sync_rows(table, project(rows, columns, set_columns(table, columns, width)))
