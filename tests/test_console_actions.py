@@ -246,3 +246,19 @@ async def test_bad_mode_file_shows_a_badge_not_a_crash(tmp_path):
             await pilot.pause()
         status = str(pilot.app.screen.query_one("#status").render())
         assert "unreadable file" in status
+
+
+async def test_cursor_stays_in_the_scope_after_a_clear(tmp_path):
+    a = app(tmp_path)
+    async with a.run_test(size=SIZE) as pilot:
+        await open_clear(pilot, member_row("team"))
+        await pilot.press("y")
+        await pilot.pause()
+        assert pilot.app.screen.query_one("ScopesPane").selected() == member_row("forge")  # the next row
+        await open_clear(pilot, member_row("blueprint"))  # the scope's last row: the one before it
+        await pilot.press("y")
+        await pilot.pause()
+        assert pilot.app.screen.query_one("ScopesPane").selected() == member_row("forge")
+        await pilot.press("r")
+        await pilot.pause()
+        assert pilot.app.screen.query_one("ScopesPane").selected() == member_row("forge")

@@ -90,6 +90,14 @@ def split_member_key(key: str | None) -> tuple[str | None, str | None, str] | No
     return (view or None), (scope or None), mode
 
 
+def row_scope(key: str) -> str | None:
+    """The scope a row belongs to (the one listing it): keeps the cursor there when its row goes."""
+    parts = split_member_key(key)
+    if parts is not None:
+        return parts[0]
+    return (key.split(":", 1)[1] or None) if key.startswith("scope:") else key
+
+
 def parse_member_key(key: str | None) -> tuple[str | None, str] | None:
     """(scope the member's file lives in, mode): what a clear acts on."""
     parts = split_member_key(key)
@@ -225,7 +233,7 @@ class ScopesPane(Vertical):
         table = self.query_one("#scopes-table", DataTable)
         shown = set_columns(table, COLUMNS, self.app.size.width)
         rows = scope_rows(world, now, needle, self.expanded, self._rows, how=COLUMNS[2] in shown)
-        sync_rows(table, project(rows, COLUMNS, shown))
+        sync_rows(table, project(rows, COLUMNS, shown), group=row_scope)
         self.query_one("#scopes-detail", Static).update(scope_detail(world, selected_key(table)))
 
     def selected(self) -> str | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -50,8 +50,12 @@ def project(rows: list[Row], columns: Sequence[Column], shown: Sequence[Column])
     return [(key, [cells[i] for i in index]) for key, cells in rows]
 
 
-def sync_rows(table: DataTable, rows: list[Row]) -> None:
-    """Make `table` show `rows` (key, cells) without clear() when only cell values changed."""
+def sync_rows(table: DataTable, rows: list[Row], group: Callable[[str], object] | None = None) -> None:
+    """Make `table` show `rows` (key, cells) without clear() when only cell values changed.
+
+    When the selected row is gone (cleared, filtered out), the cursor moves to the row that followed
+    it (or, at the end, the one before), preferring rows of the same `group`.
+    """
     keys = [k for k, _ in rows]
     current = [str(r.value) for r in table.rows]
     pending = getattr(table, "_fit_selected", None)
@@ -72,8 +76,24 @@ def sync_rows(table: DataTable, rows: list[Row]) -> None:
     table.clear()
     for key, cells in rows:
         table.add_row(*cells, key=key)
-    if selected in keys:
-        table.move_cursor(row=keys.index(selected), animate=False)
+    target = selected if selected in keys else successor(current, selected, set(keys), group)
+    if target is not None:
+        table.move_cursor(row=keys.index(target), animate=False)
+
+
+def successor(old: list[str], gone: str | None, alive: set[str],
+              group: Callable[[str], object] | None = None) -> str | None:
+    """The row to select once `gone` disappeared from `old`: the next surviving one, else the previous,
+    within `gone`'s group first."""
+    if gone is None or gone not in old:
+        return None
+    at = old.index(gone)
+    candidates = [k for k in (*old[at + 1:], *reversed(old[:at])) if k in alive]
+    if group is not None:
+        same = [k for k in candidates if group(k) == group(gone)]
+        if same:
+            return same[0]
+    return candidates[0] if candidates else None
 
 
 def selected_key(table: DataTable) -> str | None:
