@@ -262,3 +262,18 @@ async def test_cursor_stays_in_the_scope_after_a_clear(tmp_path):
         await pilot.press("r")
         await pilot.pause()
         assert pilot.app.screen.query_one("ScopesPane").selected() == member_row("forge")
+
+
+async def test_done_task_says_it_is_terminal_once(tmp_path):
+    from tests.fixtures_tasks import make_task
+
+    a = app(tmp_path)
+    make_task(a.root, "shipped", "done")
+    async with a.run_test(size=(80, 40)) as pilot:
+        await pilot.press("3")
+        await pilot.pause()
+        select_row(pilot.app, "tasks-table", "shipped")
+        await pilot.press("enter")
+        await pilot.pause()
+        body = text_of(pilot.app.screen)
+        assert body.count("is terminal") == 1 and "task redo shipped" in body

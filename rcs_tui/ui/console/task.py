@@ -45,7 +45,7 @@ def guards_text(task: Task, machine: StateMachine) -> Text:
     report = next_report(task, machine)
     out = Text()
     if report["terminal"]:
-        out.append(f"{task.phase} is terminal. {report['redo']}\n", style="dim")
+        out.append(plain(report["redo"]) + "\n", style="dim")  # the core's text already says it is terminal
     for item in report["justified"]:
         out.append("  ✓ ", style="bold green")
         out.append(f"{item['to']:<12}", style="green")
