@@ -277,3 +277,32 @@ async def test_done_task_says_it_is_terminal_once(tmp_path):
         await pilot.pause()
         body = text_of(pilot.app.screen)
         assert body.count("is terminal") == 1 and "task redo shipped" in body
+
+
+async def test_journal_state_column_says_done_undone_interrupted(tmp_path):
+    from textual.coordinate import Coordinate
+
+    a = app(tmp_path)
+    journal = a.root / ".rcs" / "logs" / "rcs-tui-journal.jsonl"
+    async with a.run_test(size=SIZE) as pilot:
+        await open_clear(pilot, member_row("team"))
+        await pilot.press("y")
+        await pilot.pause()
+        pilot.app.watches.clear()  # the undo brings team back on purpose
+        await pilot.press("u")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        clear = json.loads(journal.read_text().splitlines()[0])
+        # a write-ahead entry whose commit marker never followed: the process died mid-way
+        with journal.open("a") as f:
+            f.write(json.dumps({**clear, "id": "j-interrupted", "state": "pending"}) + "\n")
+        await pilot.press("5")
+        await pilot.pause()
+        table = pilot.app.screen.query_one("#journal-table")
+        col = [c.label.plain for c in table.columns.values()].index("state")
+        states = {table.coordinate_to_cell_key(Coordinate(r, 0)).row_key.value:
+                  table.get_cell_at(Coordinate(r, col)).plain for r in range(table.row_count)}
+    assert states.pop("j-interrupted") == "INTERRUPTED"
+    assert states.pop(clear["id"]) == "undone"
+    assert list(states.values()) == ["done"]  # the undo itself

@@ -9,22 +9,32 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from rcs_tui.state.journal import read_journal, undone_ids
+from rcs_tui.state.journal import interrupted, read_journal, undone_ids
 from rcs_tui.ui.console.format import plain, styled
 from rcs_tui.ui.console.table import Column, Row, project, selected_key, set_columns, sync_rows
 
-COLUMNS = (Column("at", 19, 6), Column("action", 22, 9), Column("files", 5, 2), Column("state", 8, 8),
-           Column("actor", 14, 3))
+COLUMNS = (Column("at", 19, 6), Column("action", 20, 9), Column("files", 5, 2), Column("state", 11, 8),
+           Column("actor", 13, 3))
+
+
+def entry_state(entry: dict, undone: set[str], cut_short: set[str]) -> Text:
+    """What became of an entry, as the journal records it: undone, INTERRUPTED (its write never
+    committed and nothing rolled it back; undo rolls it back), or done."""
+    if entry["id"] in undone:
+        return Text("undone", style="dim")
+    if entry["id"] in cut_short:
+        return Text("INTERRUPTED", style="bold red")
+    return Text("done", style="green")
 
 
 def journal_rows(root: Path) -> list[Row]:
     entries = read_journal(root)
     undone = undone_ids(entries)
+    cut_short = {e["id"] for e in interrupted(entries)}
     rows: list[Row] = []
     for e in reversed(entries):
-        state = ("undone", "dim") if e["id"] in undone else (("undo", "cyan") if "undoes" in e else ("", ""))
         rows.append((e["id"], [styled(str(e.get("at", ""))[:19].replace("T", " ")), styled(e.get("action"), width=40),
-                               Text(str(len(e.get("files") or []))), Text(state[0], style=state[1]),
+                               Text(str(len(e.get("files") or []))), entry_state(e, undone, cut_short),
                                styled(e.get("actor"), width=40)]))
     return rows
 
