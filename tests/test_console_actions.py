@@ -306,3 +306,26 @@ async def test_journal_state_column_says_done_undone_interrupted(tmp_path):
     assert states.pop("j-interrupted") == "INTERRUPTED"
     assert states.pop(clear["id"]) == "undone"
     assert list(states.values()) == ["done"]  # the undo itself
+
+
+async def test_slash_filters_team_and_journal(tmp_path):
+    a = app(tmp_path)
+    async with a.run_test(size=SIZE) as pilot:
+        await open_clear(pilot, member_row("team"))
+        await pilot.press("y")
+        await pilot.pause()
+        await open_clear(pilot, member_row("forge"))
+        await pilot.press("y")
+        await pilot.pause()
+        screen = pilot.app.screen
+        await pilot.press("2", "slash", *"worker-2")
+        await pilot.pause()
+        assert screen.query_one("#team-workers").row_count == 1
+        assert [str(k.value) for k in screen.query_one("#team-tasks").rows] == ["login-flow/2"]  # its owner
+        await pilot.press("enter", "5")
+        await pilot.pause()
+        assert screen.query_one("#journal-table").row_count == 2
+        await pilot.press("slash", *"forge-state")  # a file path the entry changed
+        await pilot.pause()
+        table = screen.query_one("#journal-table")
+        assert table.row_count == 1 and "forge" in str(table.get_row_at(0)[1])

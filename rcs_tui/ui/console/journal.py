@@ -7,11 +7,11 @@ from pathlib import Path
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Input, Static
 
 from rcs_tui.state.journal import interrupted, read_journal, undone_ids
 from rcs_tui.ui.console.format import plain, styled
-from rcs_tui.ui.console.table import Column, Row, project, selected_key, set_columns, sync_rows
+from rcs_tui.ui.console.table import Column, Row, matches, project, selected_key, set_columns, sync_rows
 
 COLUMNS = (Column("at", 19, 6), Column("action", 20, 9), Column("files", 5, 2), Column("state", 11, 8),
            Column("actor", 13, 3))
@@ -27,12 +27,16 @@ def entry_state(entry: dict, undone: set[str], cut_short: set[str]) -> Text:
     return Text("done", style="green")
 
 
-def journal_rows(root: Path) -> list[Row]:
+def journal_rows(root: Path, needle: str = "") -> list[Row]:
+    """Newest first; `needle` keeps the entries whose action, file paths or actor contain every word."""
     entries = read_journal(root)
     undone = undone_ids(entries)
     cut_short = {e["id"] for e in interrupted(entries)}
     rows: list[Row] = []
     for e in reversed(entries):
+        if needle and not matches(needle, e.get("action"), e.get("actor"), e.get("id"), *[
+                f.get("path") for f in (e.get("files") or []) + (e.get("appends") or []) if isinstance(f, dict)]):
+            continue
         rows.append((e["id"], [styled(str(e.get("at", ""))[:19].replace("T", " ")), styled(e.get("action"), width=40),
                                Text(str(len(e.get("files") or []))), entry_state(e, undone, cut_short),
                                styled(e.get("actor"), width=40)]))
@@ -41,6 +45,7 @@ def journal_rows(root: Path) -> list[Row]:
 
 class JournalPane(Vertical):
     def compose(self) -> ComposeResult:
+        yield Input(placeholder="filter by action/path…", id="journal-filter", classes="filter")
         table = DataTable(id="journal-table", cursor_type="row")
         set_columns(table, COLUMNS, self.app.size.width)
         yield table
@@ -48,11 +53,16 @@ class JournalPane(Vertical):
                      id="journal-note", classes="detail")
 
     def show(self, root: Path) -> None:
-        rows = journal_rows(root)
+        needle = self.query_one("#journal-filter", Input).value.strip()
+        rows = journal_rows(root, needle)
         table = self.query_one("#journal-table", DataTable)
         sync_rows(table, project(rows, COLUMNS, set_columns(table, COLUMNS, self.app.size.width)))
+        note = self.query_one("#journal-note", Static)
         if not rows:
-            self.query_one("#journal-note", Static).update(Text("No operator actions recorded yet.", style="dim"))
+            note.update(Text("No entry matches the filter." if needle else "No operator actions recorded yet.",
+                             style="dim"))
+        else:
+            note.update(Text("u / enter: undo the selected entry (refused if a file changed since)", style="dim"))
 
     def selected(self) -> str | None:
         return selected_key(self.query_one("#journal-table", DataTable))

@@ -50,6 +50,12 @@ def project(rows: list[Row], columns: Sequence[Column], shown: Sequence[Column])
     return [(key, [cells[i] for i in index]) for key, cells in rows]
 
 
+def matches(needle: str, *values: object) -> bool:
+    """Whether every word of the filter `needle` occurs (case-insensitively) in the row's text."""
+    hay = " ".join(v.plain if isinstance(v, Text) else str(v or "") for v in values).lower()
+    return all(word in hay for word in needle.lower().split())
+
+
 def sync_rows(table: DataTable, rows: list[Row], group: Callable[[str], object] | None = None) -> None:
     """Make `table` show `rows` (key, cells) without clear() when only cell values changed.
 

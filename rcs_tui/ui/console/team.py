@@ -5,11 +5,11 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Input, Static
 
 from rcs_tui.state.team import TASK_STATUSES, Worker
 from rcs_tui.ui.console.format import STATUS_STYLE, age, parse_ts, plain, styled
-from rcs_tui.ui.console.table import Column, Row, project, set_columns, sync_rows
+from rcs_tui.ui.console.table import Column, Row, matches, project, set_columns, sync_rows
 from rcs_tui.views.world import World
 
 WORKER_COLUMNS = (Column("team", 12, 5), Column("worker", 10, 9), Column("state", 8, 8), Column("task", 5, 4),
@@ -67,6 +67,7 @@ def team_summary(world: World) -> Text:
 
 class TeamPane(Vertical):
     def compose(self) -> ComposeResult:
+        yield Input(placeholder="filter workers/tasks…", id="team-filter", classes="filter")
         yield Static(id="team-summary", classes="summary")
         workers = DataTable(id="team-workers", cursor_type="row")
         set_columns(workers, WORKER_COLUMNS, self.app.size.width)
@@ -80,7 +81,9 @@ class TeamPane(Vertical):
         summary.rstrip()
         self.query_one("#team-summary", Static).update(summary)
         width = self.app.size.width
+        needle = self.query_one("#team-filter", Input).value.strip()
         for table_id, columns, rows in (("#team-workers", WORKER_COLUMNS, worker_rows(world, now)),
                                         ("#team-tasks", TASK_COLUMNS, task_rows(world))):
             table = self.query_one(table_id, DataTable)
+            rows = [r for r in rows if matches(needle, r[0], *r[1])] if needle else rows
             sync_rows(table, project(rows, columns, set_columns(table, columns, width)))
