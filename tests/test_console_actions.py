@@ -329,3 +329,45 @@ async def test_slash_filters_team_and_journal(tmp_path):
         await pilot.pause()
         table = screen.query_one("#journal-table")
         assert table.row_count == 1 and "forge" in str(table.get_row_at(0)[1])
+
+
+async def palette_names(pilot, query: str) -> list[str]:
+    from textual.command import CommandList
+
+    await pilot.press(*query)
+    for _ in range(20):  # the palette searches in the background
+        await pilot.pause(0.05)
+        options = pilot.app.screen.query_one(CommandList).options
+        if options:
+            break
+    return [str(o.prompt).split("\n")[0] for o in options]
+
+
+@pytest.mark.parametrize("opener", ["ctrl+p", "colon"])
+async def test_command_palette_runs_doctor(tmp_path, opener):
+    from textual.command import CommandPalette
+
+    a = app(tmp_path)
+    async with a.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press(opener)
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, CommandPalette)
+        names = await palette_names(pilot, "doctor")
+        assert names and names[0].startswith("Doctor"), names
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, DoctorScreen)
+
+
+async def test_readonly_palette_hides_mutating_commands(tmp_path):
+    a = app(tmp_path, readonly=True)
+    async with a.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("colon")
+        await pilot.pause()
+        for query, hidden in (("clear", "Clear selected"), ("undo", "Undo last"), ("override", "Override task")):
+            names = await palette_names(pilot, query)
+            assert not any(n.startswith(hidden) for n in names), names
+            await pilot.press(*["backspace"] * len(query))
+        assert any(n.startswith("Doctor") for n in await palette_names(pilot, "doctor"))

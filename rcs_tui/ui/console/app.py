@@ -65,6 +65,8 @@ class ConsoleApp(App):
         Binding("D", "doctor", "Doctor"),
         Binding("w", "whatif", "What-if"),
         Binding("C", "clear_all", "Clear ALL sessions", show=False),
+        # Textual adds its own ctrl+p only when no binding opens the palette: `:` does, so name both.
+        Binding("ctrl+p", "command_palette", "Commands", show=False, priority=True),
         Binding("colon", "command_palette", "Commands", show=False),
         Binding("slash", "filter", "Filter", show=False),
         Binding("r", "reload", "Reload", show=False),
