@@ -110,6 +110,12 @@ def is_terminal_phase(phase: object) -> bool:
     return isinstance(phase, str) and phase.strip().lower() in INACTIVE_PHASES
 
 
+def is_active_doc(data: Mapping[str, Any] | None) -> bool:
+    """A mode file counts as active when it says `active: true` and its phase is not terminal."""
+    return isinstance(data, Mapping) and data.get("active") is True \
+        and not is_terminal_phase(data.get("current_phase"))
+
+
 _SOFTENERS = (
     re.compile(r"\bif you want,? I can\b", re.IGNORECASE),
     re.compile(r"\bif you(?:'|’)?d like,? I can\b", re.IGNORECASE),

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rcs_tui.core import policy, reconcile
+from rcs_tui.core.lifecycle import is_active_doc
 from rcs_tui.core.modes import INFRA_STATE_NAMES, check_name, is_tracked
 from rcs_tui.state.io import dump_json, read_json
 from rcs_tui.state.layout import Layout
@@ -206,14 +207,13 @@ def _active_after(layout: Layout, sid: str | None, changes: list[FileChange]) ->
             if f.active:
                 active.append(mode)
         elif change.action == "write":
-            doc = json.loads(change.content or b"{}")
-            if doc.get("active") is True and doc.get("current_phase") not in ("cleared", "completed"):
+            if is_active_doc(json.loads(change.content or b"{}")):
                 active.append(mode)
     for path, change in pending.items():
         if change.action == "write" and path.parent == scope_dir and path.name.endswith("-state.json"):
             mode = path.name[: -len("-state.json")]
             if is_tracked(mode) and mode not in active and (scope is None or mode not in scope.modes):
-                if json.loads(change.content or b"{}").get("active") is True:
+                if is_active_doc(json.loads(change.content or b"{}")):
                     active.append(mode)
     return sorted(active)
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from rcs_tui.core.lifecycle import Outcome, is_terminal_phase, lifecycle_outcome
+from rcs_tui.core.lifecycle import Outcome, is_active_doc, lifecycle_outcome
 from rcs_tui.state.session import Resolution
 
 Health = Literal["live", "stale", "orphan", "root-survivor"]
@@ -43,7 +43,7 @@ class ModeFile:
     @property
     def active(self) -> bool:
         """Marked active with a non-terminal phase."""
-        return bool(self.data) and self.data.get("active") is True and not is_terminal_phase(self.phase)
+        return is_active_doc(self.data)
 
     @property
     def tombstone(self) -> bool:
