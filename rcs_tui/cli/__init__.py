@@ -87,9 +87,10 @@ def once_width(flag: int | None) -> int:
     env = os.environ.get("COLUMNS", "").strip()
     if env.isdigit() and int(env) > 0:
         return int(env)
-    import shutil
-
-    return shutil.get_terminal_size((80, 24)).columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
 
 
 def color_enabled() -> bool:
