@@ -291,7 +291,7 @@ def test_readme_statusline_snippet_works_as_written(tmp_path):
 
 
 def test_cache_dir_follows_xdg_cache_home(tmp_path, monkeypatch):
-    from rcs_tui.cli.once import cache_dir
+    from rcs_tui.cache_files import cache_dir
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
     assert cache_dir() == str(tmp_path / "x" / "rcs-tui")

@@ -20,7 +20,7 @@ When stdin is a pipe or a file holding an agent statusline's JSON object (`works
 `cwd`, `workspace.project_dir`), the project root is the nearest directory holding `.rcs/` above it,
 unless `--root` is given. A terminal, an empty pipe or one with nothing ready is never waited on.
 
-This module imports only what the cached path needs (os, sys, json, zlib, select); the readers, Textual,
+This module imports only what the cached path needs (os, sys, json, zlib, select, stat); the readers, Textual,
 Rich, click and pydantic are imported only to build an answer.
 """
 
@@ -32,11 +32,11 @@ import stat
 import sys
 import time
 
+from rcs_tui.cache_files import cache_dir, read_own, write_own
 from rcs_tui.state.host import ENV_VARS, find_root_dir, nearest_root, pid_alive, pid_start_ticks
 from rcs_tui.views.line_fit import Seg, place, plain, spans_from_json, to_ansi
 
 FORMAT = 1
-MAX_CACHE_BYTES = 16 * 1024 * 1024
 MAX_STDIN_BYTES = 256 * 1024
 STDIN_GAP = 0.05  # seconds to wait for the rest of a payload once its first bytes are in
 RACY_NS = 100_000_000  # a write this close to the build may share its timestamp with a later one
@@ -204,14 +204,6 @@ class _Tracing:
 
 
 # -- the cache file ------------------------------------------------------------------------------
-def cache_dir() -> str:
-    """`$XDG_CACHE_HOME/rcs-tui` (an absolute XDG_CACHE_HOME only, as the spec says), else `~/.cache/rcs-tui`."""
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):
-        base = os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "rcs-tui")
-
-
 def code_stamp() -> list[object]:
     out: list[object] = []
     for rel in CODE_FILES:
@@ -234,27 +226,11 @@ def cache_path(key: dict[str, object]) -> str:
     return os.path.join(cache_dir(), f"once-{zlib.crc32(text.encode('utf-8', 'surrogateescape')):08x}.json")
 
 
-def _ours(st: os.stat_result) -> bool:
-    return st.st_uid == os.geteuid() and not st.st_mode & 0o022
-
-
 def load_cached(path: str, key: dict[str, object]) -> dict[str, object] | None:
     """The stored answer when everything it was built from is unchanged; None for anything else."""
-    try:
-        if not _ours(os.lstat(os.path.dirname(path))):
-            return None
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
+    raw = read_own(path)
+    if raw is None:
         return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or not _ours(st) or st.st_size > MAX_CACHE_BYTES:
-            return None
-        raw = os.read(fd, st.st_size + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     try:
         doc = json.loads(raw)
         if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("key") != key:
@@ -284,29 +260,10 @@ def racy(trace: Trace, started_ns: int) -> bool:
 
 
 def store(path: str, key: dict[str, object], trace: Trace, result: dict[str, object]) -> None:
-    """Write the answer atomically (temp file, then rename) in a directory only we can write; never raises."""
-    directory = os.path.dirname(path)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        if not _ours(os.lstat(directory)) or not stat.S_ISDIR(os.lstat(directory).st_mode):
-            return
-        doc = {"format": FORMAT, "key": key, "inputs": sorted(trace.inputs.items()),
-               "pids": sorted(trace.pids.values(), key=lambda p: p[0]), "result": result}  # type: ignore[arg-type,return-value]
-        data = json.dumps(doc, separators=(",", ":")).encode("utf-8", "surrogateescape")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except (OSError, ValueError, TypeError):
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    """Write the answer for next time (atomically, privately); a cache that cannot be written is no error."""
+    doc = {"format": FORMAT, "key": key, "inputs": sorted(trace.inputs.items()),
+           "pids": sorted(trace.pids.values(), key=lambda p: p[0]), "result": result}  # type: ignore[arg-type,return-value]
+    write_own(path, json.dumps(doc, separators=(",", ":")).encode("utf-8", "surrogateescape"))
 
 
 # -- building and rendering ----------------------------------------------------------------------
