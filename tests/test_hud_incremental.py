@@ -84,3 +84,20 @@ def test_refresh_lists_sessions_again_only_when_the_list_can_have_changed(tmp_pa
     shrunk = refresh_snapshot(grown, [new], CURRENT)
     assert calls and "s-new" not in shrunk.sessions
     assert shrunk.sessions.keys() == read_snapshot(root, CURRENT).sessions.keys()
+
+
+async def test_console_draws_once_for_updates_that_queued_up(tmp_path):
+    from rcs_tui.ui.watcher import WorldUpdated
+    from tests.console_fixtures import app
+
+    a = app(tmp_path)
+    async with a.run_test(size=(100, 32)) as pilot:
+        await pilot.pause()
+        drawn = []
+        original = a.refresh_views
+        a.refresh_views = lambda: (drawn.append(a.world), original())
+        worlds = [a.loader.load() for _ in range(5)]
+        for world in worlds:  # five batches arrive before the app gets to draw
+            a.post_message(WorldUpdated(world, frozenset()))
+        await pilot.pause()
+        assert drawn == [worlds[-1]]  # one redraw, of the latest state
