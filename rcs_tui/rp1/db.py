@@ -301,7 +301,7 @@ class Rp1Db:
         for each other in `project`: only the latest one (by id) can change the result, because the
         status reads the last status per step (or per logical step and unit), the latest run-level
         row, the latest activity, and whether a newer row clears a prompt. So SQL keeps the latest
-        of each kind (the status via `json_extract`, the payload never leaves SQLite) and `project`
+        of each kind (the status via `->>`, the payload never leaves SQLite) and `project`
         derives the status from these as it would from every row. Runs with a row SQL and Python
         could read differently (payload not valid JSON text, a non-text step/unit/time, a negative
         id) come back in the second set: project those from full events instead.
@@ -313,42 +313,32 @@ class Rp1Db:
             where, params = self._scope_sql(schema, scope)
             in_scope = f" AND run_id IN (SELECT r.id FROM runs r{where})" if scope is not None else ""
             types = ", ".join(f"'{t}'" for t in STATUS_EVENT_TYPES)
-            status = ("CASE WHEN json_valid(data) AND json_type(data, '$.status') = 'text'"
-                      " THEN json_extract(data, '$.status') END")
-            key = "printf('%020d', id) || char(0) || ifnull(created_at, '')"
-            kinds: list[str] = []  # one MAX per kind of row; `shapes` says which type each stands for
-            shapes: list[str] = []
-            for type_ in STATUS_EVENT_TYPES:
-                if type_ == "status_change":  # a set status and an unset one are different kinds
-                    kinds.append(f"MAX(CASE WHEN type = '{type_}' AND ifnull(st, '') <> ''"
-                                 " THEN k || char(0) || st END)")
-                    kinds.append(f"MAX(CASE WHEN type = '{type_}' AND ifnull(st, '') = '' THEN k END)")
-                    shapes += [type_, type_]
-                else:
-                    kinds.append(f"MAX(CASE WHEN type = '{type_}' THEN k END)")
-                    shapes.append(type_)
-            odd = ("MAX(typeof(data) NOT IN ('text', 'null') OR NOT ifnull(json_valid(data), 1)"
+            # Each row's payload is parsed once for validity and once for its status, in subqueries SQLite
+            # does not flatten (LIMIT -1), so no expression is evaluated again per use. One MAX(id) per
+            # group: the bare columns (status, time) come from that newest row.
+            rows_sql = (f"SELECT run_id, {col['step']} AS step, {col['unit']} AS unit, type, id, created_at, data,"
+                        f" json_valid(data) AS jv FROM events WHERE +type IN ({types}){in_scope} LIMIT -1")
+            odd = ("(typeof(data) NOT IN ('text', 'null') OR NOT ifnull(jv, 1)"
                    " OR typeof(step) NOT IN ('text', 'null') OR typeof(unit) NOT IN ('text', 'null')"
                    " OR typeof(created_at) NOT IN ('text', 'null') OR instr(created_at, char(0)) > 0 OR id < 0)")
-            sql = (f"SELECT run_id, step, u, {odd}, {', '.join(kinds)} FROM"
-                   f" (SELECT run_id, {col['step']} AS step, {col['unit']} AS unit, ifnull({col['unit']}, '') AS u,"
-                   f" type, data, created_at, id, {status} AS st, {key} AS k FROM events"
-                   f" WHERE +type IN ({types}){in_scope})"
-                   f" GROUP BY run_id, step, u")
+            shaped = (f"SELECT run_id, step, ifnull(unit, '') AS u, type, id, created_at, {odd} AS odd,"
+                      f" CASE WHEN jv THEN data ->> '$.status' END AS sv FROM ({rows_sql}) LIMIT -1")
+            kind = ("CASE WHEN type <> 'status_change' THEN 2"  # a set status and an unset one are different kinds
+                    " WHEN typeof(sv) = 'text' AND sv <> '' THEN 0 ELSE 1 END")
+            sql = (f"SELECT run_id, step, u, type, odd, {kind} AS kind, MAX(id), sv, created_at FROM ({shaped})"
+                   f" GROUP BY run_id, step, u, type, odd, kind")
             out: dict[str, list[StatusRow]] = {}
             odd_runs: set[str] = set()
-            for row in conn.execute(sql, params):
-                run_id = _s(row[0]) or ""
-                if row[3]:
+            for run, step, unit, type_, is_odd, kind_, eid, status, created in conn.execute(sql, params):
+                run_id = _s(run) or ""
+                if is_odd:
                     odd_runs.add(run_id)
                     continue
-                step, unit = _s(row[1]) or None, _s(row[2]) or None
-                rows = out.setdefault(run_id, [])
-                for type_, cell in zip(shapes, row[4:], strict=True):
-                    if cell is None:
-                        continue
-                    eid, created, *st = cell.split("\0", 2)
-                    rows.append(StatusRow(int(eid), run_id, type_, step, unit, st[0] if st else None, created))
+                out.setdefault(run_id, []).append(StatusRow(int(eid), run_id, _s(type_) or "", _s(step) or None,
+                                                            _s(unit) or None, status if kind_ == 0 else None,
+                                                            _s(created) or ""))
+            for run_id in odd_runs:
+                out.pop(run_id, None)
             return out, odd_runs
         return self.read(q, ({}, set()))
 
