@@ -114,12 +114,18 @@ def once_root(explicit: str | None, stdin_fd: int | None = 0) -> str:
 
 
 # -- stat signatures -----------------------------------------------------------------------------
-def signature(path: str) -> list[int] | None:
-    """inode, size, mtime_ns, ctime_ns (following a symlink), or None when the path does not exist."""
+def signature(path: str, ctime: bool = True) -> list[int] | None:
+    """inode, size, mtime_ns, ctime_ns (following a symlink), or None when the path does not exist.
+
+    `ctime=False` for rp1's database and WAL: SQLite itself truncates an empty WAL when a reader
+    closes, which moves its ctime without changing a byte; every commit changes size or mtime.
+    """
     try:
         st = os.stat(path)
     except OSError:
         return None
+    if not ctime:
+        return [st.st_ino, st.st_size, st.st_mtime_ns]
     return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
@@ -236,7 +242,7 @@ def load_cached(path: str, key: dict[str, object]) -> dict[str, object] | None:
         if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("key") != key:
             return None
         for path_, sig in doc["inputs"]:
-            if signature(path_) != sig:
+            if signature(path_, sig is None or len(sig) == 4) != sig:
                 return None
         for pid, alive, ticks in doc["pids"]:
             if process_print(pid) != [pid, alive, ticks]:
@@ -252,7 +258,7 @@ def racy(trace: Trace, started_ns: int) -> bool:
     for sig in trace.inputs.values():
         if sig is None:
             continue
-        for t in (sig[2], sig[3]):
+        for t in sig[2:]:
             window = COARSE_RACY_NS if t % 1_000_000_000 == 0 else RACY_NS
             if t >= started_ns - window:
                 return True
@@ -267,15 +273,12 @@ def store(path: str, key: dict[str, object], trace: Trace, result: dict[str, obj
 
 
 # -- building and rendering ----------------------------------------------------------------------
-def watched(root: str, rp1_db: str | None) -> tuple[tuple[str, ...], list[str]]:
+def watched(root: str) -> tuple[tuple[str, ...], list[str]]:
     """Prefixes the trace records under, and paths always recorded (whose entries decide what exists)."""
     rcs = os.path.join(root, ".rcs")
     fixed = [rcs, *(os.path.join(rcs, d) for d in ("state", "state/sessions", "state/team", "tasks", "plans")),
              os.path.join(root, ".rp1")]
-    prefixes = (rcs, os.path.join(root, ".rp1"))
-    if rp1_db:
-        fixed += [rp1_db, rp1_db + "-wal"]
-    return prefixes, fixed
+    return (rcs, os.path.join(root, ".rp1")), fixed
 
 
 def build(root: str, session: str | None, as_json: bool, ascii_only: bool,
@@ -286,10 +289,12 @@ def build(root: str, session: str | None, as_json: bool, ascii_only: bool,
     from rcs_tui.rp1.db import default_db_path
 
     db = str(default_db_path(None))
-    prefixes, fixed = watched(root, db)
+    prefixes, fixed = watched(root)
     trace = Trace(prefixes, os.path.join(root, ".rcs"))
     for path in fixed:
         trace.inputs[path] = signature(path)
+    for path in (db, db + "-wal"):
+        trace.inputs[path] = signature(path, ctime=False)
     with traced(trace):
         result = _answer(Path(root), session, as_json, ascii_only, preset)
     return result, trace
