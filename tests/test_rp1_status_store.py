@@ -146,3 +146,29 @@ def test_the_database_directory_is_never_written(tmp_path):
     src.current()
     assert sorted(os.listdir(db.parent)) == before
     assert list(Path(cache_dir()).glob("rp1-status-*.json"))
+
+
+def test_in_process_refresh_reads_only_what_changed(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    db, ids = make_db(tmp_path / "rp1" / "rp1.db", root, 60)
+    src, _ = source(db, None, all_projects=True)
+    assert src.feed(status="running").total == 1
+    full_reads = []
+    original = src.db.runs
+    src.db.runs = lambda scope=None: (full_reads.append(1), original(scope))[1]
+    with Rp1Writer(db) as w:
+        w.step(ids[5], "review", "running")  # an old run comes back to life
+        fresh = w.start_run("build", project_path=root, run_id="run-new")
+        w.step(fresh, "plan", "running")
+    feed = src.feed(status="running")
+    assert full_reads == []  # merged from the new events, not a pass over every run
+    assert [s.run.id for s in feed.runs] == ["run-new", ids[5], "run-open"]
+    other, _ = source(db, None, all_projects=True)
+    assert [s.run.id for s in other.feed(status="running").runs] == [s.run.id for s in feed.runs]
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE runs SET name = 'renamed', updated_at = '2030-01-01T00:00:00.000Z' WHERE id = ?", (ids[0],))
+    conn.commit()
+    conn.close()
+    renamed = {s.run.id: s.run.name for s in src.feed(limit=100).runs}
+    assert renamed[ids[0]] == "renamed" and full_reads == [1]  # a row changed without an event: read all

@@ -75,6 +75,7 @@ class Rp1Source:
         self._runs_cache: tuple[tuple[Any, ...], list[RunRow]] | None = None
         self._current_cache: tuple[tuple[Any, ...], RunSummary | None] | None = None
         self._store: StatusStore | None = None
+        self._marks: tuple[Any, tuple[int, int, int, str]] | None = None  # (db inode, runs_marks) of the kept runs
         self._store_sig: Any = None
 
     @property
@@ -83,12 +84,29 @@ class Rp1Source:
 
     # -- runs and projections ---------------------------------------------------------------
     def _runs(self) -> list[RunRow]:
+        """Runs in scope, newest activity first: all of them once, then only those that changed.
+
+        After a commit, the new events' runs (and new runs) are read and merged into the kept list,
+        so a refresh costs a range scan of the new events, not a pass over every run.
+        """
         sig = self.db.signature()
         if self._runs_cache and self._runs_cache[0] == sig and self.db.state.ok:
             return self._runs_cache[1]
+        head = sig[0][0] if sig[0] else None
+        kept = self._runs_cache[1] if self._runs_cache else None
+        if kept is not None and self._marks is not None and self._marks[0] == head:
+            delta = self.db.runs_since(self.scope, self._marks[1])
+            if delta is not None and self.db.state.ok:
+                changed, marks = delta
+                by_id = {r.id: r for r in kept}
+                by_id.update((r.id, r) for r in changed)
+                rows = sorted(by_id.values(), key=lambda r: (r.last_event_id, r.created_at or ""), reverse=True)
+                self._runs_cache, self._marks = (sig, rows), (head, marks)
+                return rows
+        marks = self.db.runs_marks()
         rows = self.db.runs(self.scope)
-        if self.db.state.ok:
-            self._runs_cache = (sig, rows)
+        if self.db.state.ok and marks is not None:
+            self._runs_cache, self._marks = (sig, rows), (head, marks)
         return rows
 
     def _project(self, runs: list[RunRow]) -> list[RunSummary]:
