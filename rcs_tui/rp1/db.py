@@ -284,8 +284,9 @@ class Rp1Db:
             added = new_count - count
             if added < 0 or new_rowid - rowid != added:
                 return None  # deleted or replaced rows
-            touched = [_s(r[0]) or "" for r in conn.execute(
-                "SELECT DISTINCT run_id FROM events WHERE id > ?", (top,))]
+            # A rowid range scan (DISTINCT here would walk the whole run_id index instead).
+            touched = list(dict.fromkeys(_s(r[0]) or "" for r in conn.execute(
+                "SELECT run_id FROM events WHERE id > ? ORDER BY id", (top,))))
             new_top = int(conn.execute("SELECT MAX(id) FROM events").fetchone()[0] or 0)
             if (_s(new_latest) or "") != latest and not touched and not added:
                 return None  # a row was updated without a new event or run

@@ -75,6 +75,8 @@ class Rp1Source:
         self._runs_cache: tuple[tuple[Any, ...], list[RunRow]] | None = None
         self._current_cache: tuple[tuple[Any, ...], RunSummary | None] | None = None
         self._store: StatusStore | None = None
+        self._derived_from: tuple[list[RunRow], list[RunRow], set[str]] | None = None  # (old, merged, changed)
+        self._last_statuses: tuple[list[RunRow], dict[str, str]] | None = None
         self._marks: tuple[Any, tuple[int, int, int, str]] | None = None  # (db inode, runs_marks) of the kept runs
         self._store_sig: Any = None
 
@@ -102,6 +104,7 @@ class Rp1Source:
                 by_id.update((r.id, r) for r in changed)
                 rows = sorted(by_id.values(), key=lambda r: (r.last_event_id, r.created_at or ""), reverse=True)
                 self._runs_cache, self._marks = (sig, rows), (head, marks)
+                self._derived_from = (kept, rows, {r.id for r in changed})
                 return rows
         marks = self.db.runs_marks()
         rows = self.db.runs(self.scope)
@@ -155,7 +158,17 @@ class Rp1Source:
         store = self._stored()
         out: dict[str, str] = {}
         stale: list[RunRow] = []
-        for r in runs:
+        last = self._last_statuses
+        base = self._derived_from
+        if last is not None and last[0] is runs:
+            return last[1]
+        if last is not None and base is not None and base[0] is last[0] and base[1] is runs:
+            # `runs` is the last list with a few runs merged in: only those can have a new status.
+            out = dict(last[1])
+            candidates = [r for r in runs if r.id in base[2]]
+        else:
+            candidates = runs
+        for r in candidates:
             known = self._known(r)
             if known is not None:
                 out[r.id] = known
@@ -179,6 +192,7 @@ class Rp1Source:
             if not self.db.state.ok:
                 return {}
         store.save()
+        self._last_statuses = (runs, out)
         return out
 
     def feed(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
