@@ -107,8 +107,9 @@ class HudApp(App[None]):
         previous, self.world = self.world, world
         self.updates += 1
         key = self._view_key(world)
-        if previous is not None and key == self._shown:
-            self.query_one(HudView).world = world
+        views = self.query(HudView)
+        if previous is not None and key == self._shown and views:
+            views.first().world = world
             self._age_changed()
             self._schedule_tick()
             return
@@ -131,7 +132,9 @@ class HudApp(App[None]):
     def _repaint_age(self) -> None:
         self._age_timer = None
         self._age_repainted = time.monotonic()
-        self.query_one(HudView).refresh()
+        views = self.query(HudView)  # none while the app is closing
+        if views:
+            views.first().refresh()
 
     def _schedule_tick(self) -> None:
         """Repaint only when the age text would change: no busy loop while idle."""
