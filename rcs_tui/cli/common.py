@@ -84,6 +84,10 @@ def run(group: click.Group, argv: list[str] | None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a file-system failure outside a transaction (which explains its own)
+        from rcs_tui.state.txn import explain
+
+        return fail(explain(exc), 1)
     except Exception as exc:  # noqa: BLE001 - the contract is: never a traceback
         if isinstance(exc, known_errors()):
             return fail(str(exc), 1)

@@ -51,7 +51,8 @@ def _human(report: dict) -> str:
     fix = report.get("fix")
     if fix:
         for item in fix["applied"]:
-            lines.append(f"repaired {item['id']} (journal {item['journal_id']}): "
+            via = f" (journal {item['journal_id']})" if item.get("journal_id") else ""
+            lines.append(f"repaired {item['id']}{via}: "
                          f"{'held' if item['held'] else 'DID NOT HOLD — something rewrote it'}")
         for item in fix["failed"]:
             lines.append(f"refused {item['id']}: {item['error']}")

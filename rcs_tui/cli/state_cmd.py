@@ -187,16 +187,18 @@ def undo_cmd(entry, dry_run, root, as_json):
 @json_option
 def journal_cmd(limit, root, as_json):
     """Operator actions recorded in `.rcs/logs/rcs-tui-journal.jsonl`, newest first."""
-    from rcs_tui.state.journal import read_journal, undone_ids
+    from rcs_tui.state.journal import load
 
-    entries = read_journal(resolve_root(root))
-    done = undone_ids(entries)
+    entries, warnings = load(resolve_root(root), limit=max(limit, 0))
     rows = [{"id": e["id"], "at": e.get("at"), "actor": e.get("actor"), "action": e.get("action"),
-             "files": [f.get("path") for f in e["files"]], "undone": e["id"] in done,
+             "files": [f.get("path") for f in e["files"]], "undone": e["undone"],
              "complete": e["complete"],
              **({"undoes": e["undoes"]} if "undoes" in e else {})}
             for e in reversed(entries)][:limit]
-    emit({"entries": rows}, as_json, lambda d: "\n".join(
+    for warning in warnings:
+        if not as_json:
+            click.echo(f"warning: {warning}", err=True)
+    emit({"entries": rows, "warnings": warnings}, as_json, lambda d: "\n".join(
         f"{r['id']}  {r['at']}  {r['action']}{'  (undone)' if r['undone'] else ''}"
         f"{'' if r['complete'] else '  (INTERRUPTED: run doctor)'}  {', '.join(r['files'])}"
         for r in d["entries"]) or "journal is empty")
