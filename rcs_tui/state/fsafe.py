@@ -32,7 +32,6 @@ MAX_READ_BYTES = 8 * 1024 * 1024
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-_READ_FLAGS = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 _RENAME_NOREPLACE = 1
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
@@ -150,8 +149,7 @@ class Tree:
         A failed write is cut off again, so no torn line is left behind.
         """
         with self.parent(rel, create=True) as (dfd, name):
-            fd = os.open(name, os.O_RDWR | os.O_APPEND | os.O_CREAT | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
-                         | getattr(os, "O_CLOEXEC", 0), 0o644, dir_fd=dfd)
+            fd = open_leaf(dfd, name, os.O_RDWR | os.O_APPEND | os.O_CREAT, rel)
             try:
                 st = os.fstat(fd)
                 if not stat.S_ISREG(st.st_mode):
@@ -171,16 +169,22 @@ class Tree:
                 os.close(fd)
 
 
-def read_at(dfd: int, name: str, rel: str, max_bytes: int = MAX_READ_BYTES) -> bytes:
-    """Bounded read of a regular file in a held directory, without following a link or blocking on a FIFO."""
+def open_leaf(dfd: int, name: str, flags: int, rel: str, mode: int = 0o644) -> int:
+    """os.open of a file in a held directory that never follows a link at the last step (Refused instead)."""
     try:
-        fd = os.open(name, _READ_FLAGS, dir_fd=dfd)
+        return os.open(name, flags | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0), mode,
+                       dir_fd=dfd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise Refused(rel, "is a symlink; not followed") from None
         if exc.errno in (errno.ENXIO, errno.EWOULDBLOCK):
             raise Refused(rel, "is not a regular file") from None
         raise
+
+
+def read_at(dfd: int, name: str, rel: str, max_bytes: int = MAX_READ_BYTES) -> bytes:
+    """Bounded read of a regular file in a held directory, without following a link or blocking on a FIFO."""
+    fd = open_leaf(dfd, name, os.O_RDONLY, rel)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rcs_tui.state.fsafe import Refused, Tree, check_rel, digest
+from rcs_tui.state.fsafe import Refused, Tree, check_rel, digest, open_leaf
 from rcs_tui.state.txn import JOURNAL_KEEP, JOURNAL_REL, FileChange, Plan, TxnError, apply, rotated_name
 
 BLOCK = 1 << 20
@@ -137,11 +137,11 @@ def scan(root: Path, scan_state: JournalScan | None = None) -> Iterator[dict[str
         try:
             with tree.parent(rel) as (dfd, name):
                 try:
-                    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
+                    fd = open_leaf(dfd, name, os.O_RDONLY, rel)
                 except FileNotFoundError:
                     continue
-                except OSError as exc:
-                    st.warnings.append(f"{rel}: {'is a symlink; not followed' if exc.errno == 40 else exc.strerror}")
+                except Refused as exc:
+                    st.warnings.append(str(exc))
                     continue
                 try:
                     info = os.fstat(fd)

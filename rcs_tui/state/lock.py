@@ -15,7 +15,7 @@ import stat
 import time
 from collections.abc import Iterator
 
-from rcs_tui.state.fsafe import Refused, Tree, read_at, write_all
+from rcs_tui.state.fsafe import Refused, Tree, open_leaf, read_at, write_all
 
 LOCK_REL = ".rcs/logs/rcs-tui.lock"
 LOCK_TIMEOUT_S = 10.0
@@ -44,7 +44,7 @@ def store_lock(tree: Tree, actor: str, timeout: float = LOCK_TIMEOUT_S) -> Itera
     key = str(tree.root)
     wait = 0.0 if key in _gave_up else timeout
     with tree.parent(LOCK_REL, create=True) as (dfd, name):
-        fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644, dir_fd=dfd)
+        fd = open_leaf(dfd, name, os.O_RDWR | os.O_CREAT, LOCK_REL)
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise Refused(LOCK_REL, "is not a regular file")

@@ -164,7 +164,7 @@ def write_ahead(tree: Tree, line: bytes) -> int:
         begin, written = tree.append(rel, line)
         start = begin + len(written) - len(line)
         with tree.parent(rel) as (dfd, name):
-            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
+            fd = fsafe.open_leaf(dfd, name, os.O_RDONLY, rel)
             try:
                 back = os.pread(fd, len(line), start)
             finally:
@@ -181,7 +181,7 @@ def mark(tree: Tree, start: int, state: str) -> None:
     """Overwrite the entry's state in place (same length, no new space needed, so a full disk cannot stop it)."""
     rel = str(JOURNAL_REL)
     with tree.parent(rel) as (dfd, name):
-        fd = os.open(name, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
+        fd = fsafe.open_leaf(dfd, name, os.O_WRONLY, rel)
         try:
             if os.pwrite(fd, MARKS[state], start + STATE_AT) != len(MARKS[state]):
                 raise OSError(errno.EIO, "short write of the journal state", rel)
@@ -245,7 +245,7 @@ def _undo_step(step: _Step) -> bool:
 def _undo_append(tree: Tree, rel: str, size_before: int, written: bytes) -> None:
     """Cut our line off the end of a transcript again (only if nothing was appended after it)."""
     with tree.parent(rel) as (dfd, name):
-        fd = os.open(name, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
+        fd = fsafe.open_leaf(dfd, name, os.O_WRONLY, rel)
         try:
             if os.fstat(fd).st_size == size_before + len(written):
                 os.ftruncate(fd, size_before)
