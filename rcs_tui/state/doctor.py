@@ -220,14 +220,28 @@ def fix(root: Path, findings: list[Finding], ids: list[str] | None = None, *, se
         actor: str | None = None, rp1_db: str | None = None) -> dict[str, Any]:
     """Apply the repairs of the chosen findings (all repairable ones by default), then prove they held."""
     chosen = [f for f in findings if f.plan is not None and (ids is None or f.id in ids)]
-    applied, failed = [], []
+    applied: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
+    rollbacks = [f for f in chosen if f.kind == "interrupted-action"]
+    if rollbacks:
+        # An interrupted action leaves a half-changed tree whose other findings are artefacts of it:
+        # roll those back first, then diagnose again and repair only what is still wrong.
+        _run_repairs(root, rollbacks, actor, applied, failed)
+        fresh = diagnose(root, session_id, rp1_db=rp1_db)
+        chosen = [f for f in fresh if f.plan is not None and f.kind != "interrupted-action"
+                  and (ids is None or f.id in ids)]
+    _run_repairs(root, chosen, actor, applied, failed)
+    after = {f.id for f in diagnose(root, session_id, rp1_db=rp1_db)}
+    for item in applied:
+        item["held"] = item["id"] not in after
+    return {"applied": applied, "failed": failed, "remaining": sorted(after)}
+
+
+def _run_repairs(root: Path, chosen: list[Finding], actor: str | None, applied: list[dict[str, Any]],
+                 failed: list[dict[str, Any]]) -> None:
     for finding in chosen:
         try:
             result = finding.plan().run(root, actor=actor)  # type: ignore[misc]
             applied.append({"id": finding.id, "journal_id": result["journal_id"]})
         except Exception as exc:  # noqa: BLE001 - report each refusal, continue with the rest
             failed.append({"id": finding.id, "error": str(exc)})
-    after = {f.id for f in diagnose(root, session_id, rp1_db=rp1_db)}
-    for item in applied:
-        item["held"] = item["id"] not in after
-    return {"applied": applied, "failed": failed, "remaining": sorted(after)}

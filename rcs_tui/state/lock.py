@@ -39,10 +39,10 @@ def _holder(dfd: int, name: str) -> str:
 
 
 @contextlib.contextmanager
-def store_lock(tree: Tree, actor: str, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+def store_lock(tree: Tree, actor: str, timeout: float | None = None) -> Iterator[None]:
     """Hold the store lock for the duration; LockBusy (naming the holder when known) if it stays taken."""
     key = str(tree.root)
-    wait = 0.0 if key in _gave_up else timeout
+    wait = 0.0 if key in _gave_up else (LOCK_TIMEOUT_S if timeout is None else timeout)
     with tree.parent(LOCK_REL, create=True) as (dfd, name):
         fd = open_leaf(dfd, name, os.O_RDWR | os.O_CREAT, LOCK_REL)
         try:

@@ -139,10 +139,10 @@ def _journal_line(entry: dict[str, Any]) -> bytes:
     return ('{"state": "pending", ' + body[1:] + "\n").encode("utf-8")
 
 
-def rotate(tree: Tree, limit: int = JOURNAL_ROTATE_BYTES) -> None:
+def rotate(tree: Tree, limit: int | None = None) -> None:
     """Shift a journal over `limit` bytes to `.1` (and older generations down); the oldest is dropped."""
     st = tree.lstat(str(JOURNAL_REL))
-    if st is None or st.st_size < limit:
+    if st is None or st.st_size < (JOURNAL_ROTATE_BYTES if limit is None else limit):
         return
     with tree.parent(str(JOURNAL_REL)) as (dfd, _name):
         for gen in range(JOURNAL_KEEP, 0, -1):
@@ -219,6 +219,15 @@ def _changed(rel: str, expect: str | None, found: str | None) -> ChangedUndernea
 
 
 def _swap(step: _Step) -> None:
+    try:
+        _swap_step(step)
+    except Refused:
+        raise
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, step.rel) from None
+
+
+def _swap_step(step: _Step) -> None:
     change = step.change
     if change.action == "write":
         assert step.tmp is not None
@@ -300,7 +309,10 @@ def _apply_locked(tree: Tree, plan: Plan, rels: list[str], append_rels: list[str
             step = _Step(change, rel, None, dfd, name)
             steps.append(step)
             if change.action == "write":  # slow work (writing, fsync) before any check
-                step.tmp = fsafe.stage(dfd, name, change.content or b"", fsafe.mode_of(dfd, name))
+                try:
+                    step.tmp = fsafe.stage(dfd, name, change.content or b"", fsafe.mode_of(dfd, name))
+                except OSError as exc:
+                    raise OSError(exc.errno, exc.strerror, f"{rel} (staging its new bytes)") from None
         for step in steps:
             step.before = _read_before(tree, step.rel)
             found = digest(step.before) if step.before is not None else None
