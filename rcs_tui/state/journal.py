@@ -317,6 +317,8 @@ def _unappend(tree: Tree, root: Path, entry: dict[str, Any], item: dict[str, Any
     cut = current[:at] + current[at + len(ours):]
     if at == len(current) - len(ours) and at > 0 and start == at - 1:
         cut = cut[:-1] if cut.endswith(b"\n") and not current[:start].endswith(b"\n") else cut
+    if not cut and item.get("created") is True:
+        return FileChange(root / rel, "delete", expect=digest(current), why="remove the file the action created")
     return FileChange(root / rel, "write", cut, expect=digest(current), why="remove the line the action appended")
 
 

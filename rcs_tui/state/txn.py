@@ -318,10 +318,10 @@ def _apply_locked(tree: Tree, plan: Plan, rels: list[str], append_rels: list[str
             found = digest(step.before) if step.before is not None else None
             if found != step.change.expect:
                 raise _changed(step.rel, step.change.expect, found)
-        sizes = []
+        sizes: list[int | None] = []
         for rel in append_rels:
             st = tree.lstat(rel)
-            sizes.append(st.st_size if st is not None else 0)
+            sizes.append(st.st_size if st is not None else None)
         rotate(tree)
         entry = {
             "id": f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:6]}",
@@ -333,7 +333,7 @@ def _apply_locked(tree: Tree, plan: Plan, rels: list[str], append_rels: list[str
                        "before_b64": base64.b64encode(s.before).decode() if s.before is not None else None,
                        "after_sha": digest(s.change.content or b"") if s.change.action == "write" else None}
                       for s in steps],
-            "appends": [{"path": rel, "line": a.line, "size_before": size}
+            "appends": [{"path": rel, "line": a.line, "size_before": size or 0, "created": size is None}
                         for rel, a, size in zip(append_rels, plan.appends, sizes, strict=True)],
         }
         if extra:
