@@ -3,6 +3,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/venv.sh test
+# the kill-at-every-syscall tests drive strace; install it when we can (they skip, saying why, otherwise)
+if ! command -v strace >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && apt-get install -y -qq strace) >/dev/null 2>&1 || echo "note: could not install strace" >&2
+fi
 "$VENV/bin/ruff" check rcs_tui tests benchmarks scripts
 set +e
 "$VENV/bin/python" -m pytest "$@"

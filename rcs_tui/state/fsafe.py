@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import errno
 import hashlib
 import os
@@ -257,7 +256,7 @@ def fsync_fd(dfd: int) -> None:
 def _load_renameat2():
     if platform.system() != "Linux":
         return None
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+    libc = ctypes.CDLL(None, use_errno=True)  # the C library already loaded; no ldconfig subprocess
     func = getattr(libc, "renameat2", None)
     if func is not None:
         func.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
