@@ -307,6 +307,8 @@ def _unappend(tree: Tree, root: Path, entry: dict[str, Any], item: dict[str, Any
     current = _current(tree, entry, rel)
     if current is None:
         return None
+    if current == b"" and item.get("created") is True:  # killed between creating the file and writing to it
+        return FileChange(root / rel, "delete", expect=digest(current), why="remove the file the action created")
     ours = item["line"].rstrip("\n").encode("utf-8") + b"\n"
     start = item.get("size_before") or 0
     at = current.find(ours, start)
