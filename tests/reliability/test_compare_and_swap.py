@@ -22,13 +22,14 @@ def tree(tmp_path):
     return tmp_path
 
 
-def runtime_writes_just_before(monkeypatch, target, flag):
-    """Make the runtime rewrite `target` atomically right before rcs-tui's renameat2 with `flag`."""
+def runtime_writes_just_before(monkeypatch, target, flag, side: str = "dst"):
+    """Make the runtime rewrite `target` atomically right before rcs-tui's renameat2 with `flag`
+    whose `side` ("src" or "dst") names it."""
     real = fsafe.renameat2
-    fired = []
+    fired: list[bool] = []
 
     def racing(dfd, src, dst, flags):
-        if flags == flag and dst == target.name and not fired:
+        if flags == flag and (src if side == "src" else dst) == target.name and not fired:
             fired.append(True)
             tmp = target.with_name(".rt.tmp")
             tmp.write_bytes(RUNTIME)
@@ -56,18 +57,7 @@ def test_exchange_puts_the_runtime_bytes_back(tree, monkeypatch):
 def test_delete_renames_aside_and_puts_a_changed_file_back(tree, monkeypatch):
     team = tree / ".rcs/state/team-state.json"
     op = ops.plan_clear(tree, "team", ops.ROOT_SCOPE)
-    fired: list[bool] = []
-    real = fsafe.renameat2
-
-    def aside_race(dfd, src, dst, flags):
-        if flags == 1 and src == team.name and not fired:  # RENAME_NOREPLACE: the rename aside
-            fired.append(True)
-            tmp = team.with_name(".rt.tmp")
-            tmp.write_bytes(RUNTIME)
-            tmp.replace(team)
-        return real(dfd, src, dst, flags)
-
-    monkeypatch.setattr(fsafe, "renameat2", aside_race)
+    fired = runtime_writes_just_before(monkeypatch, team, 1, side="src")  # RENAME_NOREPLACE: rename aside
     with pytest.raises(txn.ChangedUnderneath):
         op.run(tree)
     assert fired
