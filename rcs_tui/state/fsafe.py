@@ -349,6 +349,11 @@ def swap_in(dfd: int, name: str, tmp: str, expect: str | None, rel: str) -> Swap
             found = _digest_at(dfd, tmp, rel)
         except Refused:
             found = "<not a regular file>"
+        except BaseException:  # could not look: put the previous bytes back before giving up
+            if _same_inode(dfd, name, ours):
+                renameat2(dfd, tmp, name, _RENAME_EXCHANGE)
+            _discard(dfd, tmp)
+            raise
         if found == expect:
             _discard(dfd, tmp)
             return SwapResult(True, found)
@@ -402,17 +407,29 @@ def remove_if(dfd: int, name: str, expect: str, rel: str) -> SwapResult:
         found = _digest_at(dfd, aside, rel)
     except Refused:
         found = "<not a regular file>"
+    except BaseException:  # could not look: put the file back before giving up
+        _put_back(dfd, aside, name)
+        raise
     if found == expect:
         os.unlink(aside, dir_fd=dfd)
         return SwapResult(True, found)
+    _put_back(dfd, aside, name)
+    return SwapResult(False, found)
+
+
+def _put_back(dfd: int, aside: str, name: str) -> None:
+    """Rename a file set aside back to its name, never over a file created there meanwhile (which stands)."""
     try:
         if _renameat2 is not None:
-            renameat2(dfd, aside, name, _RENAME_NOREPLACE)
-        else:
-            os.rename(aside, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+            try:
+                renameat2(dfd, aside, name, _RENAME_NOREPLACE)
+                return
+            except OSError as exc:
+                if not _unsupported(exc):
+                    raise
+        os.rename(aside, name, src_dir_fd=dfd, dst_dir_fd=dfd)
     except FileExistsError:
         _discard(dfd, aside)
-    return SwapResult(False, found)
 
 
 def _digest_at(dfd: int, name: str, rel: str) -> str | None:
