@@ -105,8 +105,14 @@ def operate(root: Path, until: float, seed: int) -> dict[str, int]:
                 result = fix(root, diagnose(root, SESSION, rp1_db=no_db), session_id=SESSION, rp1_db=no_db)
                 counts["doctor"] += 1
                 counts["refused"] += len(result["failed"])
-        except (ChangedUnderneath, TxnError):
+                counts["doctor repair refused"] = counts.get("doctor repair refused", 0) + len(result["failed"])
+        except ChangedUnderneath:
             counts["refused"] += 1
+            counts["changed underneath"] = counts.get("changed underneath", 0) + 1
+        except TxnError as exc:  # e.g. undo: a file changed since the entry; nothing to undo
+            counts["refused"] += 1
+            key = "undo refused" if "undo" in str(exc) else "other refusal"
+            counts[key] = counts.get(key, 0) + 1
     return counts
 
 
@@ -181,6 +187,9 @@ def main() -> None:
           f"rcs-tui swaps {len(SWAPS)}")
     print(f"rcs-tui actions: {counts['clear']} clears, {counts['undo']} undos, {counts['doctor']} doctor --fix; "
           f"refused {counts['refused']} of {counts['attempts']} attempts ({refused_rate:.1%})")
+    kinds = ", ".join(f"{k} {v}" for k, v in counts.items()
+                      if k not in ("clear", "undo", "doctor", "refused", "attempts"))
+    print(f"refusals by kind: {kinds}")
     print(f"lost runtime writes: {len(lost)} / {total} ({per_100k:.2f} per 100 000; target <= 1)")
     for item in lost[:10]:
         print(f"  lost: {item['path']} {item['write']['op']} seq {item['write']['seq']} (found {item['found']})")
