@@ -138,47 +138,14 @@ def machines_cmd(root: str | None, as_json: bool) -> None:
 def check_cmd(workflow: str, step: str, run_id: str | None, unit: str | None, status: str, root: str | None,
               db: str | None, as_json: bool) -> None:
     """What rp1 would answer to `emit --workflow WORKFLOW --step STEP` (reads the run; writes nothing)."""
-    from rcs_tui.rp1.check import check_emit
+    from rcs_tui.rp1.check import CheckError, check_in_source, check_lines
 
     source = _source(root, db, all_projects=True)
-    events: list[Any] = []
-    notes: list[str] = []
-    if run_id is not None:
-        run = source.db.run(run_id)
-        if run is None:
-            raise CliError(source.state.message or f"rp1: no run {run_id!r} in {source.db.path}")
-        events = source.db.events([run.id]).get(run.id, [])
-        if not source.state.ok:
-            raise CliError(source.state.message or f"rp1: cannot read run {run_id!r}")
-        run_id = run.id
-        if run.flow not in (workflow, "unknown"):
-            notes.append(f'run {run.id} belongs to workflow "{run.flow}", not "{workflow}"')
-    info = source.machines.infos.get(workflow)
-    if info is not None and info.error:
-        raise CliError(f'state machine of "{workflow}" ({info.source}) cannot be loaded: {info.error}')
-    result = check_emit(workflow, step, source.machines.get(workflow), events, status=status, unit=unit,
-                        run_id=run_id, notes=notes)
-    emit(result.to_json(), as_json, human_check)
-
-
-def human_check(d: dict[str, Any]) -> str:
-    """The check as an operator reads it: verdict, rp1's messages, then what rp1 would record."""
-    where = f"run {_clean(d['run'])}" if d["run"] else "a new run"
-    unit = f" --unit {_clean(d['unit'])}" if d["unit"] else ""
-    lines = [f"emit {_clean(d['workflow'])} {_clean(d['step'])} ({d['status']}{unit}) into {where}: "
-             + d["verdict"].upper()]
-    lines += [f"  Error: {_clean(e)}" for e in d["errors"]]
-    lines += [f"  note: {_clean(n)}" for n in d["notes"]]
-    if d["tracked"]:
-        current = d["current_state"]
-        lines.append(f"current state: {_clean(current) if current else '(none yet)'}")
-        if d["valid_transitions"] is not None:
-            lines.append(f"valid transitions from {_clean(current)}: {', '.join(map(_clean, d['valid_transitions']))}"
-                         if d["valid_transitions"] else f"valid transitions from {_clean(current)}: (none)")
-        if d["verdict"] == "accepted":
-            lines.append(f"would record skipped: {', '.join(map(_clean, d['would_skip'])) or '-'}")
-            lines.append(f"would auto-complete: {', '.join(map(_clean, d['would_complete'])) or '-'}")
-    return "\n".join(lines)
+    try:
+        result = check_in_source(source, workflow, step, run_id, status=status, unit=unit)
+    except CheckError as exc:
+        raise CliError(str(exc)) from exc
+    emit(result.to_json(), as_json, lambda d: "\n".join(_clean(line) for line in check_lines(d)))
 
 
 @rp1.command("tail")

@@ -18,12 +18,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rcs_tui.core.machine import StateMachine
 from rcs_tui.rp1.projection import Event
 
+if TYPE_CHECKING:
+    from rcs_tui.rp1.source import Rp1Source
+
 EMIT_STATUSES = ("running", "waiting", "completed", "failed", "skipped")
+
+
+class CheckError(ValueError):
+    """The check itself cannot be made (unknown run, unreadable database, machine that fails to load)."""
 
 
 @dataclass(frozen=True)
@@ -114,3 +121,44 @@ def check_emit(workflow: str, step: str, machine: StateMachine | None, events: S
         complete = tuple(s for s in order if s in preds and s not in skip and latest.get(s) in ("running", "waiting"))
     return EmitCheck(workflow, step, status, unit, run_id, True, (), current, machine.states, transitions,
                      skip, complete, tuple(out_notes))
+
+
+def check_in_source(source: Rp1Source, workflow: str, step: str, run_id: str | None = None, *,
+                    status: str = "running", unit: str | None = None) -> EmitCheck:
+    """`check_emit` against a run of `source`'s database (None: a new run) and its machine registry."""
+    events: list[Event] = []
+    notes: list[str] = []
+    if run_id is not None:
+        run = source.db.run(run_id)
+        if run is None:
+            raise CheckError(source.state.message or f"rp1: no run {run_id!r} in {source.db.path}")
+        events = source.db.events([run.id]).get(run.id, [])
+        if not source.state.ok:
+            raise CheckError(source.state.message or f"rp1: cannot read run {run_id!r}")
+        run_id = run.id
+        if run.flow not in (workflow, "unknown"):
+            notes.append(f'run {run.id} belongs to workflow "{run.flow}", not "{workflow}"')
+    info = source.machines.infos.get(workflow)
+    if info is not None and info.error:
+        raise CheckError(f'state machine of "{workflow}" ({info.source}) cannot be loaded: {info.error}')
+    return check_emit(workflow, step, source.machines.get(workflow), events, status=status, unit=unit,
+                      run_id=run_id, notes=notes)
+
+
+def check_lines(d: dict[str, Any]) -> list[str]:
+    """The check (its JSON) as an operator reads it: verdict, rp1's messages, what rp1 would record.
+    Strings are not sanitised here: each output path does that."""
+    where = f"run {d['run']}" if d["run"] else "a new run"
+    unit = f" --unit {d['unit']}" if d["unit"] else ""
+    lines = [f"emit {d['workflow']} {d['step']} ({d['status']}{unit}) into {where}: {d['verdict'].upper()}"]
+    lines += [f"  Error: {e}" for e in d["errors"]]
+    lines += [f"  note: {n}" for n in d["notes"]]
+    if d["tracked"]:
+        current = d["current_state"]
+        lines.append(f"current state: {current or '(none yet)'}")
+        if d["valid_transitions"] is not None:
+            lines.append(f"valid transitions from {current}: {', '.join(d['valid_transitions']) or '(none)'}")
+        if d["verdict"] == "accepted":
+            lines.append(f"would record skipped: {', '.join(d['would_skip']) or '-'}")
+            lines.append(f"would auto-complete: {', '.join(d['would_complete']) or '-'}")
+    return lines
