@@ -65,6 +65,9 @@ def test_current_session_from_env_falls_back_per_mode(run_cli, root_forge):
     assert state(run_cli, root_forge, "get-status", "--mode", "forge", env=env)["statuses"].keys() == {"forge"}
     # the authoritative set is the session's alone: root's active forge is not part of it
     assert state(run_cli, root_forge, "list-active", env=env) == {"active_modes": ["team"]}
+    hud = run_cli("hud", "--once", "--json", "--root", str(root_forge), env=env).json
+    assert hud["active_set"] == ["team"]
+    assert {m["mode"]: m["health"] for m in hud["members"]}["forge"] == "root-survivor"
 
 
 def test_current_session_from_session_json_falls_back(run_cli, root_forge):
