@@ -24,6 +24,8 @@ def db(tmp_path):
         r = w.start_run("build", project_path=str(tmp_path), run_id="sub")
         w.step(r, "requirements")
         w.step(r, "task-builder:building")
+        r = w.start_run("unknown", project_path=str(tmp_path), run_id="unk")
+        w.step(r, "whatever")
         r = w.start_run("build", project_path=str(tmp_path), run_id="lit")
         for step, status in [("requirements", "running"), ("design", "waiting")]:
             w.conn.execute("INSERT INTO events (run_id, type, step, data, created_at) VALUES (?, 'status_change', ?,"
@@ -142,3 +144,9 @@ def test_human_output(run_cli, db, tmp_path):
                 env={"RP1_PLUGIN_ROOTS": str(tmp_path)})
     assert r.stdout.splitlines()[0] == "emit build build (running) into run b1: ACCEPTED"
     assert r.stdout.splitlines()[-2:] == ["would record skipped: -", "would auto-complete: tasks"]
+
+
+def test_run_of_unknown_workflow_is_not_validated(check):
+    out = check("build", "biulding", "--run", "unk")
+    assert (out["verdict"], out["tracked"], out["errors"]) == ("accepted", False, [])
+    assert out["notes"] == ['the workflow of this run is "unknown": rp1 does not validate its steps']

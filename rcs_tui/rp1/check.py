@@ -83,14 +83,18 @@ def _workflow_position(ordered: Sequence[Event]) -> str | None:
 
 def check_emit(workflow: str, step: str, machine: StateMachine | None, events: Sequence[Event] = (), *,
                status: str = "running", unit: str | None = None, run_id: str | None = None,
-               notes: Sequence[str] = ()) -> EmitCheck:
+               notes: Sequence[str] = (), run_flow: str | None = None) -> EmitCheck:
     """rp1's answer to emitting `step` (with `status`, `unit`) into the run whose rows are `events`."""
     ordered = sorted(events, key=lambda e: e.sort_key)
     current = _current_state(ordered)
     namespaced = ":" in step
-    skip_all = machine is None or workflow == "unknown" or namespaced
+    unknown = "unknown" in (workflow, run_flow)
+    skip_all = machine is None or unknown or namespaced
     out_notes = list(notes)
-    if machine is None:
+    if unknown and machine is not None:
+        out_notes.append('the workflow of this run is "unknown": rp1 does not validate its steps')
+        machine = None
+    elif machine is None:
         out_notes.append(f'no state machine for "{workflow}": rp1 records the step without validating it')
     elif namespaced:
         out_notes.append("namespaced sub-agent step: not validated against the parent machine")
@@ -128,6 +132,7 @@ def check_in_source(source: Rp1Source, workflow: str, step: str, run_id: str | N
     """`check_emit` against a run of `source`'s database (None: a new run) and its machine registry."""
     events: list[Event] = []
     notes: list[str] = []
+    run_flow: str | None = None
     if run_id is not None:
         run = source.db.run(run_id)
         if run is None:
@@ -135,14 +140,14 @@ def check_in_source(source: Rp1Source, workflow: str, step: str, run_id: str | N
         events = source.db.events([run.id]).get(run.id, [])
         if not source.state.ok:
             raise CheckError(source.state.message or f"rp1: cannot read run {run_id!r}")
-        run_id = run.id
+        run_id, run_flow = run.id, run.flow
         if run.flow not in (workflow, "unknown"):
             notes.append(f'run {run.id} belongs to workflow "{run.flow}", not "{workflow}"')
     info = source.machines.infos.get(workflow)
     if info is not None and info.error:
         raise CheckError(f'state machine of "{workflow}" ({info.source}) cannot be loaded: {info.error}')
     return check_emit(workflow, step, source.machines.get(workflow), events, status=status, unit=unit,
-                      run_id=run_id, notes=notes)
+                      run_id=run_id, notes=notes, run_flow=run_flow)
 
 
 def check_lines(d: dict[str, Any]) -> list[str]:
