@@ -159,14 +159,24 @@ def _human_whatif(data: dict[str, Any]) -> str:
 
 @click.command("snapshot")
 @click.option("--session-id", "session_id", default=None)
+@click.option("--follow", is_flag=True, help="Keep printing: one JSON document per line, a new one on every change, "
+              "until stdin closes.")
+@click.option("--heartbeat", type=click.FloatRange(0, 3600), default=0.0,
+              help="With --follow: a heartbeat line after this many quiet seconds (0: none).")
+@click.option("--poll", is_flag=True, help="With --follow: poll instead of native file events.")
 @root_option
 @json_option
-def snapshot_cmd(session_id, root, as_json):
-    """The whole state tree as rcs-tui reads it: scopes, members with health, per-file errors."""
-    from rcs_tui.state.reader import read_snapshot
-    from rcs_tui.views.snapshot_json import snapshot_json
+def snapshot_cmd(session_id, follow, heartbeat, poll, root, as_json):
+    """The whole project as the TUI shows it (state, team, tasks, rp1, doctor), as versioned JSON."""
+    from rcs_tui.views.snapshot_doc import SnapshotFeed
 
-    emit(snapshot_json(read_snapshot(resolve_root(root), session_id)), True)
+    feed = SnapshotFeed(resolve_root(root), session_id=session_id)
+    if follow:
+        from rcs_tui.cli.follow import follow as run_follow
+
+        run_follow(feed, heartbeat=heartbeat, poll=poll)
+        return
+    emit(feed.document(), True)
 
 
 @click.command("undo")

@@ -197,3 +197,8 @@ def fix(root: Path, findings: list[Finding], ids: list[str] | None = None, *, se
     for item in applied:
         item["held"] = item["id"] not in after
     return {"applied": applied, "failed": failed, "remaining": sorted(after)}
+
+
+def snapshot_findings(snap: Snapshot) -> list[Finding]:
+    """The findings a snapshot already read (and the journal) show: what a live view recomputes on a change."""
+    return _state_findings(snap) + _journal_findings(snap.root)

@@ -1,0 +1,108 @@
+"""`rcs-tui snapshot --json --follow`: newline-delimited snapshot documents as the project changes.
+
+The first line is the full document; after that one line per batch of changes the watcher sees (batches
+close a few milliseconds after their first event, so a burst of writes is one document). With
+`--heartbeat S`, a small `{"kind": "heartbeat"}` line goes out after S quiet seconds so a reader can tell a
+silent project from a stalled stream. Ends when stdin reaches end-of-file (the reader went away) or stdout
+is closed. Nothing here writes to the project.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from typing import Any
+
+from rcs_tui.cli.common import dumps
+from rcs_tui.views.snapshot_doc import CONTRACT_VERSION, SnapshotFeed
+
+
+def _write(doc: dict[str, Any]) -> None:
+    sys.stdout.write(dumps(doc, indent=None) + "\n")
+    sys.stdout.flush()
+
+
+async def _stdin_closed() -> None:
+    """Return once stdin is at end-of-file (a terminal never is, until ctrl+d)."""
+    loop = asyncio.get_running_loop()
+    fd = sys.stdin.fileno()
+    done = loop.create_future()
+
+    def readable() -> None:
+        try:
+            data = os.read(fd, 4096)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data and not done.done():
+            done.set_result(None)
+
+    try:
+        loop.add_reader(fd, readable)
+    except (PermissionError, ValueError, NotImplementedError):  # a regular file: read it to its end
+        await asyncio.to_thread(sys.stdin.buffer.read)
+        return
+    try:
+        await done
+    finally:
+        loop.remove_reader(fd)
+
+
+async def _changes(feed: SnapshotFeed, heartbeat: float, poll: bool) -> None:
+    from rcs_tui.ui.watcher import native_batches, poll_batches, watch_targets
+
+    _write(await asyncio.to_thread(feed.document))
+    queue: asyncio.Queue[frozenset] = asyncio.Queue()
+
+    async def pump() -> None:
+        use_poll = poll
+        while True:
+            try:
+                targets = watch_targets(feed.loader)
+                batches = poll_batches(targets) if use_poll else native_batches(targets)
+                async for paths in batches:
+                    queue.put_nowait(paths)
+                return
+            except OSError:
+                if use_poll:
+                    raise
+                use_poll = True
+
+    pumping = asyncio.ensure_future(pump())
+    try:
+        while True:
+            try:
+                paths = await asyncio.wait_for(queue.get(), heartbeat) if heartbeat else await queue.get()
+            except TimeoutError:
+                _write({"version": CONTRACT_VERSION, "kind": "heartbeat", "seq": feed.seq})
+                continue
+            while not queue.empty():  # coalesce what arrived while the last document was built
+                paths |= queue.get_nowait()
+            _write(await asyncio.to_thread(feed.document, paths))
+    finally:
+        pumping.cancel()
+
+
+async def _follow(feed: SnapshotFeed, heartbeat: float, poll: bool) -> None:
+    closed = asyncio.ensure_future(_stdin_closed())
+    stream = asyncio.ensure_future(_changes(feed, heartbeat, poll))
+    done, pending = await asyncio.wait({closed, stream}, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+    for task in done:
+        if task is stream:
+            task.result()
+
+
+def follow(feed: SnapshotFeed, *, heartbeat: float = 0.0, poll: bool = False) -> None:
+    """Stream documents until stdin closes; a closed stdout ends quietly."""
+    try:
+        asyncio.run(_follow(feed, heartbeat, poll))
+    except BrokenPipeError:
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's final flush
