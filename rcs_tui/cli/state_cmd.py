@@ -96,13 +96,17 @@ def write_cmd(root, as_json, input_json, input_file, mode, session_id, dry_run):
 @state.command("clear")
 @_opts
 @click.option("--all-sessions", is_flag=True, help="Clear the mode in root and every session.")
+@click.option("--in-root", is_flag=True, help="Clear the root copy even when a session is current.")
 @click.option("--dry-run", is_flag=True, help="Print the exact plan and touch nothing.")
-def clear_cmd(root, as_json, input_json, input_file, mode, session_id, all_sessions, dry_run):
+def clear_cmd(root, as_json, input_json, input_file, mode, session_id, all_sessions, in_root, dry_run):
     """Clear one member of the active set (tombstone when a root copy exists)."""
     from rcs_tui.state.inputs import validate_clear
-    from rcs_tui.state.ops import plan_clear
+    from rcs_tui.state.ops import ROOT_SCOPE, plan_clear
 
+    if in_root and (session_id or all_sessions):
+        raise click.UsageError("--in-root goes without --session-id and --all-sessions")
     root, data, mode, sid = _common(root, input_json, input_file, mode, session_id)
+    sid = ROOT_SCOPE if in_root else sid
     parsed = validate_clear(data, "--input" if input_file is None else "--input-file")
     op = plan_clear(root, _need_mode(mode), sid, all_sessions or parsed.all_sessions)
     emit(op.preview(root) if dry_run else op.run(root), True)

@@ -23,6 +23,7 @@ CONTRACT_VERSION = "1.0"
 CONTRACT_MAJOR = 1
 WAITING_OUTCOMES = frozenset({"askuserQuestion", "userinterlude"})
 RP1_STATUSES = ("waiting", "failed", "running")
+COMEBACK_WINDOW = 15 * 60  # a mode active again this soon after an operator cleared it "came back"
 
 
 def iso(ts: float | None) -> str | None:
@@ -140,7 +141,8 @@ class SnapshotFeed:
 
     def _build(self, world: World) -> dict[str, Any]:
         snap = world.snapshot
-        doc = {"version": CONTRACT_VERSION, "seq": self.seq, "taken_at": iso(self.clock())}
+        doc = {"version": CONTRACT_VERSION, "kind": "snapshot", "seq": self.seq, "taken_at": iso(self.clock()),
+               "has_rcs": self.loader.layout.rcs.is_dir()}
         doc.update(snapshot_json(snap))
         health = Counter(m.health for m in snap.members)
         tasks = _tasks_json(world)
@@ -155,6 +157,7 @@ class SnapshotFeed:
             "badges": [b.text(world.root) for b in world.badges],
         })
         doc["attention"] = attention(doc, snap)
+        doc["attention"]["resurrected"] = resurrected(snap, self.clock())
         times = [world.newest_write, *(t.mtime for t in world.tasks)]
         from rcs_tui.state.metrics import parse_time
 
@@ -197,3 +200,27 @@ def attention(doc: dict[str, Any], snap: Any) -> dict[str, list[str]]:
     running = [f"{m.scope or 'root'}/{m.mode}" for m in snap.members if m.health == "live"]
     return {"waiting": waiting, "failed": failed, "dead": dead, "stale": stale, "root_survivors": survivors,
             "running": running}
+
+
+def resurrected(snap: Any, now: float) -> list[str]:
+    """Members active again after an operator cleared them (in the last `COMEBACK_WINDOW` seconds, not undone)."""
+    from rcs_tui.state.journal import read_journal, undone_ids
+    from rcs_tui.state.metrics import parse_time
+
+    entries = read_journal(snap.root)
+    undone = undone_ids(entries)
+    out: set[str] = set()
+    for entry in entries:
+        summary = entry.get("summary") if isinstance(entry.get("summary"), dict) else {}
+        at = parse_time(entry.get("at"))
+        if (not str(entry.get("action", "")).startswith("state clear ") or not entry.get("complete")
+                or entry["id"] in undone or at is None or now - at > COMEBACK_WINDOW):
+            continue
+        mode, where = summary.get("mode"), summary.get("scope")
+        scopes = [snap.root_scope, *snap.sessions.values()] if where == "all_sessions" else [
+            snap.root_scope if where == "root" else snap.sessions.get(where)]
+        for scope in scopes:
+            f = scope.modes.get(mode) if scope is not None else None
+            if f is not None and f.active and f.mtime is not None and f.mtime > at:
+                out.add(f"{scope.session_id or 'root'}/{mode}")
+    return sorted(out)

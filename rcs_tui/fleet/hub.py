@@ -1,0 +1,207 @@
+"""FleetHub: one asyncio task per project keeps that project's row current; none can block another.
+
+A local project is read in-process the way `rcs-tui snapshot --json --follow` reads it (a `SnapshotFeed`
+rebuilt section by section on the watcher's batches). A remote one runs exactly that command over
+`ssh` and reads its lines. Whatever goes wrong (no `.rcs/`, permission denied, host unreachable, rcs-tui
+missing or too old on the host, garbage or silence on the stream) becomes the row's reason, and the task
+retries with exponential backoff. `on_change(row)` is called after every change to a row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from rcs_tui.fleet.projects import Project
+from rcs_tui.fleet.rows import Row
+from rcs_tui.fleet.transport import Ssh, failure_reason
+
+MAX_LINE = 64 * 1024 * 1024
+HEARTBEAT = 10.0
+
+
+def local_problem(root: Path) -> str | None:
+    """Why a local project cannot be read (None when it can)."""
+    try:
+        if not root.is_dir():
+            return f"no such directory: {root}"
+        if not (root / ".rcs").is_dir():
+            return f"no .rcs/ in {root}"
+        os.listdir(root / ".rcs")
+    except PermissionError:
+        return f"permission denied: {root}"
+    except OSError as exc:
+        return f"cannot read {root}: {exc.strerror or exc}"
+    return None
+
+
+class FleetHub:
+    """Rows for every project, kept current by background tasks."""
+
+    def __init__(self, projects: list[Project], on_change: Callable[[Row], None] = lambda row: None, *,
+                 ssh: Ssh | None = None, clock: Callable[[], float] = time.time, heartbeat: float = HEARTBEAT,
+                 max_backoff: float = 30.0, poll: bool = False) -> None:
+        self.rows: dict[str, Row] = {p.key: Row(p) for p in projects}
+        self.on_change = on_change
+        self.ssh = ssh or Ssh()
+        self.clock = clock
+        self.heartbeat = heartbeat
+        self.max_backoff = max_backoff
+        self.poll = poll
+        self.tasks: list[asyncio.Task[None]] = []
+
+    def start(self) -> None:
+        """Start every project's task on the running loop."""
+        for row in self.rows.values():
+            runner = self._remote if row.project.remote else self._local
+            self.tasks.append(asyncio.ensure_future(runner(row)))
+
+    async def stop(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+        for task in self.tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self.tasks.clear()
+
+    def _changed(self, row: Row) -> None:
+        try:
+            self.on_change(row)
+        except Exception:  # noqa: BLE001 - a listener's bug must not stop this project's updates
+            pass
+
+    def _fail(self, row: Row, reason: str) -> None:
+        row.fail(reason, self.clock())
+        self._changed(row)
+
+    def _take(self, row: Row, doc: dict) -> None:
+        row.take(doc, self.clock())
+        self._changed(row)
+
+    # -- local ------------------------------------------------------------------------------
+    async def _local(self, row: Row) -> None:
+        from rcs_tui.ui.watcher import native_batches, poll_batches, watch_targets
+        from rcs_tui.views.snapshot_doc import SnapshotFeed
+
+        root = Path(row.project.path)
+        delay = 1.0
+        while True:
+            problem = await asyncio.to_thread(local_problem, root)
+            if problem:
+                self._fail(row, problem)
+                await asyncio.sleep(delay)
+                delay = min(self.max_backoff, delay * 2)
+                continue
+            feed = SnapshotFeed(root)
+            try:
+                self._take(row, await asyncio.to_thread(feed.document))
+                delay = 1.0
+                targets = watch_targets(feed.loader)
+                try:
+                    batches = poll_batches(targets) if self.poll else native_batches(targets)
+                    async for paths in batches:
+                        self._take(row, await asyncio.to_thread(feed.document, paths))
+                except OSError:  # no native watch left (inotify limits): poll this one
+                    async for paths in poll_batches(targets):
+                        self._take(row, await asyncio.to_thread(feed.document, paths))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - one project's failure stays in its row
+                self._fail(row, f"read error: {type(exc).__name__}: {exc}")
+            await asyncio.sleep(delay)
+            delay = min(self.max_backoff, delay * 2)
+
+    # -- remote -----------------------------------------------------------------------------
+    def remote_argv(self, project: Project) -> list[str]:
+        args = ["snapshot", "--json", "--follow", "--heartbeat", f"{self.heartbeat:g}", "--root", project.path]
+        return self.ssh.argv(project, args)
+
+    async def _remote(self, row: Row) -> None:
+        delay = 1.0
+        while True:
+            got_data = await self._remote_once(row)
+            if got_data:
+                delay = 1.0
+            await asyncio.sleep(delay)
+            delay = min(self.max_backoff, delay * 2)
+
+    async def _remote_once(self, row: Row) -> bool:
+        """One ssh session; True when it delivered at least one document."""
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *self.remote_argv(row.project), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE, limit=MAX_LINE, start_new_session=True)
+        except OSError as exc:
+            self._fail(row, f"cannot run ssh: {exc.strerror or exc}")
+            return False
+        assert proc.stdout is not None and proc.stderr is not None
+        stderr_task = asyncio.ensure_future(proc.stderr.read(65536))
+        got = False
+        reason: str | None = None
+        try:
+            while True:
+                try:
+                    line = await asyncio.wait_for(proc.stdout.readline(), self.heartbeat * 3 if got else None)
+                except TimeoutError:
+                    reason = f"stalled: no data from {row.project.host} for {self.heartbeat * 3:g}s"
+                    break
+                except (ValueError, asyncio.LimitOverrunError):
+                    reason = "sent a line too long to be a snapshot"
+                    break
+                if not line:
+                    break
+                try:
+                    doc = json.loads(line)
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    reason = f"sent data that is not a snapshot ({line[:40]!r}…)"
+                    break
+                if not isinstance(doc, dict):
+                    reason = "sent data that is not a snapshot (not a JSON object)"
+                    break
+                if doc.get("kind") == "heartbeat":
+                    continue
+                got = True
+                self._take(row, doc)
+                if row.doc is None and row.error:  # a contract we cannot read: keep the reason, stop here
+                    reason = row.error
+                    break
+        finally:
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(proc.wait(), 5)
+            try:
+                err = (await asyncio.wait_for(stderr_task, 1)).decode("utf-8", "replace")
+            except (TimeoutError, asyncio.CancelledError, Exception):  # noqa: BLE001
+                stderr_task.cancel()
+                err = ""
+        if reason is None:
+            reason = failure_reason(proc.returncode, err, row.project)
+        self._fail(row, reason)
+        return got
+
+
+async def gather_once(projects: list[Project], *, ssh: Ssh | None = None, timeout: float = 15.0) -> list[Row]:
+    """Every project read once (each bounded by `timeout`): what `fleet --once` prints."""
+    pending = {p.key for p in projects}
+    done = asyncio.Event()
+
+    def changed(row: Row) -> None:
+        pending.discard(row.project.key)
+        if not pending:
+            done.set()
+
+    hub = FleetHub(projects, changed, ssh=ssh, max_backoff=timeout)
+    hub.start()
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(done.wait(), timeout)
+    await hub.stop()
+    for key in pending:
+        hub.rows[key].fail(f"no answer within {timeout:g}s")
+    return list(hub.rows.values())
