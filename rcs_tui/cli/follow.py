@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from rcs_tui.cli.common import dumps
-from rcs_tui.views.snapshot_doc import CONTRACT_VERSION, SnapshotFeed
+from rcs_tui.views.snapshot_doc import CONTRACT_VERSION, SnapshotFeed, follow_documents
 
 
 def _write(doc: dict[str, Any]) -> None:
@@ -52,38 +52,28 @@ async def _stdin_closed() -> None:
 
 
 async def _changes(feed: SnapshotFeed, heartbeat: float, poll: bool) -> None:
-    from rcs_tui.ui.watcher import native_batches, poll_batches, watch_targets
+    queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
-    _write(await asyncio.to_thread(feed.document))
-    queue: asyncio.Queue[frozenset] = asyncio.Queue()
+    async def produce() -> None:
+        async for doc in follow_documents(feed, poll=poll):
+            queue.put_nowait(doc)
 
-    async def pump() -> None:
-        use_poll = poll
-        while True:
-            try:
-                targets = watch_targets(feed.loader)
-                batches = poll_batches(targets) if use_poll else native_batches(targets)
-                async for paths in batches:
-                    queue.put_nowait(paths)
-                return
-            except OSError:
-                if use_poll:
-                    raise
-                use_poll = True
-
-    pumping = asyncio.ensure_future(pump())
+    producer = asyncio.ensure_future(produce())
     try:
         while True:
-            try:
-                paths = await asyncio.wait_for(queue.get(), heartbeat) if heartbeat else await queue.get()
-            except TimeoutError:
-                _write({"version": CONTRACT_VERSION, "kind": "heartbeat", "seq": feed.seq})
+            getter = asyncio.ensure_future(queue.get())
+            done, _ = await asyncio.wait({getter, producer}, timeout=heartbeat or None,
+                                         return_when=asyncio.FIRST_COMPLETED)
+            if getter in done:
+                _write(getter.result())
                 continue
-            while not queue.empty():  # coalesce what arrived while the last document was built
-                paths |= queue.get_nowait()
-            _write(await asyncio.to_thread(feed.document, paths))
+            getter.cancel()
+            if producer in done:
+                producer.result()
+                return
+            _write({"version": CONTRACT_VERSION, "kind": "heartbeat", "seq": feed.seq})
     finally:
-        pumping.cancel()
+        producer.cancel()
 
 
 async def _follow(feed: SnapshotFeed, heartbeat: float, poll: bool) -> None:

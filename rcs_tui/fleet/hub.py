@@ -54,6 +54,7 @@ class FleetHub:
         self.max_backoff = max_backoff
         self.poll = poll
         self.tasks: list[asyncio.Task[None]] = []
+        self.procs: set[asyncio.subprocess.Process] = set()
 
     def start(self) -> None:
         """Start every project's task on the running loop."""
@@ -62,12 +63,19 @@ class FleetHub:
             self.tasks.append(asyncio.ensure_future(runner(row)))
 
     async def stop(self) -> None:
+        """Cancel every task; each ends (and reaps) its own ssh session on the way out."""
         for task in self.tasks:
             task.cancel()
         for task in self.tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self.tasks.clear()
+        for proc in list(self.procs):
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(proc.wait(), 5)
 
     def _changed(self, row: Row) -> None:
         try:
@@ -85,8 +93,7 @@ class FleetHub:
 
     # -- local ------------------------------------------------------------------------------
     async def _local(self, row: Row) -> None:
-        from rcs_tui.ui.watcher import native_batches, poll_batches, watch_targets
-        from rcs_tui.views.snapshot_doc import SnapshotFeed
+        from rcs_tui.views.snapshot_doc import SnapshotFeed, follow_documents
 
         root = Path(row.project.path)
         delay = 1.0
@@ -94,25 +101,15 @@ class FleetHub:
             problem = await asyncio.to_thread(local_problem, root)
             if problem:
                 self._fail(row, problem)
-                await asyncio.sleep(delay)
-                delay = min(self.max_backoff, delay * 2)
-                continue
-            feed = SnapshotFeed(root)
-            try:
-                self._take(row, await asyncio.to_thread(feed.document))
-                delay = 1.0
-                targets = watch_targets(feed.loader)
+            else:
                 try:
-                    batches = poll_batches(targets) if self.poll else native_batches(targets)
-                    async for paths in batches:
-                        self._take(row, await asyncio.to_thread(feed.document, paths))
-                except OSError:  # no native watch left (inotify limits): poll this one
-                    async for paths in poll_batches(targets):
-                        self._take(row, await asyncio.to_thread(feed.document, paths))
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - one project's failure stays in its row
-                self._fail(row, f"read error: {type(exc).__name__}: {exc}")
+                    async for doc in follow_documents(SnapshotFeed(root), poll=self.poll):
+                        self._take(row, doc)
+                        delay = 1.0
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - one project's failure stays in its row
+                    self._fail(row, f"read error: {type(exc).__name__}: {exc}")
             await asyncio.sleep(delay)
             delay = min(self.max_backoff, delay * 2)
 
@@ -140,6 +137,7 @@ class FleetHub:
             self._fail(row, f"cannot run ssh: {exc.strerror or exc}")
             return False
         assert proc.stdout is not None and proc.stderr is not None
+        self.procs.add(proc)
         stderr_task = asyncio.ensure_future(proc.stderr.read(65536))
         got = False
         reason: str | None = None
@@ -165,12 +163,13 @@ class FleetHub:
                     break
                 if doc.get("kind") == "heartbeat":
                     continue
-                got = True
                 self._take(row, doc)
+                got = got or row.doc is not None
                 if row.doc is None and row.error:  # a contract we cannot read: keep the reason, stop here
                     reason = row.error
                     break
         finally:
+            self.procs.discard(proc)
             if proc.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
                     proc.kill()
@@ -178,7 +177,7 @@ class FleetHub:
                 await asyncio.wait_for(proc.wait(), 5)
             try:
                 err = (await asyncio.wait_for(stderr_task, 1)).decode("utf-8", "replace")
-            except (TimeoutError, asyncio.CancelledError, Exception):  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - no stderr to explain it: the exit status will do
                 stderr_task.cancel()
                 err = ""
         if reason is None:

@@ -45,7 +45,8 @@ class Project:
             return self.path
         user = f"{self.user}@" if self.user else ""
         port = f":{self.port}" if self.port else ""
-        return f"ssh://{user}{self.host}{port}{self.path}"
+        command = "" if self.command == "rcs-tui" else f"?rcs-tui={self.command}"
+        return f"ssh://{user}{self.host}{port}{self.path}{command}"
 
     @property
     def name(self) -> str:

@@ -77,7 +77,7 @@ class Row:
     @property
     def rank(self) -> int:
         a = self.attention
-        if self.doc is None:
+        if self.doc is None or self.error:
             return RANKS.index("trouble")
         if a.get("waiting"):
             return 0
@@ -91,7 +91,7 @@ class Row:
 
     @property
     def rank_name(self) -> str:
-        return "error" if self.doc is None else RANKS[self.rank]
+        return "error" if self.doc is None or self.error else RANKS[self.rank]
 
     def _rp1_count(self, status: str) -> int:
         rp1 = (self.doc or {}).get("rp1") or {}
@@ -101,7 +101,7 @@ class Row:
 
     def needs_you(self) -> list[str]:
         """Short reasons this project needs the operator (empty when it does not)."""
-        if self.doc is None:
+        if self.doc is None or self.error:
             return [self.error or "connecting"]
         a = self.attention
         out = []
@@ -116,7 +116,7 @@ class Row:
         """Plain, inert text for every column."""
         p = self.project
         base = {"project": inert(p.name, 60), "host": inert(p.host_label, 40)}
-        if self.doc is None:
+        if self.doc is None or self.error:
             since = f" since {ago(now - self.error_since)}" if self.error_since else ""
             reason = self.error or "connecting…"
             return {**base, "state": "error" if self.error else "…", "active": f"{reason}{since}", "health": "",

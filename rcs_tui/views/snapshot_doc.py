@@ -75,7 +75,14 @@ class SnapshotFeed:
         return self.loader.root
 
     def document(self, changed: Iterable[Path] | None = None) -> dict[str, Any]:
-        """A full document; `changed` (paths) limits the re-reading to the sections they belong to."""
+        """The next document in sequence (`seq` counts from 1)."""
+        doc = self.build(changed)
+        self.seq += 1
+        doc["seq"] = self.seq
+        return doc
+
+    def build(self, changed: Iterable[Path] | None = None) -> dict[str, Any]:
+        """A full document without a sequence number; `changed` (paths) limits the re-reading to their sections."""
         paths = None if changed is None else list(changed)
         sections = self.loader.sections_for(paths) if paths is not None else None
         world = self.loader.load(paths)
@@ -83,7 +90,6 @@ class SnapshotFeed:
             self._rp1 = self._rp1_json()
         if sections is None or sections & {"state", "team"} or self._doctor is None:
             self._doctor = self._doctor_json(world)
-        self.seq += 1
         return self._build(world)
 
     # -- sections ---------------------------------------------------------------------------
@@ -141,7 +147,7 @@ class SnapshotFeed:
 
     def _build(self, world: World) -> dict[str, Any]:
         snap = world.snapshot
-        doc = {"version": CONTRACT_VERSION, "kind": "snapshot", "seq": self.seq, "taken_at": iso(self.clock()),
+        doc = {"version": CONTRACT_VERSION, "kind": "snapshot", "seq": 0, "taken_at": iso(self.clock()),
                "has_rcs": self.loader.layout.rcs.is_dir()}
         doc.update(snapshot_json(snap))
         health = Counter(m.health for m in snap.members)
@@ -224,3 +230,61 @@ def resurrected(snap: Any, now: float) -> list[str]:
             if f is not None and f.active and f.mtime is not None and f.mtime > at:
                 out.add(f"{scope.session_id or 'root'}/{mode}")
     return sorted(out)
+
+
+def same_content(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Two documents say the same thing (their sequence number and time aside)."""
+    skip = ("seq", "taken_at")
+    return {k: v for k, v in a.items() if k not in skip} == {k: v for k, v in b.items() if k not in skip}
+
+
+async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_after: float = 0.5):
+    """The first document, then one per batch of changes the watcher sees (what arrives meanwhile is merged).
+
+    The watcher needs a moment to start; one full re-read `resync_after` seconds in catches a change made in
+    that gap (and is sent only when it differs). A watcher that cannot start natively falls back to polling.
+    """
+    import asyncio
+
+    from rcs_tui.ui.watcher import native_batches, poll_batches, watch_targets
+
+    last = await asyncio.to_thread(feed.document)
+    yield last
+    queue: asyncio.Queue[frozenset[Path] | None] = asyncio.Queue()
+
+    async def pump() -> None:
+        targets = watch_targets(feed.loader)
+        try:
+            async for paths in (poll_batches(targets) if poll else native_batches(targets)):
+                queue.put_nowait(paths)
+        except OSError:
+            if poll:
+                raise
+            async for paths in poll_batches(targets):
+                queue.put_nowait(paths)
+
+    task = asyncio.ensure_future(pump())
+    resync = asyncio.get_running_loop().call_later(resync_after, queue.put_nowait, None)
+    try:
+        while True:
+            getter = asyncio.ensure_future(queue.get())
+            await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+            if not getter.done():
+                getter.cancel()
+                task.result()  # the watcher failed: raise its error
+                return
+            items = [getter.result()]
+            while not queue.empty():
+                items.append(queue.get_nowait())
+            full = any(item is None for item in items)
+            paths = frozenset().union(*(i for i in items if i is not None))
+            doc = await asyncio.to_thread(feed.build, None if full else paths)
+            if full and same_content(doc, last):
+                continue
+            feed.seq += 1
+            doc["seq"] = feed.seq
+            last = doc
+            yield doc
+    finally:
+        resync.cancel()
+        task.cancel()

@@ -287,7 +287,7 @@ class FleetApp(App):
         if key is None or key not in self.rows:
             return
         row = self.rows[key]
-        if row.doc is None:
+        if row.doc is None or row.error:
             self.notify(f"{row.project.name}: {row.error or 'not read yet'}", severity="warning")
             return
         argv = self.console_argv(row.project)

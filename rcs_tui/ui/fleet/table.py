@@ -46,7 +46,7 @@ def row_cells(row: Row, keys: list[str], now: float, room: int) -> list[Text]:
             text = cells["active"]
             if row.readonly_reason and row.doc is not None:
                 text = f"[read-only] {text}"
-            out.append(Text(clip(text, room), style="red" if row.doc is None else ""))
+            out.append(Text(clip(text, room), style="red" if row.doc is None or row.error else ""))
         elif key == "project":
             out.append(Text(clip(cells["project"], 24), style="bold"))
         elif key == "doctor":
