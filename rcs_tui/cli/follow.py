@@ -59,6 +59,13 @@ async def _changes(feed: SnapshotFeed, heartbeat: float, poll: bool) -> None:
             queue.put_nowait(doc)
 
     producer = asyncio.ensure_future(produce())
+    first = asyncio.ensure_future(queue.get())  # no heartbeat before the first document
+    await asyncio.wait({first, producer}, return_when=asyncio.FIRST_COMPLETED)
+    if not first.done():
+        first.cancel()
+        producer.result()
+        return
+    _write(first.result())
     try:
         while True:
             getter = asyncio.ensure_future(queue.get())
