@@ -118,8 +118,9 @@ class Row:
         base = {"project": inert(p.name, 60), "host": inert(p.host_label, 40)}
         if self.doc is None or self.error:
             since = f" since {ago(now - self.error_since)}" if self.error_since else ""
-            reason = self.error or "connecting…"
-            return {**base, "state": "error" if self.error else "…", "active": f"{reason}{since}", "health": "",
+            head, _, tail = (self.error or "connecting…").partition(": ")  # "unreachable since 2m: ssh: …"
+            text = f"{head}{since}: {tail}" if tail else f"{head}{since}"
+            return {**base, "state": "error" if self.error else "…", "active": text, "health": "",
                     "doctor": "", "workers": "", "tasks": "", "rp1": "", "activity": ""}
         d = self.doc
         health = d.get("health") if isinstance(d.get("health"), dict) else {}

@@ -18,8 +18,14 @@ STATE_STYLE = {"waiting": ("◆ wait", "bold magenta"), "failed": ("✖ fail", "
                "error": ("⚠ n/a", "bold red"), "…": ("… ", "dim")}
 
 
+SHORT_LABELS = {"workers": "WRK", "rp1": "RP1", "active": "ACTIVE"}
+
+
 def columns_for(width: int) -> list[tuple[str, str]]:
-    return [(key, label) for key, label, minimum in COLUMNS if width >= minimum]
+    """The columns that fit `width`, with shorter headers below 100 columns (the help explains them)."""
+    short = width < 100
+    return [(key, SHORT_LABELS.get(key, label) if short else label) for key, label, minimum in COLUMNS
+            if width >= minimum]
 
 
 def active_room(rows: list[Row], keys: list[str], now: float, width: int) -> int:
@@ -28,7 +34,7 @@ def active_room(rows: list[Row], keys: list[str], now: float, width: int) -> int
     for key in keys:
         if key == "active":
             continue
-        label = dict(columns_for(10_000)).get(key, "")
+        label = dict(columns_for(width)).get(key, "")
         longest = max((len(r.cells(now)[key]) for r in rows), default=0) if key != "state" else 6
         used += min(max(len(label), longest), 30 if key != "project" else 24) + 2
     return max(16, width - used - 4)
