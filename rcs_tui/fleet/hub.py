@@ -23,6 +23,7 @@ from rcs_tui.fleet.transport import Ssh, failure_reason
 
 MAX_LINE = 64 * 1024 * 1024
 HEARTBEAT = 10.0
+READERS = 2  # local documents built at once: more only fight over the GIL and starve the screen
 
 
 def local_problem(root: Path) -> str | None:
@@ -55,9 +56,11 @@ class FleetHub:
         self.poll = poll
         self.tasks: list[asyncio.Task[None]] = []
         self.procs: set[asyncio.subprocess.Process] = set()
+        self._readers: asyncio.Semaphore | None = None
 
     def start(self) -> None:
         """Start every project's task on the running loop."""
+        self._readers = asyncio.Semaphore(READERS)
         for row in self.rows.values():
             runner = self._remote if row.project.remote else self._local
             self.tasks.append(asyncio.ensure_future(runner(row)))
@@ -103,7 +106,7 @@ class FleetHub:
                 self._fail(row, problem)
             else:
                 try:
-                    async for doc in follow_documents(SnapshotFeed(root), poll=self.poll):
+                    async for doc in follow_documents(SnapshotFeed(root), poll=self.poll, gate=self._readers):
                         self._take(row, doc)
                         delay = 1.0
                 except asyncio.CancelledError:

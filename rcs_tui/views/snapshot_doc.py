@@ -238,17 +238,24 @@ def same_content(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return {k: v for k, v in a.items() if k not in skip} == {k: v for k, v in b.items() if k not in skip}
 
 
-async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_after: float = 0.5):
+async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_after: float = 0.5,
+                           gate: Any = None):
     """The first document, then one per batch of changes the watcher sees (what arrives meanwhile is merged).
 
     The watcher needs a moment to start; one full re-read `resync_after` seconds in catches a change made in
     that gap (and is sent only when it differs). A watcher that cannot start natively falls back to polling.
+    `gate` (an asyncio semaphore) bounds how many followers build a document at once.
     """
     import asyncio
+    import contextlib
+
+    def gated():
+        return gate if gate is not None else contextlib.nullcontext()
 
     from rcs_tui.ui.watcher import native_batches, poll_batches, watch_targets
 
-    last = await asyncio.to_thread(feed.document)
+    async with gated():
+        last = await asyncio.to_thread(feed.document)
     yield last
     queue: asyncio.Queue[frozenset[Path] | None] = asyncio.Queue()
 
@@ -278,7 +285,8 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_aft
                 items.append(queue.get_nowait())
             full = any(item is None for item in items)
             paths = frozenset().union(*(i for i in items if i is not None))
-            doc = await asyncio.to_thread(feed.build, None if full else paths)
+            async with gated():
+                doc = await asyncio.to_thread(feed.build, None if full else paths)
             if full and same_content(doc, last):
                 continue
             feed.seq += 1

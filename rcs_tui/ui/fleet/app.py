@@ -32,6 +32,7 @@ from rcs_tui.ui.hud_app import stylesheet
 from rcs_tui.views.text import clip
 
 FLUSH_S = 0.03
+TICK_S = 15.0
 
 
 class FleetScreen(Screen):
@@ -93,6 +94,7 @@ class FleetApp(App):
         self._order: list[str] = []
         self._columns: list[str] = []
         self._room = 0
+        self._cells: dict[str, list[Text]] = {}
         self.changes = 0  # rows updated since start (benchmarks read it)
         self.painted: dict[str, float] = {}  # project key -> when its latest change reached the screen
 
@@ -104,9 +106,9 @@ class FleetApp(App):
     def on_mount(self) -> None:
         self.push_screen(FleetScreen())
         self.call_after_refresh(self.redraw)
-        if self.live:
-            self.hub.start()
-        self.set_interval(5.0, self._tick)  # relative ages ("3m ago", "since …") move on
+        if self.live:  # after the first frame: the rows show "connecting" until their documents arrive
+            self.call_after_refresh(self.hub.start)
+        self.set_interval(TICK_S, self._tick)  # relative ages ("3m ago", "since …") move on
 
     async def on_unmount(self) -> None:
         await self.hub.stop()
@@ -166,16 +168,22 @@ class FleetApp(App):
         if order != self._order or dirty is None:
             selected = self.selected_key()
             table.clear()
+            self._cells = {}
             for r in rows:
-                table.add_row(*row_cells(r, keys, now, room), key=r.project.key)
+                cells = self._cells[r.project.key] = row_cells(r, keys, now, room)
+                table.add_row(*cells, key=r.project.key)
             self._order = order
             if selected in order:
                 table.move_cursor(row=order.index(selected), animate=False)
         else:
             for key in dirty:
                 if key in self.rows and key in order:
-                    for col, cell in zip(keys, row_cells(self.rows[key], keys, now, room), strict=True):
-                        table.update_cell(key, col, cell)
+                    cells = row_cells(self.rows[key], keys, now, room)
+                    before = self._cells.get(key)
+                    for i, (col, cell) in enumerate(zip(keys, cells, strict=True)):
+                        if before is None or before[i] != cell:
+                            table.update_cell(key, col, cell)
+                    self._cells[key] = cells
         painted = self.clock()
         for key in dirty or order:
             self.painted[key] = painted
