@@ -154,3 +154,44 @@ def test_doctor_fix_runs_on_the_host_and_a_refusal_says_why(server, tmp_path):
     assert fixed["fix"]["applied"][0]["journal_id"] in journal
     with pytest.raises(ActionError, match="no .*override-me|override-me"):
         acts.override("override-me", "done", "because")
+
+
+def fake_remote(path: Path, lines: list[str], then: str = "exit 0") -> str:
+    """A stand-in for the remote rcs-tui that prints `lines` and then runs `then`."""
+    body = "".join(f"printf '%s\\n' {json.dumps(line)}\n" for line in lines)
+    path.write_text(f"#!/bin/sh\n{body}{then}\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+async def test_garbage_stalls_hostile_text_and_old_contracts_cost_only_their_row(server, tmp_path):
+    good = project_tree(tmp_path / "good")
+    hostile = {"version": "1.0", "kind": "snapshot", "has_rcs": True, "active_set": ["\x1b]52;c;QUFB\x07forge"],
+               "attention": {"waiting": ["root/\x1b[2Jautopilot"]}, "last_activity": None}
+    scripts = {
+        "garbage": fake_remote(tmp_path / "garbage.sh", ["<html>not json</html>"], "sleep 30"),
+        "stall": fake_remote(tmp_path / "stall.sh", [json.dumps({**hostile, "active_set": ["forge"],
+                                                                  "attention": {}})], "sleep 60"),
+        "hostile": fake_remote(tmp_path / "hostile.sh", [json.dumps(hostile)], "sleep 60"),
+        "old": fake_remote(tmp_path / "old.sh", [json.dumps({"version": "0.9", "kind": "snapshot"})], "sleep 60"),
+    }
+    projects = [parse_project(server.url(good))] + [
+        parse_project(f"{server.url(tmp_path / name)}?rcs-tui={script}") for name, script in scripts.items()]
+    hub = FleetHub(projects, ssh=Ssh(config_file=str(server.ssh_config)), heartbeat=0.5, max_backoff=30)
+    rows = {Path(r.project.path).name: r for r in hub.rows.values()}
+    hub.start()
+    try:
+        await until(lambda: rows["good"].doc is not None and rows["garbage"].error is not None
+                    and rows["old"].error is not None and rows["hostile"].doc is not None
+                    and (rows["stall"].error or "").startswith("stalled"))
+        assert rows["garbage"].error.startswith("sent data that is not a snapshot (b'<html>not json")
+        assert rows["stall"].error == f"stalled: no data from {ALIAS} for 1.5s"
+        assert rows["old"].error.startswith("host speaks snapshot contract 0.9, this rcs-tui reads 1.0: "
+                                            "upgrade rcs-tui on the host; shown read-only")
+        cells = rows["hostile"].cells(time.time())
+        assert cells["active"] == "forge"  # the OSC 52 (clipboard write) sequence is gone
+        assert all("\x1b" not in v and "\x07" not in v for v in cells.values())
+        assert rows["hostile"].attention["waiting"] == ["root/autopilot"]
+        assert rows["good"].error is None and rows["good"].doc["active_set"] == ["forge"]
+    finally:
+        await hub.stop()
