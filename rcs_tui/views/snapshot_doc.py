@@ -68,6 +68,7 @@ class SnapshotFeed:
         self._rp1_source: Any = None
         self._rp1: dict[str, Any] | None = None
         self._doctor: dict[str, Any] | None = None
+        self._scopes: dict[int, Any] = {}
         self.seq = 0
 
     @property
@@ -149,7 +150,7 @@ class SnapshotFeed:
         snap = world.snapshot
         doc = {"version": CONTRACT_VERSION, "kind": "snapshot", "seq": 0, "taken_at": iso(self.clock()),
                "has_rcs": self.loader.layout.rcs.is_dir()}
-        doc.update(snapshot_json(snap))
+        doc.update(snapshot_json(snap, self._scopes))
         health = Counter(m.health for m in snap.members)
         tasks = _tasks_json(world)
         rp1 = self._rp1 or {}
@@ -242,8 +243,9 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_aft
                            gate: Any = None):
     """The first document, then one per batch of changes the watcher sees (what arrives meanwhile is merged).
 
-    The watcher needs a moment to start; one full re-read `resync_after` seconds in catches a change made in
-    that gap (and is sent only when it differs). A watcher that cannot start natively falls back to polling.
+    The watcher needs a moment to start; `resync_after` seconds in, the files written since just before the
+    first read are re-read (a cheap stat scan finds them), catching a change made in that gap; the document
+    is sent only when it differs. A watcher that cannot start natively falls back to polling.
     `gate` (an asyncio semaphore) bounds how many followers build a document at once.
     """
     import asyncio
@@ -252,11 +254,17 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_aft
     def gated():
         return gate if gate is not None else contextlib.nullcontext()
 
-    from rcs_tui.ui.watcher import native_batches, poll_batches, watch_targets
+    from rcs_tui.ui.watcher import native_batches, poll_batches, scan, watch_targets
 
     async with gated():
+        started = time.time_ns() - 2_000_000_000  # file times are coarse: look a little earlier
         last = await asyncio.to_thread(feed.document)
     yield last
+
+    def written_since_start() -> frozenset[Path]:
+        """Files written since just before the first read: what the watcher may have missed while starting."""
+        return frozenset(p for p, sig in scan(watch_targets(feed.loader)).items() if sig[2] >= started)
+
     queue: asyncio.Queue[frozenset[Path] | None] = asyncio.Queue()
 
     async def pump() -> None:
@@ -271,7 +279,7 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_aft
                 queue.put_nowait(paths)
 
     task = asyncio.ensure_future(pump())
-    resync = asyncio.get_running_loop().call_later(resync_after, queue.put_nowait, None)
+    timer = asyncio.get_running_loop().call_later(resync_after, queue.put_nowait, None)
     try:
         while True:
             getter = asyncio.ensure_future(queue.get())
@@ -283,16 +291,20 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_aft
             items = [getter.result()]
             while not queue.empty():
                 items.append(queue.get_nowait())
-            full = any(item is None for item in items)
+            resync = any(item is None for item in items)
             paths = frozenset().union(*(i for i in items if i is not None))
+            if resync:
+                paths |= await asyncio.to_thread(written_since_start)
+                if not paths:
+                    continue
             async with gated():
-                doc = await asyncio.to_thread(feed.build, None if full else paths)
-            if full and same_content(doc, last):
+                doc = await asyncio.to_thread(feed.build, paths)
+            if resync and same_content(doc, last):
                 continue
             feed.seq += 1
             doc["seq"] = feed.seq
             last = doc
             yield doc
     finally:
-        resync.cancel()
+        timer.cancel()
         task.cancel()
