@@ -172,7 +172,8 @@ async def test_garbage_stalls_hostile_text_and_old_contracts_cost_only_their_row
         "garbage": fake_remote(tmp_path / "garbage.sh", ["<html>not json</html>"], "sleep 30"),
         "stall": fake_remote(tmp_path / "stall.sh", [json.dumps({**hostile, "active_set": ["forge"],
                                                                   "attention": {}})], "sleep 60"),
-        "hostile": fake_remote(tmp_path / "hostile.sh", [json.dumps(hostile)], "sleep 60"),
+        "hostile": fake_remote(tmp_path / "hostile.sh", [json.dumps(hostile)],
+                               "while :; do echo '{\"kind\": \"heartbeat\"}'; sleep 0.2; done"),
         "old": fake_remote(tmp_path / "old.sh", [json.dumps({"version": "0.9", "kind": "snapshot"})], "sleep 60"),
     }
     projects = [parse_project(server.url(good))] + [
