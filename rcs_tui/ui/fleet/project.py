@@ -153,33 +153,31 @@ class ProjectScreen(Screen):
     def _refuse(self, title: str, exc: BaseException) -> None:
         self.app.push_screen(Notice(title, f"{exc}\n\nNothing was changed."))
 
-    async def _preview_then_run(self, title: str, label: str, preview_call, run_call, done) -> None:
-        """Dry run → confirm (Cancel focused) → run, each CLI call off the event loop."""
-        if self.busy:
-            self.notify("an action is still running", severity="warning")
-            return
+    async def _call(self, title: str, call) -> tuple[bool, Any]:
+        """Run one CLI call off the event loop; a refusal is shown and returns (False, None)."""
         self.busy = True
         try:
-            try:
-                preview = await asyncio.to_thread(preview_call)
-            except ActionError as exc:
-                self._refuse(f"{title} refused", exc)
-                return
+            return True, await asyncio.to_thread(call)
+        except ActionError as exc:
+            self._refuse(f"{title} refused", exc)
+            return False, None
         finally:
             self.busy = False
 
-        async def confirmed(ok: bool | None) -> None:
-            if not ok:
-                return
-            self.busy = True
-            try:
-                result = await asyncio.to_thread(run_call)
-            except ActionError as exc:
-                self._refuse(f"{title} refused", exc)
-                return
-            finally:
-                self.busy = False
-            self.notify(done(result), timeout=5)
+    async def _preview_then_run(self, title: str, label: str, preview_call, run_call, done) -> None:
+        """Dry run → confirm (Cancel focused) → run."""
+        if self.busy:
+            self.notify("an action is still running", severity="warning")
+            return
+        ok, preview = await self._call(title, preview_call)
+        if not ok:
+            return
+
+        async def confirmed(yes: bool | None) -> None:
+            if yes:
+                ran, result = await self._call(title, run_call)
+                if ran:
+                    self.notify(done(result), timeout=5)
 
         where = f" on {self.row.project.host}" if self.row.project.remote else ""
         self.app.push_screen(ConfirmPlan(f"{title}{where}", preview, label), confirmed)
