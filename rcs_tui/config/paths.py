@@ -6,7 +6,6 @@ Kept free of pydantic so `hud --once` (run by status lines several times a secon
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 
 CONFIG_ENV = "RCS_TUI_CONFIG"
@@ -35,6 +34,8 @@ def quick_preset() -> str | None:
         return None
     except OSError as exc:
         raise ValueError(str(exc)) from exc
+    import tomllib  # only when there is a file to parse
+
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
