@@ -157,7 +157,8 @@ class FleetApp(App):
         keys = [k for k, _ in columns_for(width)]
         rows = self._visible()
         order = [r.project.key for r in rows]
-        room = active_room(rows, keys, now, width)
+        plain = {r.project.key: r.cells(now) for r in rows}
+        room = active_room(list(plain.values()), keys, width)
         if room != self._room:
             self._room, self._order = room, []
         if keys != self._columns:
@@ -170,7 +171,7 @@ class FleetApp(App):
             table.clear()
             self._cells = {}
             for r in rows:
-                cells = self._cells[r.project.key] = row_cells(r, keys, now, room)
+                cells = self._cells[r.project.key] = row_cells(r, plain[r.project.key], keys, room)
                 table.add_row(*cells, key=r.project.key)
             self._order = order
             if selected in order:
@@ -178,7 +179,7 @@ class FleetApp(App):
         else:
             for key in dirty:
                 if key in self.rows and key in order:
-                    cells = row_cells(self.rows[key], keys, now, room)
+                    cells = row_cells(self.rows[key], plain[key], keys, room)
                     before = self._cells.get(key)
                     for i, (col, cell) in enumerate(zip(keys, cells, strict=True)):
                         if before is None or before[i] != cell:

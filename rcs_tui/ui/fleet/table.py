@@ -28,20 +28,23 @@ def columns_for(width: int) -> list[tuple[str, str]]:
             if width >= minimum]
 
 
-def active_room(rows: list[Row], keys: list[str], now: float, width: int) -> int:
-    """Width left for ACTIVE SET (where a row's error also goes) once the other columns have what they show."""
+def active_room(plain: list[dict[str, str]], keys: list[str], width: int) -> int:
+    """Width left for ACTIVE SET (where a row's error also goes) once the other columns have what they show.
+
+    `plain` is every visible row's `Row.cells`, computed once per redraw."""
     used = 0
+    labels = dict(columns_for(width))
     for key in keys:
         if key == "active":
             continue
-        label = dict(columns_for(width)).get(key, "")
-        longest = max((len(r.cells(now)[key]) for r in rows), default=0) if key != "state" else 6
+        label = labels.get(key, "")
+        longest = max((len(c[key]) for c in plain), default=0) if key != "state" else 6
         used += min(max(len(label), longest), 30 if key != "project" else 24) + 2
     return max(16, width - used - 4)
 
 
-def row_cells(row: Row, keys: list[str], now: float, room: int) -> list[Text]:
-    cells = row.cells(now)
+def row_cells(row: Row, cells: dict[str, str], keys: list[str], room: int) -> list[Text]:
+    """The styled cells of one row from its plain `Row.cells`."""
     state = "…" if row.doc is None and not row.error else row.rank_name
     label, style = STATE_STYLE.get(state, (state, ""))
     out = []
