@@ -41,12 +41,28 @@ def local_problem(root: Path) -> str | None:
     return None
 
 
+async def _end(proc: asyncio.subprocess.Process) -> None:
+    """End an ssh session: close its stdin (the remote follower exits on that), then kill it if it lingers,
+    and reap it."""
+    if proc.stdin is not None:
+        with contextlib.suppress(Exception):
+            proc.stdin.close()
+    if proc.returncode is None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.shield(proc.wait()), 0.5)
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(proc.wait(), 5)
+
+
 class FleetHub:
     """Rows for every project, kept current by background tasks."""
 
     def __init__(self, projects: list[Project], on_change: Callable[[Row], None] = lambda row: None, *,
                  ssh: Ssh | None = None, clock: Callable[[], float] = time.time, heartbeat: float = HEARTBEAT,
-                 max_backoff: float = 30.0, poll: bool = False) -> None:
+                 max_backoff: float = 30.0, poll: bool = False, once: bool = False) -> None:
         self.rows: dict[str, Row] = {p.key: Row(p) for p in projects}
         self.on_change = on_change
         self.ssh = ssh or Ssh()
@@ -54,6 +70,7 @@ class FleetHub:
         self.heartbeat = heartbeat
         self.max_backoff = max_backoff
         self.poll = poll
+        self.once = once  # one attempt per project, no reconnecting (`fleet --once`)
         self.tasks: list[asyncio.Task[None]] = []
         self.procs: set[asyncio.subprocess.Process] = set()
         self._readers: asyncio.Semaphore | None = None
@@ -74,11 +91,8 @@ class FleetHub:
                 await task
         self.tasks.clear()
         for proc in list(self.procs):
-            if proc.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(proc.wait(), 5)
+            await _end(proc)
+        await asyncio.sleep(0.05)  # let the ended processes' pipes close before the loop ends
 
     def _changed(self, row: Row) -> None:
         try:
@@ -125,6 +139,8 @@ class FleetHub:
         delay = 1.0
         while True:
             got_data = await self._remote_once(row)
+            if self.once:
+                return
             if got_data:
                 delay = 1.0
             await asyncio.sleep(delay)
@@ -132,13 +148,18 @@ class FleetHub:
 
     async def _remote_once(self, row: Row) -> bool:
         """One ssh session; True when it delivered at least one document."""
+        spawning = asyncio.ensure_future(asyncio.create_subprocess_exec(
+            *self.remote_argv(row.project), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, limit=MAX_LINE, start_new_session=True))
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *self.remote_argv(row.project), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, limit=MAX_LINE, start_new_session=True)
+            proc = await asyncio.shield(spawning)
         except OSError as exc:
             self._fail(row, f"cannot run ssh: {exc.strerror or exc}")
             return False
+        except asyncio.CancelledError:  # stopped while ssh was starting: end it too, never leave it behind
+            with contextlib.suppress(Exception):
+                await _end(await spawning)
+            raise
         assert proc.stdout is not None and proc.stderr is not None
         self.procs.add(proc)
         stderr_task = asyncio.ensure_future(proc.stderr.read(65536))
@@ -173,11 +194,7 @@ class FleetHub:
                     break
         finally:
             self.procs.discard(proc)
-            if proc.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(proc.wait(), 5)
+            await _end(proc)
             try:
                 err = (await asyncio.wait_for(stderr_task, 1)).decode("utf-8", "replace")
             except Exception:  # noqa: BLE001 - no stderr to explain it: the exit status will do
@@ -199,7 +216,7 @@ async def gather_once(projects: list[Project], *, ssh: Ssh | None = None, timeou
         if not pending:
             done.set()
 
-    hub = FleetHub(projects, changed, ssh=ssh, max_backoff=timeout)
+    hub = FleetHub(projects, changed, ssh=ssh, max_backoff=timeout, once=True)
     hub.start()
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(done.wait(), timeout)
