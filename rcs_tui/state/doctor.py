@@ -245,3 +245,8 @@ def _run_repairs(root: Path, chosen: list[Finding], actor: str | None, applied: 
             applied.append({"id": finding.id, "journal_id": result["journal_id"]})
         except Exception as exc:  # noqa: BLE001 - report each refusal, continue with the rest
             failed.append({"id": finding.id, "error": str(exc)})
+
+
+def snapshot_findings(snap: Snapshot) -> list[Finding]:
+    """The findings a snapshot already read (and the journal) show: what a live view recomputes on a change."""
+    return _state_findings(snap) + _journal_findings(snap.root)
