@@ -26,6 +26,8 @@ SUBCOMMANDS: dict[str, str] = {
     "console": "rcs_tui.cli.console_cmd:console",
     "doctor": "rcs_tui.cli.doctor_cmd:doctor",
     "locate": "rcs_tui.cli.doctor_cmd:locate",
+    "config": "rcs_tui.cli.config_cmd:config_cmd",
+    "fleet": "rcs_tui.cli.fleet_cmd:fleet",
 }
 
 PRESETS = ("minimal", "focused", "full")
@@ -160,12 +162,22 @@ def parse_hud_once(argv: list[str]) -> dict[str, object] | None:
     return opts
 
 
-def _hud_once_fast(opts: dict[str, object]) -> int:
-    """Run `hud --once` without click, with click's error contract: `{"error": ...}` on stderr, never a traceback."""
+def _hud_once_fast(opts: dict[str, object]) -> int | None:
+    """Run `hud --once` without click, with click's error contract: `{"error": ...}` on stderr, never a traceback.
+
+    None when the configuration file is bad: the full path reports that.
+    """
     from rcs_tui.cli.jsonout import fail
     from rcs_tui.cli.once import once_root
     from rcs_tui.state.host import RootNotFound
 
+    if opts["preset"] is None:
+        from rcs_tui.config.paths import quick_preset
+
+        try:
+            opts["preset"] = quick_preset()
+        except ValueError:
+            return None  # a bad config file: the full path reports it
     try:
         print_once(once_root(opts.pop("root")), **opts)
     except RootNotFound as exc:
@@ -187,7 +199,9 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: click in non-standalone mode so every error is `{"error": ...}` on stderr."""
     opts = parse_hud_once(sys.argv[1:] if argv is None else list(argv))
     if opts is not None:
-        sys.exit(_hud_once_fast(opts))
+        code = _hud_once_fast(opts)
+        if code is not None:
+            sys.exit(code)
     from rcs_tui.cli.common import run
 
     sys.exit(run(globals().get("cli") or __getattr__("cli"), argv))
