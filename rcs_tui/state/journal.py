@@ -51,7 +51,30 @@ def interrupted(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def undone_ids(entries: list[dict[str, Any]]) -> set[str]:
-    return {e["undoes"] for e in entries if isinstance(e.get("undoes"), str)}
+    """Entries whose effect is currently undone: an undo marks one, a later redo of it unmarks it, and
+    undoing that redo marks the original again."""
+    undone: set[str] = set()
+    redo_of: dict[str, str] = {}
+    for e in entries:
+        if isinstance(e.get("undoes"), str):
+            undone.add(e["undoes"])
+            if e["undoes"] in redo_of:
+                undone.add(redo_of[e["undoes"]])
+        if isinstance(e.get("redoes"), str):
+            undone.discard(e["redoes"])
+            redo_of[e["id"]] = e["redoes"]
+    return undone
+
+
+def blocking_entry(entries: list[dict[str, Any]], entry: dict[str, Any], rel: str) -> dict[str, Any] | None:
+    """The newest later entry that changed `rel` and is still in effect: the one to undo first."""
+    ids = [e["id"] for e in entries]
+    later = entries[ids.index(entry["id"]) + 1:] if entry["id"] in ids else []
+    done = undone_ids(entries)
+    for e in reversed(later):
+        if e["id"] not in done and any(isinstance(f, dict) and f.get("path") == rel for f in e.get("files") or []):
+            return e
+    return None
 
 
 def pick_entry(entries: list[dict[str, Any]], entry_id: str | None) -> dict[str, Any]:
@@ -88,7 +111,8 @@ def plan_undo(root: Path, entry: dict[str, Any]) -> Plan:
     A file already at its before-image is left alone, which is what rolls back an interrupted entry
     whose process died before changing every file.
     """
-    if entry["id"] in undone_ids(read_journal(root)):
+    entries = read_journal(root)
+    if entry["id"] in undone_ids(entries):
         raise TxnError(f"journal entry {entry['id']} was already undone")
     changes = []
     for item in entry["files"]:
@@ -101,7 +125,11 @@ def plan_undo(root: Path, entry: dict[str, Any]) -> Plan:
         if current == (digest(before) if before is not None else None):
             continue
         if current != item.get("after_sha"):
-            raise TxnError(f"cannot undo {entry['id']}: {rel} changed since ({entry['action']}); nothing was changed")
+            blocker = blocking_entry(entries, entry, rel)
+            first = (f"; undo {blocker['id']} ({blocker.get('action')}) first, it changed {rel} later"
+                     if blocker else " by something outside rcs-tui")
+            raise TxnError(f"cannot undo {entry['id']}: {rel} changed since ({entry['action']}){first}; "
+                           "nothing was changed")
         if before is None:
             changes.append(FileChange(path, "delete", expect=current, why="restore: did not exist"))
         else:
