@@ -35,7 +35,8 @@ def _load_input(raw: str | None, file: str | None) -> dict[str, Any]:
 
 def _opts(func):
     for deco in reversed([
-        click.option("--input", "input_json", default=None, help="JSON object input (formats.md §4 shapes)."),
+        click.option("--input", "input_json", default=None,
+                     help='JSON object input, e.g. {"mode": "team", "session_id": "…"}.'),
         click.option("--input-file", "input_file", default=None, help="Read the JSON input from a file."),
         click.option("--mode", "mode", default=None, help="Mode name (else input.mode)."),
         click.option("--session-id", "session_id", default=None, help="Session scope (else resolved)."),
@@ -97,15 +98,37 @@ def write_cmd(root, as_json, input_json, input_file, mode, session_id, dry_run):
 @_opts
 @click.option("--all-sessions", is_flag=True, help="Clear the mode in root and every session.")
 @click.option("--dry-run", is_flag=True, help="Print the exact plan and touch nothing.")
-def clear_cmd(root, as_json, input_json, input_file, mode, session_id, all_sessions, dry_run):
-    """Clear one member of the active set (tombstone when a root copy exists)."""
+@click.option("--retry", type=click.IntRange(0, 100), default=0, show_default=True,
+              help="When a file changes underneath (a runtime still writing), re-plan on fresh data and try "
+                   "again up to N times; only an applied attempt is journaled.")
+def clear_cmd(root, as_json, input_json, input_file, mode, session_id, all_sessions, dry_run, retry):
+    """Clear one member of the active set.
+
+    In a session whose mode also has a root copy, the session's file becomes a tombstone: an inactive
+    marker that keeps the root copy from bringing the mode back in that session.
+    """
     from rcs_tui.state.inputs import validate_clear
     from rcs_tui.state.ops import plan_clear
+    from rcs_tui.state.txn import ChangedUnderneath
 
     root, data, mode, sid = _common(root, input_json, input_file, mode, session_id)
     parsed = validate_clear(data, "--input" if input_file is None else "--input-file")
-    op = plan_clear(root, _need_mode(mode), sid, all_sessions or parsed.all_sessions)
-    emit(op.preview(root) if dry_run else op.run(root), True)
+    mode = _need_mode(mode)
+    for attempt in range(retry + 1):
+        op = plan_clear(root, mode, sid, all_sessions or parsed.all_sessions)
+        if dry_run:
+            emit(op.preview(root), True)
+            return
+        try:
+            result = op.run(root)
+        except ChangedUnderneath as exc:
+            if attempt == retry:
+                raise ChangedUnderneath(f"{exc} (after {attempt + 1} attempt(s); a runtime is still writing: "
+                                        "pause it, or use --all-sessions, or run `rcs-tui doctor`)"
+                                        if retry else str(exc)) from None
+            continue
+        emit({**result, "attempts": attempt + 1} if retry else result, True)
+        return
 
 
 @state.command("list-active")
@@ -181,22 +204,46 @@ def undo_cmd(entry, dry_run, root, as_json):
     emit(undo(resolve_root(root), entry, dry_run=dry_run), True)
 
 
+@click.command("redo")
+@click.argument("entry", required=False)
+@click.option("--dry-run", is_flag=True, help="Print what would be re-applied and touch nothing.")
+@root_option
+@json_option
+def redo_cmd(entry, dry_run, root, as_json):
+    """Re-apply the most recently undone (or the given) journal entry, through the same checked write path."""
+    from rcs_tui.state.redo import redo_operation
+
+    path = resolve_root(root)
+    op = redo_operation(path, entry)
+    emit(op.preview(path) if dry_run else op.run(path), True)
+
+
 @click.command("journal")
 @click.option("--limit", type=int, default=20, show_default=True)
 @root_option
 @json_option
 def journal_cmd(limit, root, as_json):
     """Operator actions recorded in `.rcs/logs/rcs-tui-journal.jsonl`, newest first."""
+    import time
+
     from rcs_tui.state.journal import read_journal, undone_ids
+    from rcs_tui.state.metrics import parse_time
+    from rcs_tui.views.text import ago
 
     entries = read_journal(resolve_root(root))
     done = undone_ids(entries)
+    now = time.time()
+
+    def when(at: Any) -> str:
+        t = parse_time(at)
+        return f"{ago(now - t)} ago" if t is not None else "?"
+
     rows = [{"id": e["id"], "at": e.get("at"), "actor": e.get("actor"), "action": e.get("action"),
              "files": [f.get("path") for f in e["files"]], "undone": e["id"] in done,
              "complete": e["complete"],
              **({"undoes": e["undoes"]} if "undoes" in e else {})}
             for e in reversed(entries)][:limit]
     emit({"entries": rows}, as_json, lambda d: "\n".join(
-        f"{r['id']}  {r['at']}  {r['action']}{'  (undone)' if r['undone'] else ''}"
+        f"{r['id']}  {when(r['at']):>8}  {r['action']}{'  (undone)' if r['undone'] else ''}"
         f"{'' if r['complete'] else '  (INTERRUPTED: run doctor)'}  {', '.join(r['files'])}"
         for r in d["entries"]) or "journal is empty")

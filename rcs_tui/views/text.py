@@ -54,3 +54,10 @@ def ago(seconds: float) -> str:
     if s < 86400:
         return f"{s // 3600}h{(s % 3600) // 60:02d}m"
     return f"{s // 86400}d"
+
+
+def duration(seconds: float | None) -> str:
+    """A step's duration as the console shows it: `14.0s`, `3m07s`; empty when unknown."""
+    if seconds is None:
+        return ""
+    return f"{seconds:.1f}s" if seconds < 60 else f"{int(seconds // 60)}m{int(seconds % 60):02d}s"

@@ -19,9 +19,12 @@ TASK_COLUMNS = (Column("team", 12, 3), Column("id", 4, 8), Column("status", 11, 
 STATUS_ORDER = {s: i for i, s in enumerate(("in_progress", "blocked", "failed", "pending", "completed"))}
 
 
-def heartbeat(worker: Worker) -> Text:
+def heartbeat(worker: Worker, now: float) -> Text:
+    """Dead, silent past the runtime's threshold, not reporting, or alive: only a recent beat is `♥ alive`."""
     if worker.dead_reason:
         return Text("✖ dead", style="bold red")
+    if worker.beat_is_stale(now):
+        return Text("◌ silent " + age(worker.heartbeat_age(now)), style="yellow")
     if worker.alive is None:
         return Text("? not reporting", style="yellow")
     return Text("♥ alive", style="green")
@@ -34,7 +37,7 @@ def worker_rows(world: World, now: float) -> list[Row]:
             beat = parse_ts(w.last_turn_at)
             rows.append((f"{name}/{w.name}", [styled(name, width=12), styled(w.name), styled(w.state, STATUS_STYLE.get(
                 w.state, "")), styled(w.current_task_id or "-"), Text(age(now - beat) if beat else "-"),
-                heartbeat(w)]))
+                heartbeat(w, now)]))
     return rows
 
 
