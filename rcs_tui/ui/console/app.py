@@ -27,6 +27,8 @@ from rcs_tui.ui.console.clearwatch import DEFAULT_WATCH_SECONDS, ClearWatch
 from rcs_tui.ui.console.commands import ConsoleCommands
 from rcs_tui.ui.console.confirm import ConfirmPlan
 from rcs_tui.ui.console.doctor import DoctorScreen
+from rcs_tui.ui.console.editor import edit_file
+from rcs_tui.ui.console.entry import EntryScreen
 from rcs_tui.ui.console.help import HelpModal
 from rcs_tui.ui.console.main import TABS, MainScreen
 from rcs_tui.ui.console.member import MemberScreen
@@ -42,7 +44,7 @@ from rcs_tui.ui.hud_app import stylesheet
 from rcs_tui.ui.watcher import WatchStatus, WorldUpdated, start_watcher
 from rcs_tui.views.world import World, WorldLoader
 
-MUTATING = frozenset({"clear", "clear_all", "override", "undo", "redo"})
+MUTATING = frozenset({"clear", "clear_all", "override", "undo", "redo", "edit"})
 NARROW = 80
 
 
@@ -59,6 +61,7 @@ class ConsoleApp(App):
     COMMANDS = App.COMMANDS | {ConsoleCommands}
     BINDINGS = [
         Binding("q", "quit", "Quit"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
         Binding("question_mark", "help", "Help"),
         Binding("d", "clear", "Clear"),
         Binding("o", "override", "Override"),
@@ -71,6 +74,8 @@ class ConsoleApp(App):
         Binding("ctrl+p", "command_palette", "Commands", show=False, priority=True),
         Binding("colon", "command_palette", "Commands", show=False),
         Binding("slash", "filter", "Filter", show=False),
+        Binding("e", "edit", "Edit", show=False),
+        Binding("y", "copy", "Copy", show=False),
         Binding("r", "reload", "Reload", show=False),
         Binding("space", "pause", "Pause", show=False),
         Binding("j", "cursor('down')", "Down", show=False),
@@ -81,8 +86,9 @@ class ConsoleApp(App):
     def __init__(self, root: Path, *, session_id: str | None = None, readonly: bool = False,
                  rp1_db: Path | None = None, clock: Callable[[], float] = time.time, live: bool = True,
                  force_polling: bool = False, watch_seconds: float = DEFAULT_WATCH_SECONDS, blink: bool = True,
-                 actor: str | None = None, theme: str | None = None) -> None:
+                 actor: str | None = None, theme: str | None = None, banner: str | None = None) -> None:
         super().__init__()
+        self.banner = banner
         self.root = Path(root)
         self.session_id = session_id
         self.readonly = readonly
@@ -195,6 +201,33 @@ class ConsoleApp(App):
     def open_task(self, task_id: str) -> None:
         self.push_screen(TaskScreen(task_id))
         self.call_after_refresh(self.refresh_views)
+
+    def open_entry(self, entry_id: str) -> None:
+        self.push_screen(EntryScreen(entry_id))
+        self.call_after_refresh(self.refresh_views)
+
+    def _selection(self) -> tuple[Path | None, str | None]:
+        getter = getattr(self.screen, "selection", None)
+        return getter() if getter else (None, None)
+
+    def action_edit(self) -> None:
+        path, _ = self._selection()
+        if path is None:
+            self.notify("nothing to edit here: select a member, scope, task or journal entry", severity="warning")
+            return
+        ran, message = edit_file(self, path)
+        self.notify(message, severity="information" if ran else "error", timeout=5)
+        if ran:
+            self.reload_now()
+
+    def action_copy(self) -> None:
+        path, ident = self._selection()
+        text = str(path) if path is not None else ident
+        if not text:
+            self.notify("nothing to copy here", severity="warning")
+            return
+        self.copy_to_clipboard(text)
+        self.notify(f"copied {text}", timeout=3)
 
     def open_run(self, run_id: str) -> None:
         self.push_screen(RunScreen(run_id))

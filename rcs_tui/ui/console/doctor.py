@@ -41,7 +41,8 @@ class DoctorScreen(ModalScreen[None]):
     """`a`/enter repairs the selected finding, `A` all repairable ones; both ask first. esc closes."""
 
     BINDINGS = [Binding("escape", "close", "Close"), Binding("a", "repair", "Repair"),
-                Binding("A", "repair_all", "Repair all"), Binding("r", "rediagnose", "Re-check")]
+                Binding("A", "repair_all", "Repair all"), Binding("r", "rediagnose", "Re-check"),
+                Binding("j", "move('down')", show=False), Binding("k", "move('up')", show=False)]
 
     def __init__(self, root: Path, session_id: str | None, rp1_db: str | None, readonly: bool, actor: str,
                  clock: Callable[[], float] = time.time) -> None:
@@ -64,7 +65,8 @@ class DoctorScreen(ModalScreen[None]):
             yield table
             yield Static(id="doctor-detail", classes="detail")
             yield Static(id="doctor-result")
-            yield Static(Text("esc close · r re-check" + ("" if self.readonly else " · a/enter repair · A repair all"),
+            yield Static(Text("j/k move · esc close · r re-check" + ("" if self.readonly else
+                                                                   " · a/enter repair · A repair all"),
                               style="dim"), id="doctor-keys")
 
     def on_mount(self) -> None:
@@ -75,6 +77,10 @@ class DoctorScreen(ModalScreen[None]):
         if action in ("repair", "repair_all") and self.readonly:
             return False
         return True
+
+    def action_move(self, direction: str) -> None:
+        table = self.query_one("#doctor-table", DataTable)
+        table.action_cursor_down() if direction == "down" else table.action_cursor_up()
 
     def action_rediagnose(self) -> None:
         self.findings = diagnose(self.root, self.session_id, rp1_db=self.rp1_db, now=self.clock())

@@ -84,6 +84,9 @@ class RunScreen(Screen):
         super().__init__()
         self.run_id = run_id
 
+    def selection(self) -> tuple[None, str]:
+        return None, self.run_id
+
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
         with VerticalScroll(id="run-scroll"):
