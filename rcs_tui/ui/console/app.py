@@ -227,7 +227,7 @@ class ConsoleApp(App):
             self.notify("nothing to copy here", severity="warning")
             return
         self.copy_to_clipboard(text)
-        self.notify(f"copied {text}", timeout=3)
+        self.notify(f"copied:\n{text}", timeout=3)
 
     def open_run(self, run_id: str) -> None:
         self.push_screen(RunScreen(run_id))
@@ -431,9 +431,11 @@ class ConsoleApp(App):
             self._refuse(f"{verb} refused", exc, again)
             return
         self.last_error = None
+        restored = " ".join(result["restored"])  # the operator brought these back: not a resurrection
+        self.watches = [w for w in self.watches if f"{w.mode}-state.json" not in restored]
         target = result.get("undone") or result.get("redone")
         done = "undone" if verb == "Undo" else "redone"
-        self.notify(f"{done} {target}: restored {', '.join(result['restored']) or 'nothing'}")
+        self.notify(f"{done} {target}; restored:\n" + ("\n".join(result["restored"]) or "nothing"))
         if hasattr(self.screen, "entry_id"):
             self.pop_screen()
         self.reload_now()

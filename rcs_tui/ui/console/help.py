@@ -15,7 +15,7 @@ KEYS: tuple[tuple[str, str, bool], ...] = (
     ("enter", "details: member, scope, task, run, journal entry", False),
     ("esc", "back / close / clear the filter", False),
     ("/", "filter the current view", False),
-    ("y", "copy the selected file's path (or id) to the clipboard", False),
+    ("y", "copy the selected path (or id)", False),
     (": / ctrl+p", "command palette (every action)", False),
     ("r", "reload now", False),
     ("space", "pause / resume live updates", False),
