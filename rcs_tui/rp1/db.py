@@ -278,7 +278,7 @@ class Rp1Db:
                      parse_data(data), _s(created) or "", _s(parent))
 
     def events(self, run_ids: Sequence[str]) -> dict[str, list[Event]]:
-        """All events of these runs (via the `events(run_id)` index), ordered by `created_at, id`."""
+        """All events of these runs (via the `events(run_id)` index), in id order (rp1's write order)."""
         def q(conn: sqlite3.Connection, schema: Schema) -> dict[str, list[Event]]:
             out: dict[str, list[Event]] = {rid: [] for rid in run_ids}
             cols = schema.select_list("events", EVENT_COLUMNS)
@@ -298,13 +298,15 @@ class Rp1Db:
         """Per run, the few rows its status depends on, in one narrow aggregate query.
 
         Within each run and step, rows of the same kind (`type`, unit or not, status set or not) stand
-        in for each other in `project`: only the latest one (by `created_at, id`) can change the
-        result, because the status reads the last status per step, the latest run-level row, the
-        latest activity, and whether a newer row clears a prompt. So SQL keeps the latest of each kind
-        (the status via `json_extract`, the payload never leaves SQLite) and `project` derives the
-        status from these as it would from every row. Runs with a row SQL and Python could read
-        differently (payload not valid JSON text, a non-text step/unit/time, a negative id) come
-        back in the second set: project those from full events instead.
+        in for each other in `project`: only the latest one (by id) can change the result, because the
+        status reads the last status per step, the latest run-level row, the latest activity, and
+        whether a newer row clears a prompt. So SQL keeps the latest of each kind (the status via
+        `json_extract`, the payload never leaves SQLite) and `project` derives the status from these as
+        it would from every row. Runs this cannot answer exactly come back in the second set: project
+        those from full events instead. They are runs with a row SQL and Python could read differently
+        (payload not valid JSON text, a non-text step/unit/time, a negative id), and runs without a
+        plain step row, whose status comes from their units one by one (rare, and kept out of the
+        aggregate so it stays one group per run and step).
         """
         def q(conn: sqlite3.Connection, schema: Schema) -> tuple[dict[str, list[StatusRow]], set[str]]:
             if not (schema.has("events", "data") and schema.has("events", "created_at")):
@@ -315,7 +317,7 @@ class Rp1Db:
             types = ", ".join(f"'{t}'" for t in STATUS_EVENT_TYPES)
             status = ("CASE WHEN json_valid(data) AND json_type(data, '$.status') = 'text'"
                       " THEN json_extract(data, '$.status') END")
-            key = "ifnull(created_at, '') || char(0) || printf('%020d', id)"
+            key = "printf('%020d', id) || char(0) || ifnull(created_at, '')"
             kinds: list[str] = []  # one MAX per kind of row; `shapes` says what each stands for
             shapes: list[tuple[str, str | None]] = []
             for type_ in STATUS_EVENT_TYPES:
@@ -339,6 +341,7 @@ class Rp1Db:
                    f" GROUP BY run_id, step")
             out: dict[str, list[StatusRow]] = {}
             odd_runs: set[str] = set()
+            plain_runs: set[str] = set()
             for row in conn.execute(sql, params):
                 run_id = _s(row[0]) or ""
                 if row[2]:
@@ -349,9 +352,13 @@ class Rp1Db:
                 for (type_, unit), cell in zip(shapes, row[3:], strict=True):
                     if cell is None:
                         continue
-                    created, eid, *st = cell.split("\0", 2)
-                    rows.append(StatusRow(int(eid), run_id, type_, step, unit, st[0] if st else None, created))
-            return out, odd_runs
+                    eid, created, *st = cell.split("\0", 2)
+                    sr = StatusRow(int(eid), run_id, type_, step, unit, st[0] if st else None, created)
+                    rows.append(sr)
+                    if sr.is_workflow_row and sr.status:
+                        plain_runs.add(run_id)
+            odd_runs.update(run for run in out if run not in plain_runs)
+            return {run: rows for run, rows in out.items() if run not in odd_runs}, odd_runs
         return self.read(q, ({}, set()))
 
     def artifacts(self, run_id: str) -> list[Artifact]:

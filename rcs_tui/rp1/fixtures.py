@@ -269,7 +269,7 @@ class Rp1Writer:
     def _latest(self, run_id: str) -> dict[str, str]:
         rows = self.conn.execute(
             "SELECT step, json_extract(data, '$.status') FROM events WHERE run_id = ? AND type = 'status_change'"
-            " AND step IS NOT NULL AND unit IS NULL ORDER BY created_at, id", (run_id,))
+            " AND step IS NOT NULL AND unit IS NULL ORDER BY id", (run_id,))
         return {step: status for step, status in rows if ":" not in step}
 
     def _synthetic(self, run_id: str, machine: StateMachine, step: str, status: str, t: datetime) -> None:
@@ -278,7 +278,7 @@ class Rp1Writer:
         for prior in order[:order.index(step)]:
             if prior not in latest:
                 self._insert(run_id, "status_change", prior, None, {"status": "skipped"}, t)
-        if status == "running":
+        if status in ("running", "completed"):  # rp1 closes open predecessors on either
             for pred in order:
                 if (pred != step and pred in machine.transitive_predecessors(step)
                         and latest.get(pred) in ("running", "waiting")):
