@@ -10,7 +10,7 @@ from rcs_tui.ui.console.confirm import ConfirmPlan
 from rcs_tui.ui.console.doctor import DoctorScreen
 from rcs_tui.ui.console.notice import Notice
 from tests.conftest import tree_digest
-from tests.console_fixtures import OTHER, SESSION, app, member_row, select_row
+from tests.console_fixtures import OTHER, SESSION, app, member_row, open_override, select_row
 from tests.statefix import canonical, mode, read, state_dir
 
 SIZE = (100, 32)
@@ -221,11 +221,7 @@ async def test_override_writes_state_and_transcript(tmp_path):
     a = app(tmp_path)
     tdir = a.root / ".rcs" / "tasks" / "login-api"
     async with a.run_test(size=SIZE) as pilot:
-        await pilot.press("3")
-        await pilot.pause()
-        select_row(pilot.app, "tasks-table", "login-api")
-        await pilot.press("o")
-        await pilot.pause()
+        await open_override(pilot)
         modal = pilot.app.screen
         phases = [str(o.prompt) for o in modal.query_one("#override-phase").options]
         assert "codegen" not in phases and "test" in phases  # reachable only, never the current phase

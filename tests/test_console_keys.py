@@ -13,7 +13,7 @@ from rcs_tui.ui.console.help import HelpModal
 from rcs_tui.ui.console.main import MainScreen
 from rcs_tui.ui.console.override import OverrideModal
 from tests.conftest import tree_digest
-from tests.console_fixtures import SESSION, app, member_row, select_row
+from tests.console_fixtures import SESSION, app, member_row, open_override, select_row
 from tests.statefix import mode, read, state_dir
 
 SIZE = (100, 32)
@@ -152,11 +152,7 @@ async def test_y_copies_the_selected_path_or_id(tmp_path):
 async def test_override_modal_shows_its_keys_and_speaks_the_console_s_words(tmp_path):
     a = app(tmp_path)
     async with a.run_test(size=SIZE) as pilot:
-        await pilot.press("3")
-        await pilot.pause()
-        select_row(pilot.app, "tasks-table", "login-api")
-        await pilot.press("o")
-        await pilot.pause()
+        await open_override(pilot)
         assert isinstance(pilot.app.screen, OverrideModal)
         shown = text_of(pilot.app.screen)
         assert "enter next field" in shown and "ctrl+s applies" in shown and "esc cancel" in shown
