@@ -279,6 +279,8 @@ def test_usage_error_prints_the_usage_line_then_the_json_error(run_cli, project)
     r = run_cli("state", "clear", "--retry", "x", "--root", str(project))
     assert r.code == 2 and r.stderr.startswith("Usage: rcs-tui state clear [OPTIONS]")
     assert "'x' is not a valid integer" in r.error
+    r = run_cli("state", "clear", "--retry")
+    assert r.code == 2 and r.stderr.startswith("Usage: rcs-tui") and "requires an argument" in r.error
 
 
 def test_help_texts_do_not_cite_internal_documents(run_cli):

@@ -86,8 +86,11 @@ def run(group: click.Group, argv: list[str] | None) -> int:
     except click.exceptions.Abort:
         return fail("aborted", 1)
     except click.UsageError as exc:
-        if exc.ctx is not None:  # the usage line first, so a person sees how to call it; the JSON stays last
+        # The usage line first, so a person sees how to call it; the JSON stays last.
+        if exc.ctx is not None:
             sys.stderr.write(f"{exc.ctx.get_usage()}\nTry '{exc.ctx.command_path} --help' for help.\n")
+        else:  # raised by the parser before a context existed: the command line as typed says which command
+            sys.stderr.write("Usage: rcs-tui [OPTIONS] COMMAND [ARGS]...\nTry 'rcs-tui COMMAND --help' for help.\n")
         return fail(exc.format_message(), 2)
     except click.ClickException as exc:
         return fail(exc.format_message(), exc.exit_code or 1)
