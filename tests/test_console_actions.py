@@ -79,8 +79,11 @@ async def test_confirm_replans_when_a_planned_file_changes(tmp_path):
         await open_clear(pilot, member_row("team"))
         pilot.app.screen.query_one("#confirm").focus()
         canonical(a.root, ["team"], SESSION, source="hook")  # the runtime rewrote the set meanwhile
-        await pilot.pause(0.6)
         modal = pilot.app.screen
+        for _ in range(30):  # the modal's own timer notices (every 0.4 s)
+            await pilot.pause(0.1)
+            if modal.replans:
+                break
         assert isinstance(modal, ConfirmPlan) and modal.replans == 1
         shown = text_of(modal)
         assert "Re-planned with fresh data (.rcs/state/sessions/" in shown
@@ -127,7 +130,10 @@ async def test_clear_under_a_writer_thread_applies_the_plan_on_screen(tmp_path):
         thread.start()
         await pilot.pause(0.3)
         thread.join()
-        await pilot.pause(0.6)
+        for _ in range(30):
+            await pilot.pause(0.1)
+            if pilot.app.screen.replans and not pilot.app.screen.moved():
+                break
         assert pilot.app.screen.replans >= 1
         await pilot.press("y")
         await pilot.pause()

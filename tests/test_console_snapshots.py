@@ -170,7 +170,8 @@ class TestRecovery:
             await pilot.press("d")
             await pilot.pause()
             canonical(console.root, ["team"], SESSION, source="hook")
-            await pilot.pause(0.6)
+            pilot.app.screen.follow_files()  # what its timer does; called here so the picture never races it
+            await pilot.pause()
         assert snap_compare(console, terminal_size=(80, 24), run_before=rewrite)
 
     def test_demo_banner(self, tmp_path, snap_compare):
