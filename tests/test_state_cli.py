@@ -218,16 +218,16 @@ def test_clear_retry_replans_while_a_writer_keeps_changing_the_file(project):
     path = state_dir(project, "s1") / "team-state.json"
     from rcs_tui.state import txn
 
-    real_check = txn._check
+    real_read = txn._read_before
     rewrites = []
 
-    def runtime_writes_first(root, changes):  # the runtime rewrites the file in the race window, twice
-        if len(rewrites) < 2:
+    def runtime_writes_first(tree, rel):  # the runtime rewrites the file in the race window, twice
+        if rel.endswith("team-state.json") and len(rewrites) < 2:
             rewrites.append(1)
             mode(project, "team", "s1", current_phase="team-exec", iteration=len(rewrites))
-        return real_check(root, changes)
+        return real_read(tree, rel)
 
-    txn._check = runtime_writes_first
+    txn._read_before = runtime_writes_first
     try:
         with pytest.raises(SystemExit) as done:
             main(["state", "clear", "--mode", "team", "--session-id", "s1", "--retry", "1", "--root", str(project)])
@@ -237,7 +237,7 @@ def test_clear_retry_replans_while_a_writer_keeps_changing_the_file(project):
             main(["state", "clear", "--mode", "team", "--session-id", "s1", "--retry", "3", "--root", str(project)])
         assert done.value.code == 0 and not path.exists()
     finally:
-        txn._check = real_check
+        txn._read_before = real_read
     journal = (project / ".rcs/logs/rcs-tui-journal.jsonl").read_text().splitlines()
     applied = [json.loads(x) for x in journal if '"action"' in x]
     aborted = {json.loads(x)["abort"] for x in journal if '"abort"' in x}
