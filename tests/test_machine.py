@@ -379,3 +379,67 @@ def test_a_skill_whose_fence_never_closes_is_untracked(tmp_path):
     (closed / "SKILL.md").write_text("## STATE-MACHINE\n```mermaid\nstateDiagram-v2\n  [*] --> a\n```\n")
     found = discover_machines([tmp_path], builtins=False)
     assert sorted(found) == ["done"] and found["done"].error is None
+
+
+# --- Graph rules pinned one by one ---
+
+BRANCHY = """stateDiagram-v2
+    state late
+    [*] --> start
+    mid --> late
+    start --> far
+    start --> mid
+    far --> mid
+    far --> late
+    island --> island2
+"""
+
+
+def test_bfs_order_is_breadth_first_not_declaration_order():
+    m = parse_machine(BRANCHY, "b")
+    assert m.states == ("late", "start", "mid", "far", "island", "island2")
+    assert m.bfs_order() == ("start", "far", "mid", "late", "island", "island2")
+
+
+def test_bfs_starts_from_every_initial_state_in_order():
+    m = parse_machine("stateDiagram-v2\n[*] --> b\n[*] --> a\na --> c\nb --> d\n", "two")
+    assert m.initial == ("b", "a") and m.bfs_order() == ("b", "a", "d", "c")
+
+
+def test_transition_from_an_unknown_state_says_so():
+    m = parse_machine(BUILD, "build")
+    assert m.validate_transition("ghost", "design") == (
+        "Invalid transition from 'ghost' to 'design'. 'ghost' is not a state of \"build\"")
+    assert m.validate_transition("ghost", "ghost").startswith('step "ghost" is not a valid state')
+
+
+def test_a_state_without_outgoing_edges_lists_none():
+    m = parse_machine(BUILD, "build")
+    assert m.validate_transition("archive", "design") == (
+        "Invalid transition from 'archive' to 'design'. Valid next states: (none)")
+    assert m.next_states("archive") == () and m.sinks() == ("archive",)
+
+
+def test_graph_queries_return_distinct_states_in_diagram_order():
+    m = parse_machine(BRANCHY, "b")
+    assert m.next_states("start") == ("far", "mid") and m.next_states("late") == ()
+    assert m.direct_predecessors("late") == ("mid", "far") and m.direct_predecessors("start") == ()
+    assert m.has_edge("far", "late") and not m.has_edge("late", "far")
+    assert m.reachable_from("start") == {"far", "mid", "late"}
+    assert m.transitive_predecessors("late") == {"mid", "far", "start"}
+    assert m.sinks() == ("late", "island2")
+
+
+def test_repeated_edges_and_initial_lines_count_once():
+    m = parse_machine("stateDiagram-v2\n[*] --> a\n[*] --> a\na --> b : go\na --> b : go\na --> b : again\n"
+                      "b --> [*]\nb --> [*]\n", "r")
+    assert m.initial == ("a",) and m.terminal == ("b",)
+    assert m.edges == (Edge("a", "b", "go"), Edge("a", "b", "again")) and m.next_states("a") == ("b",)
+
+
+def test_unknown_step_lists_every_state_and_current_transitions():
+    m = parse_machine(BRANCHY, "b")
+    assert m.validate_step("nope", "start") == (
+        'step "nope" is not a valid state in the "b" state machine. '
+        "Valid states: [late, start, mid, far, island, island2]. "
+        'Current state: "start". Valid transitions from "start": [far, mid].')
