@@ -168,3 +168,10 @@ def test_softeners_are_checked_in_every_handoff_field_and_only_in_text():
                                                                   "summary": ["If you want, I can"]}
     assert set(handoff_softeners(doc)) == set(fields) - {"summary"}
     assert handoff_softeners(None) == {} and handoff_softeners({"summary": 3}) == {}
+
+
+def test_mixed_case_user_interlude_and_phase_inference_with_question_metadata():
+    assert lifecycle_outcome({"run_outcome": "UserInterlude"}).value == "userinterlude"
+    out = lifecycle_outcome({"current_phase": "blocked_on_user", "question_id": "q-7"})
+    assert (out.value, out.source) == ("askuserQuestion", "inferred")
+    assert lifecycle_outcome({"current_phase": "blocked_on_user"}).value == "userinterlude"

@@ -295,3 +295,18 @@ def test_prompt_decision_json_shape():
         "requested": ["autoresearch", "team"], "deferred": ["team"],
         "decisions": [decide("autoresearch", []).as_json()], "final_active": ["autoresearch"],
         "notes": ["planning preserved over simultaneous execution follow-up; deferred skills: team"]}
+
+
+def test_every_decision_names_its_request():
+    cases = [("team", []), ("team", ["team"]), ("ultrawork", ["team"]), ("forge", ["blueprint"]),
+             ("autopilot", ["team"])]
+    assert [decide(r, a).request for r, a in cases] == [r for r, _ in cases]
+    assert [decide(r, a).as_json()["request"] for r, a in cases] == [r for r, _ in cases]
+
+
+def test_messages_join_several_members_with_plus():
+    assert decide("ultrawork", ["team", "forge"]).message == "ultrawork overlaps team + forge"
+    dirty = {"autopilot": {"current_phase": "code-review"}}
+    d = decide("blueprint", ["deep-interview", "autopilot"], dirty)  # an unapproved set found on disk
+    assert d.sources == ("deep-interview", "autopilot") and d.active_after == ("blueprint",)
+    assert d.message == "mode transiting: deep-interview + autopilot -> blueprint"
