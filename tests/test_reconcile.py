@@ -52,9 +52,17 @@ def test_clearing_the_primary_moves_skill_and_phase_to_the_first_remaining_membe
     assert out["updated_at"] == NOW and out["version"] == 1
 
 
-def test_remaining_member_without_a_phase_keeps_the_recorded_phase():
+def test_new_primary_without_a_phase_does_not_inherit_the_cleared_one():
     out, _ = canonical_without(canonical(entry("team"), entry("forge"), phase="team-exec"), ["team"], None, NOW)
-    assert out["skill"] == "forge" and out["phase"] == "team-exec"
+    assert out["skill"] == "forge" and "phase" not in out
+
+
+def test_primary_that_stays_live_keeps_its_place_and_phase():
+    doc = canonical(entry("forge", phase="executing"), entry("ultrawork"), entry("team", phase="team-exec"),
+                    skill="team", phase="team-exec", active=False)
+    out, removed = canonical_without(doc, ["ultrawork"], None, NOW)
+    assert removed == ["ultrawork"] and (out["skill"], out["phase"]) == ("team", "team-exec")
+    assert out["active"] is True, "live members remain, so the set is active"
 
 
 def test_clearing_the_last_live_member_keeps_an_inactive_file():
@@ -103,7 +111,7 @@ def test_added_member_keeps_existing_entries_version_and_activation_time():
     assert out["active_skills"] == [entry("team"), {"skill": "forge", "active": True, "activated_at": NOW,
                                                     "updated_at": NOW}]
     assert (out["version"], out["activated_at"], out["source"], out["skill"]) == (2, T0, "console", "forge")
-    assert out["phase"] == "team-exec" and "session_id" not in out
+    assert "phase" not in out and "session_id" not in out, "team's phase is not forge's"
 
 
 def test_already_listed_member_is_not_added_twice_and_an_inactive_entry_is_replaced():
@@ -143,3 +151,34 @@ def test_inactive_odd_or_same_legacy_skill_is_not_carried_over(legacy):
 def test_completed_legacy_skill_is_not_carried_over():
     out = canonical_with({"skill": "blueprint", "active": True}, "team", None, None, NOW, completed=["blueprint"])
     assert out["active_skills"] == [{"skill": "team", "active": True, "activated_at": NOW, "updated_at": NOW}]
+
+
+def test_outputs_share_nothing_with_their_inputs():
+    """Editing a returned document never reaches back into the document it was made from."""
+    source = {"active": True, "input_lock": {"active": True}}
+    audit_complete(source, "blueprint", "forge", NOW)["input_lock"]["active"] = False
+    assert source["input_lock"] == {"active": True}
+    doc = canonical(entry("team"), entry("forge"), extra={"k": 1})
+    out, _ = canonical_without(doc, ["team"], None, NOW)
+    out["active_skills"][0]["phase"] = "x"
+    out["extra"]["k"] = 2
+    added = canonical_with(doc, "ultrawork", None, None, NOW)
+    added["active_skills"][0]["phase"] = "y"
+    added["extra"]["k"] = 3
+    assert doc == canonical(entry("team"), entry("forge"), extra={"k": 1})
+
+
+def test_completed_source_leaves_every_scope_entry_of_the_file():
+    doc = canonical(entry("blueprint", "s2"), entry("blueprint"), entry("blueprint", "s1"), entry("ultrawork", "s1"),
+                    phase="planning")
+    out = canonical_with(doc, "forge", None, "s1", NOW, completed=["blueprint"])
+    assert [e["skill"] for e in out["active_skills"]] == ["ultrawork", "forge"]
+    assert out["skill"] == "forge" and "phase" not in out
+
+
+def test_another_sessions_entry_for_the_mode_is_neither_reused_nor_removed():
+    other = entry("forge", "s2", phase="executing")
+    doc = canonical(other, {"skill": "forge", "active": False, "session_id": "s1"})
+    out = canonical_with(doc, "forge", "starting", "s1", NOW)
+    assert out["active_skills"] == [other, {"skill": "forge", "active": True, "activated_at": NOW, "updated_at": NOW,
+                                            "phase": "starting", "session_id": "s1"}]
