@@ -75,3 +75,8 @@ def test_session_tombstones_only_matter_in_root_scope():
     out = classify("s1", ["team"], {"team": LIVE, "forge": LIVE}, {}, tombstoned_in_sessions={"team", "forge"})
     assert rows(out) == [("team", "live", False, "canonical entry and active mode file"),
                          ("forge", "orphan", False, "active mode file that no canonical entry lists")]
+
+
+def test_a_finished_root_file_does_not_hide_the_active_ones_after_it():
+    out = classify("s1", [], {}, {"autopilot": DONE, "blueprint": FileFacts(True, False), "team": LIVE})
+    assert rows(out) == [("team", "root-survivor", True, "root file still active while a session is current")]
