@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rcs_tui.core.machine import load_task_lifecycle
+from rcs_tui.core.machine import load_task_lifecycle, parse_machine
 from rcs_tui.core.task_lifecycle import Artifacts, Doc, Verdict, evaluate, failing_tests, is_terminal, missing_guards
 
 PLAN_AI = "planning/planning.ai.json"
@@ -250,3 +250,33 @@ def test_refused_decision_names_what_is_recorded():
     assert verdict("accept", "revert", arts(decision={"regression": "yes"})).why == (
         "accept → revert needs accept/decision.json with decision='revert' (decision=missing)")
     assert verdict("accept", "done", arts()).why.endswith("(missing)")
+
+
+@pytest.mark.parametrize("phase, to", [("plan_review", "codegen"), ("plan_review", "planning"), ("review", "test"),
+                                       ("test", "accept"), ("accept", "done"), ("accept", "revert")])
+@pytest.mark.parametrize("doc", [None, "bad JSON", ["not", "an", "object"]])
+def test_a_missing_or_unusable_artifact_never_satisfies_a_guard(phase, to, doc):
+    docs = {"plan_review": doc, "code_review": doc, "results": doc, "decision": doc} if doc is not None else {}
+    assert not ok(phase, to, arts(**docs))
+
+
+def test_a_doc_that_failed_to_read_yields_no_values():
+    assert Doc(True, error="truncated", data={"ok": True}).get("ok") is None
+    assert Doc(False, data={"ok": True}).get("ok") is None and Doc(True, data={"ok": True}).get("ok") is True
+
+
+def test_long_recorded_values_are_cut_to_forty_characters():
+    v = verdict("plan_review", "codegen", arts(plan_review={"ok": "y" * 60, "blocked": False}))
+    assert f"ok={repr('y' * 60)[:40]}, blocked=false)" in v.why
+
+
+def test_needs_changes_codegen_spelling_asks_for_code_changes():
+    assert ok("review", "codegen", arts(code_review={"needs_changes": " CodeGen "}))
+    assert not ok("review", "planning", arts(code_review={"needs_changes": "codegen"}))
+
+
+def test_an_edge_without_a_guard_is_never_taken_and_self_loops_are_skipped_wherever_they_stand():
+    m = parse_machine("stateDiagram-v2\n[*] --> planning\nplanning --> planning\nplanning --> done : ship\n", "t")
+    [v] = evaluate("planning", Artifacts(), m)
+    assert (v.to, v.ok, v.kind, v.label) == ("done", False, "progress", "ship")
+    assert v.why == "planning → done no guard defined for this edge"
