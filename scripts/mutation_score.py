@@ -1,6 +1,7 @@
 """Per-module mutation score of rcs_tui/core from mutmut's results in mutants/.
 
-Score = killed / (mutants - known equivalents). A timeout counts as killed (the change made the tests hang).
+Score = killed / (mutants - known equivalents). A timeout counts as killed (the change made the tests hang);
+a mutant not run yet (`unrun`, e.g. a run cut short by its time bound) counts as not killed.
 Known equivalent mutants are listed in scripts/mutation_equivalents.txt, one `name  reason` a line; a listed
 mutant that is now killed or gone is reported so the list stays true. Exit 1 when a module scores under --min.
 """
@@ -48,7 +49,8 @@ def main(argv: list[str]) -> int:
     modules = args.modules or sorted(p.stem for p in (ROOT / "rcs_tui" / "core").glob("*.py") if p.stem != "__init__")
     known = equivalents()
     worst = 100.0
-    print(f"{'module':<16}{'mutants':>8}{'killed':>8}{'survived':>9}{'no tests':>9}{'equiv':>6}{'score':>8}")
+    print(f"{'module':<16}{'mutants':>8}{'killed':>8}{'survived':>9}{'no tests':>9}{'unrun':>6}{'equiv':>6}"
+          f"{'score':>8}")
     for module in modules:
         found = statuses(module)
         if not found:
@@ -62,13 +64,13 @@ def main(argv: list[str]) -> int:
         score = 100.0 * count["killed"] / denominator if denominator else 100.0
         worst = min(worst, score)
         print(f"{module:<16}{len(found):>8}{count['killed']:>8}{count['survived']:>9}{count['no tests']:>9}"
-              f"{len(live_equiv):>6}{score:>7.1f}%")
+              f"{count['not checked']:>6}{len(live_equiv):>6}{score:>7.1f}%")
         for name in equiv:
             if found[name] == "killed":
                 print(f"  listed as equivalent but killed: {name}")
         if args.survivors:
             for name, status in sorted(found.items()):
-                if status not in ("killed", "timeout") and name not in known:
+                if status not in ("killed", "timeout", "not checked") and name not in known:
                     print(f"  {status}: {name}")
     for module in modules:
         present = statuses(module)

@@ -182,3 +182,9 @@ def test_another_sessions_entry_for_the_mode_is_neither_reused_nor_removed():
     out = canonical_with(doc, "forge", "starting", "s1", NOW)
     assert out["active_skills"] == [other, {"skill": "forge", "active": True, "activated_at": NOW, "updated_at": NOW,
                                             "phase": "starting", "session_id": "s1"}]
+
+
+def test_a_phase_that_is_not_text_is_not_carried_to_the_top_level():
+    out, _ = canonical_without(canonical(entry("team"), entry("forge", phase=7), phase="team-exec"), ["team"], None,
+                               NOW)
+    assert out["skill"] == "forge" and "phase" not in out
