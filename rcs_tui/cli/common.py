@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
+
+from rcs_tui.cli.jsonout import dumps, fail
+
+__all__ = ["CliError", "dumps", "emit", "fail", "json_option", "resolve_root", "root_option", "run"]
 
 
 class CliError(Exception):
@@ -25,26 +27,22 @@ def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(func)
 
 
+def given_root(root: str | None) -> str | None:
+    """`--root` of the subcommand, else the one given before it (`rcs-tui --root X state …`)."""
+    if root is not None:
+        return root
+    ctx = click.get_current_context(silent=True)
+    return ctx.meta.get("rcs_root") if ctx is not None else None
+
+
 def resolve_root(root: str | None) -> Path:
     from rcs_tui.state.layout import RootNotFound, find_root
 
+    root = given_root(root)
     try:
         return find_root(root)
     except RootNotFound as exc:
         raise CliError(str(exc)) from exc
-
-
-_C1 = re.compile("[\x7f-\x9f]")
-
-
-def dumps(data: Any, indent: int | None = 2) -> str:
-    """JSON text with DEL and C1 controls (8-bit CSI/OSC) written as \\u escapes: same data, inert on a tty.
-
-    `json.dumps` already escapes C0 controls such as ESC, but emits U+0080–U+009F raw, which some
-    terminals act on. Outside strings JSON is pure ASCII, so the substitution only touches string content.
-    """
-    text = json.dumps(data, indent=indent, ensure_ascii=False)
-    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def emit(data: Any, as_json: bool, human: Callable[[Any], str] | None = None) -> None:
@@ -55,9 +53,17 @@ def emit(data: Any, as_json: bool, human: Callable[[Any], str] | None = None) ->
         click.echo(human(data))
 
 
-def fail(message: str, code: int = 1) -> int:
-    sys.stderr.write(dumps({"error": message}, indent=None) + "\n")
-    return code
+def settings(**flags: Any) -> Any:
+    """The effective configuration (file, environment, then these flags; None means "not given").
+
+    A bad file is a CliError naming the file, the key and what is allowed.
+    """
+    from rcs_tui.config.schema import ConfigError, load_settings
+
+    try:
+        return load_settings(flags)
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
 
 
 def known_errors() -> tuple[type[BaseException], ...]:
@@ -70,6 +76,12 @@ def known_errors() -> tuple[type[BaseException], ...]:
 
 def run(group: click.Group, argv: list[str] | None) -> int:
     """Invoke the group; map usage errors to exit 2 and operator errors to exit 1, never a traceback."""
+    from rcs_tui.config.schema import apply_environment
+
+    try:
+        apply_environment(settings())
+    except CliError as exc:
+        return fail(str(exc), 1)
     try:
         rv = group.main(args=argv, prog_name="rcs-tui", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -77,6 +89,11 @@ def run(group: click.Group, argv: list[str] | None) -> int:
     except click.exceptions.Abort:
         return fail("aborted", 1)
     except click.UsageError as exc:
+        # The usage line first, so a person sees how to call it; the JSON stays last.
+        if exc.ctx is not None:
+            sys.stderr.write(f"{exc.ctx.get_usage()}\nTry '{exc.ctx.command_path} --help' for help.\n")
+        else:  # raised by the parser before a context existed: the command line as typed says which command
+            sys.stderr.write("Usage: rcs-tui [OPTIONS] COMMAND [ARGS]...\nTry 'rcs-tui COMMAND --help' for help.\n")
         return fail(exc.format_message(), 2)
     except click.ClickException as exc:
         return fail(exc.format_message(), exc.exit_code or 1)
@@ -84,6 +101,10 @@ def run(group: click.Group, argv: list[str] | None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a file-system failure outside a transaction (which explains its own)
+        from rcs_tui.state.txn import explain
+
+        return fail(explain(exc), 1)
     except Exception as exc:  # noqa: BLE001 - the contract is: never a traceback
         if isinstance(exc, known_errors()):
             return fail(str(exc), 1)

@@ -35,7 +35,8 @@ def _load_input(raw: str | None, file: str | None) -> dict[str, Any]:
 
 def _opts(func):
     for deco in reversed([
-        click.option("--input", "input_json", default=None, help="JSON object input (formats.md §4 shapes)."),
+        click.option("--input", "input_json", default=None,
+                     help='JSON object input, e.g. {"mode": "team", "session_id": "…"}.'),
         click.option("--input-file", "input_file", default=None, help="Read the JSON input from a file."),
         click.option("--mode", "mode", default=None, help="Mode name (else input.mode)."),
         click.option("--session-id", "session_id", default=None, help="Session scope (else resolved)."),
@@ -96,16 +97,42 @@ def write_cmd(root, as_json, input_json, input_file, mode, session_id, dry_run):
 @state.command("clear")
 @_opts
 @click.option("--all-sessions", is_flag=True, help="Clear the mode in root and every session.")
+@click.option("--in-root", is_flag=True, help="Clear the root copy even when a session is current.")
 @click.option("--dry-run", is_flag=True, help="Print the exact plan and touch nothing.")
-def clear_cmd(root, as_json, input_json, input_file, mode, session_id, all_sessions, dry_run):
-    """Clear one member of the active set (tombstone when a root copy exists)."""
-    from rcs_tui.state.inputs import validate_clear
-    from rcs_tui.state.ops import plan_clear
+@click.option("--retry", type=click.IntRange(0, 100), default=0, show_default=True,
+              help="When a file changes underneath (a runtime still writing), re-plan on fresh data and try "
+                   "again up to N times; only an applied attempt is journaled.")
+def clear_cmd(root, as_json, input_json, input_file, mode, session_id, all_sessions, in_root, dry_run, retry):
+    """Clear one member of the active set.
 
+    In a session whose mode also has a root copy, the session's file becomes a tombstone: an inactive
+    marker that keeps the root copy from bringing the mode back in that session.
+    """
+    from rcs_tui.state.inputs import validate_clear
+    from rcs_tui.state.ops import ROOT_SCOPE, plan_clear
+    from rcs_tui.state.txn import ChangedUnderneath
+
+    if in_root and (session_id or all_sessions):
+        raise click.UsageError("--in-root goes without --session-id and --all-sessions")
     root, data, mode, sid = _common(root, input_json, input_file, mode, session_id)
+    sid = ROOT_SCOPE if in_root else sid
     parsed = validate_clear(data, "--input" if input_file is None else "--input-file")
-    op = plan_clear(root, _need_mode(mode), sid, all_sessions or parsed.all_sessions)
-    emit(op.preview(root) if dry_run else op.run(root), True)
+    mode = _need_mode(mode)
+    for attempt in range(retry + 1):
+        op = plan_clear(root, mode, sid, all_sessions or parsed.all_sessions)
+        if dry_run:
+            emit(op.preview(root), True)
+            return
+        try:
+            result = op.run(root)
+        except ChangedUnderneath as exc:
+            if attempt == retry:
+                raise ChangedUnderneath(f"{exc} (after {attempt + 1} attempt(s); a runtime is still writing: "
+                                        "pause it, or use --all-sessions, or run `rcs-tui doctor`)"
+                                        if retry else str(exc)) from None
+            continue
+        emit({**result, "attempts": attempt + 1} if retry else result, True)
+        return
 
 
 @state.command("list-active")
@@ -159,14 +186,24 @@ def _human_whatif(data: dict[str, Any]) -> str:
 
 @click.command("snapshot")
 @click.option("--session-id", "session_id", default=None)
+@click.option("--follow", is_flag=True, help="Keep printing: one JSON document per line, a new one on every change, "
+              "until stdin closes.")
+@click.option("--heartbeat", type=click.FloatRange(0, 3600), default=0.0,
+              help="With --follow: a heartbeat line after this many quiet seconds (0: none).")
+@click.option("--poll", is_flag=True, help="With --follow: poll instead of native file events.")
 @root_option
 @json_option
-def snapshot_cmd(session_id, root, as_json):
-    """The whole state tree as rcs-tui reads it: scopes, members with health, per-file errors."""
-    from rcs_tui.state.reader import read_snapshot
-    from rcs_tui.views.snapshot_json import snapshot_json
+def snapshot_cmd(session_id, follow, heartbeat, poll, root, as_json):
+    """The whole project as the TUI shows it (state, team, tasks, rp1, doctor), as versioned JSON."""
+    from rcs_tui.views.snapshot_doc import SnapshotFeed
 
-    emit(snapshot_json(read_snapshot(resolve_root(root), session_id)), True)
+    feed = SnapshotFeed(resolve_root(root), session_id=session_id)
+    if follow:
+        from rcs_tui.cli.follow import follow as run_follow
+
+        run_follow(feed, heartbeat=heartbeat, poll=poll)
+        return
+    emit(feed.document(), True)
 
 
 @click.command("undo")
@@ -181,22 +218,48 @@ def undo_cmd(entry, dry_run, root, as_json):
     emit(undo(resolve_root(root), entry, dry_run=dry_run), True)
 
 
+@click.command("redo")
+@click.argument("entry", required=False)
+@click.option("--dry-run", is_flag=True, help="Print what would be re-applied and touch nothing.")
+@root_option
+@json_option
+def redo_cmd(entry, dry_run, root, as_json):
+    """Re-apply the most recently undone (or the given) journal entry, through the same checked write path."""
+    from rcs_tui.state.redo import redo_operation
+
+    path = resolve_root(root)
+    op = redo_operation(path, entry)
+    emit(op.preview(path) if dry_run else op.run(path), True)
+
+
 @click.command("journal")
 @click.option("--limit", type=int, default=20, show_default=True)
 @root_option
 @json_option
 def journal_cmd(limit, root, as_json):
     """Operator actions recorded in `.rcs/logs/rcs-tui-journal.jsonl`, newest first."""
-    from rcs_tui.state.journal import read_journal, undone_ids
+    import time
 
-    entries = read_journal(resolve_root(root))
-    done = undone_ids(entries)
+    from rcs_tui.state.journal import load
+    from rcs_tui.state.metrics import parse_time
+    from rcs_tui.views.text import ago
+
+    entries, warnings = load(resolve_root(root), limit=max(limit, 0))
+    now = time.time()
+
+    def when(at: Any) -> str:
+        t = parse_time(at)
+        return f"{ago(now - t)} ago" if t is not None else "?"
+
     rows = [{"id": e["id"], "at": e.get("at"), "actor": e.get("actor"), "action": e.get("action"),
-             "files": [f.get("path") for f in e["files"]], "undone": e["id"] in done,
+             "files": [f.get("path") for f in e["files"]], "undone": e["undone"],
              "complete": e["complete"],
              **({"undoes": e["undoes"]} if "undoes" in e else {})}
             for e in reversed(entries)][:limit]
-    emit({"entries": rows}, as_json, lambda d: "\n".join(
-        f"{r['id']}  {r['at']}  {r['action']}{'  (undone)' if r['undone'] else ''}"
+    for warning in warnings:
+        if not as_json:
+            click.echo(f"warning: {warning}", err=True)
+    emit({"entries": rows, "warnings": warnings}, as_json, lambda d: "\n".join(
+        f"{r['id']}  {when(r['at']):>8}  {r['action']}{'  (undone)' if r['undone'] else ''}"
         f"{'' if r['complete'] else '  (INTERRUPTED: run doctor)'}  {', '.join(r['files'])}"
         for r in d["entries"]) or "journal is empty")

@@ -16,7 +16,7 @@ from rcs_tui.core.modes import INFRA_STATE_NAMES, check_name, is_tracked
 from rcs_tui.state.io import dump_json, read_json
 from rcs_tui.state.layout import Layout
 from rcs_tui.state.reader import read_snapshot
-from rcs_tui.state.session import resolve_session
+from rcs_tui.state.session import compatibility_scopes, resolve_session
 from rcs_tui.state.snapshot import Snapshot
 from rcs_tui.state.txn import FileChange, Plan, TxnError, apply, now_iso
 
@@ -74,17 +74,35 @@ def _rel(path: Path, root: Path) -> str:
 
 # ---------------------------------------------------------------- reads
 
+def _read_scope(layout: Layout, sid: str | None, resolved: str | None, path: Path) -> dict[str, Any]:
+    """Which scope answered a compatibility read, for the JSON."""
+    return {"scope": "root" if sid is None else "session", "session_id": sid,
+            "fallback": sid is None and resolved is not None, "path": str(path)}
+
+
 def read_mode(root: Path, mode: str, session_id: str | None = None) -> dict[str, Any]:
+    """The mode file as stored, from the first compatibility scope holding it (`compatibility_scopes`).
+
+    The file's own fields come back untouched; `_scope` says where it was read (`fallback: true`
+    when a session was resolved but root answered). A missing explicit session is not an error here.
+    """
     layout = Layout(root)
     mode = check_mode(mode)
-    sid = _scope_session(layout, session_id)
-    path = layout.mode_file(mode, sid)
-    read = read_json(path, within=layout.rcs)
-    if not read.exists:
-        return {"exists": False, "mode": mode}
-    if read.error:
-        raise TxnError(f"{path}: {read.error}")
-    return read.data
+    if session_id == ROOT_SCOPE:
+        resolved, scopes = None, (None,)
+    else:
+        resolution = resolve_session(layout, session_id)
+        resolved, scopes = resolution.session_id, compatibility_scopes(layout, resolution)
+    for sid in scopes:
+        path = layout.mode_file(mode, sid)
+        read = read_json(path, within=layout.rcs)
+        if not read.exists:
+            continue
+        if read.error:
+            raise TxnError(f"{path}: {read.error}")
+        return {**read.data, "_scope": _read_scope(layout, sid, resolved, path)}
+    return {"exists": False, "mode": mode,
+            "_scope": {"searched": [str(layout.mode_file(mode, sid)) for sid in scopes]}}
 
 
 def plan_drop_entry(root: Path, mode: str, session_id: str | None) -> Operation:
@@ -114,14 +132,22 @@ def list_active(snapshot: Snapshot) -> dict[str, Any]:
 
 
 def get_status(snapshot: Snapshot, mode: str | None = None) -> dict[str, Any]:
-    scope = snapshot.authoritative
+    """Every mode file (or one) of the compatibility scopes; per mode, the first scope holding it wins.
+
+    Each status says which scope answered it (`scope`, `session_id`, `fallback`).
+    """
+    layout = Layout(snapshot.root)
+    resolved = snapshot.resolution.session_id
     statuses: dict[str, Any] = {}
-    for name, f in sorted(scope.modes.items()):
-        if mode and name != mode:
-            continue
-        statuses[name] = {"active": f.active, "phase": f.phase, "path": str(f.path), "data": f.data,
-                          **({"error": f.error} if f.error else {})}
-    return {"statuses": statuses}
+    for sid in compatibility_scopes(layout, snapshot.resolution):
+        scope = snapshot.scope(sid)
+        for name, f in sorted(scope.modes.items()) if scope is not None else ():
+            if (mode and name != mode) or name in statuses:
+                continue
+            statuses[name] = {"active": f.active, "phase": f.phase, "path": str(f.path), "data": f.data,
+                              **{k: v for k, v in _read_scope(layout, sid, resolved, f.path).items() if k != "path"},
+                              **({"error": f.error} if f.error else {})}
+    return {"statuses": dict(sorted(statuses.items()))}
 
 
 # ---------------------------------------------------------------- clear
@@ -149,7 +175,7 @@ def plan_clear(root: Path, mode: str, session_id: str | None = None, all_session
     after = _active_after(layout, sid, changes)
     plan = Plan(f"state clear {mode}", tuple(changes),
                 summary={"mode": mode, "scope": sid or "root", "canonical_removed": removed,
-                         "active_after": after})
+                         "active_after": after, "scopes": scope_changes(layout, changes)})
     return Operation(plan, {"cleared": True, "mode": mode, "path": str(path)})
 
 
@@ -187,9 +213,27 @@ def _plan_clear_all(layout: Layout, mode: str, now: str) -> Operation:
                "those sessions may write it again")
     plan = Plan(f"state clear {mode} --all-sessions", tuple(changes),
                 summary={"mode": mode, "scope": "all_sessions", "canonical_removed": removed,
-                         "active_after": _active_after(layout, snap.session_id, changes)})
+                         "scopes": scope_changes(layout, changes),
+                         "warning": f"{mode} will be cleared in root and {len(touched_sessions)} session(s); agents "
+                                    "still running in those sessions may write it again"})
     return Operation(plan, {"cleared": True, "mode": mode, "all_sessions": True, "removed": len(paths),
                             "paths": paths, "warning": warning})
+
+
+def scope_changes(layout: Layout, changes: list[FileChange]) -> list[dict[str, Any]]:
+    """Every scope the plan touches with its active set before and after, so a preview shows each one
+    (an all-sessions clear changes root and each session differently; none of them is "the" set)."""
+    touched: list[str | None] = []
+    for change in changes:
+        sid = change.path.parent.name if change.path.parent.parent == layout.sessions else None
+        if sid not in touched:
+            touched.append(sid)
+    out = []
+    for sid in sorted(touched, key=lambda s: (s is not None, s or "")):
+        scope = read_snapshot(layout.root, sid, all_sessions=False).scope(sid)
+        out.append({"scope": sid or "root", "before": list(scope.active_modes()) if scope else [],
+                    "after": _active_after(layout, sid, changes)})
+    return out
 
 
 def _active_after(layout: Layout, sid: str | None, changes: list[FileChange]) -> list[str]:

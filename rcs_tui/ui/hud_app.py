@@ -11,14 +11,17 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
+from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Container
 from textual.timer import Timer
+from textual.widgets import Static
 
+from rcs_tui.ui.hud_help import KEY_HINT, HudHelp
 from rcs_tui.ui.watcher import WatchStatus, WorldUpdated, start_watcher
 from rcs_tui.ui.widgets import HudView, MemberList, OverlayBlockView
-from rcs_tui.views.hud_line import STALE_AFTER
+from rcs_tui.views.hud_line import STALE_AFTER, header, template_segments
 from rcs_tui.views.world import World, WorldLoader
 
 
@@ -29,6 +32,9 @@ def stylesheet(name: str) -> str:
     except (ModuleNotFoundError, FileNotFoundError):
         # A source checkout whose editable install predates `styles/`: read it beside the package.
         return (Path(__file__).resolve().parents[2] / "styles" / name).read_text(encoding="utf-8")
+
+
+AGE_REPAINT_S = 0.25  # an age-only change repaints the line at most this often
 
 
 def next_tick(age: float | None) -> float:
@@ -50,6 +56,7 @@ class HudApp(App[None]):
         Binding("q", "quit", "quit"),
         Binding("o", "toggle_overlay", "overlay"),
         Binding("r", "reload", "reload"),
+        Binding("question_mark", "help", "help"),
     ]
     ENABLE_COMMAND_PALETTE = False
 
@@ -69,6 +76,9 @@ class HudApp(App[None]):
         self.notices: tuple[str, ...] = ()
         self.updates = 0
         self._tick: Timer | None = None
+        self._age_timer: Timer | None = None
+        self._age_repainted = 0.0
+        self._shown: tuple[object, ...] | None = None
         self.theme = theme
 
     def compose(self) -> ComposeResult:
@@ -76,22 +86,61 @@ class HudApp(App[None]):
         with Container(id="overlay"):
             yield OverlayBlockView(id="overlay-block")
             yield MemberList(self.ascii_only, id="members")
+        yield Static(Text(KEY_HINT, style="dim"), id="hud-keys")
 
     def on_mount(self) -> None:
         if self.is_inline:
             self.add_class("-inline")
+        self._fit_hint()
         self._apply(self.loader.load())
         if self.watch_enabled:
             start_watcher(self, self.loader, force_polling=self.force_polling)
 
     # -- data -------------------------------------------------------------------------------
+    def _view_key(self, world: World) -> tuple[object, ...]:
+        """What the views show of a World, apart from its data age ("updated … ago")."""
+        preset = self.preset or world.config.preset
+        segs = template_segments(world, preset, ascii_only=self.ascii_only, notices=self.notices)
+        return ([s.as_json() for s in segs if s.kind != "age"], header(world), world.snapshot.members,
+                world.snapshot.authoritative.canonical, world.snapshot.authoritative.modes)
+
     def _apply(self, world: World) -> None:
-        self.world = world
+        """Show a new World: in full when anything shown changed, else only its data age, at most 4×/s.
+
+        A batch of writes to sessions the view does not show changes nothing on screen but the age of
+        the newest write, so it costs a key comparison and, now and then, one repaint of the line.
+        """
+        previous, self.world = self.world, world
         self.updates += 1
+        key = self._view_key(world)
+        views = self.query(HudView)
+        if previous is not None and key == self._shown and views:
+            views.first().world = world
+            self._age_changed()
+            self._schedule_tick()
+            return
+        self._shown = key
+        self._age_repainted = time.monotonic()
         self.query_one(HudView).show(world, self.notices)
         self.query_one(OverlayBlockView).show(world)
         self.query_one(MemberList).show(world)
         self._schedule_tick()
+
+    def _age_changed(self) -> None:
+        if self._age_timer is not None:
+            return  # a repaint is already due
+        wait = AGE_REPAINT_S - (time.monotonic() - self._age_repainted)
+        if wait <= 0:
+            self._repaint_age()
+        else:
+            self._age_timer = self.set_timer(wait, self._repaint_age)
+
+    def _repaint_age(self) -> None:
+        self._age_timer = None
+        self._age_repainted = time.monotonic()
+        views = self.query(HudView)  # none while the app is closing
+        if views:
+            views.first().refresh()
 
     def _schedule_tick(self) -> None:
         """Repaint only when the age text would change: no busy loop while idle."""
@@ -114,6 +163,7 @@ class HudApp(App[None]):
     def on_watch_status(self, message: WatchStatus) -> None:
         if not self.is_running:
             return
+        self._shown = None  # the notice line is part of what is shown
         self.notices = () if message.mode == "native" else (f"{message.mode}: {message.detail}".strip(": "),)
         if message.mode == "polling":
             self.notices = (message.detail or "polling",)
@@ -121,10 +171,18 @@ class HudApp(App[None]):
 
     def on_resize(self) -> None:
         self.query_one("#overlay").set_class(self.size.width < 70, "-narrow")
+        self._fit_hint()
+
+    def _fit_hint(self) -> None:
+        """The key hint takes a row only when the HUD has rows to spare (never in a 1–3 row or inline HUD)."""
+        self.query_one("#hud-keys").display = self.size.height >= 4 and not self.is_inline
 
     # -- actions ----------------------------------------------------------------------------
     def action_toggle_overlay(self) -> None:
         self.toggle_class("-show-overlay")
+
+    def action_help(self) -> None:
+        self.push_screen(HudHelp(self.ascii_only))
 
     def action_reload(self) -> None:
         self._apply(self.loader.load())

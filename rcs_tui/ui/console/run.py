@@ -14,15 +14,10 @@ from rcs_tui.rp1.source import Rp1Source
 from rcs_tui.rp1.timeline import SubEntry, Timeline
 from rcs_tui.ui.console.format import STATUS_STYLE, plain
 from rcs_tui.ui.console.statusbar import StatusBar
+from rcs_tui.views.text import duration
 from rcs_tui.views.world import World
 
 GLYPH = {"completed": "✓", "running": "▶", "waiting": "?", "failed": "✖", "skipped": "↷", "not_started": "·"}
-
-
-def _dur(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    return f"{seconds:.1f}s" if seconds < 60 else f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
 
 
 def _sub(out: Text, sub: SubEntry, kind: str) -> None:
@@ -52,7 +47,7 @@ def timeline_text(t: Timeline) -> Text:
         out.append(f"{GLYPH.get(s.status, '·')} ", style=style)
         out.append(f"{plain(s.name, 20):<14}", style="bold" if s.status in ("running", "waiting") else "")
         out.append(f"{s.status:<12}", style=style)
-        out.append(f"{_dur(s.duration_s):>7}")
+        out.append(f"{duration(s.duration_s):>7}")
         if s.retried:
             out.append(f"  retried ×{s.attempts}", style="yellow")
         if not s.in_machine:
@@ -83,11 +78,14 @@ def timeline_text(t: Timeline) -> Text:
 
 
 class RunScreen(Screen):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back"), Binding("c", "check_emit", "Check emit")]
 
     def __init__(self, run_id: str) -> None:
         super().__init__()
         self.run_id = run_id
+
+    def selection(self) -> tuple[None, str]:
+        return None, self.run_id
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
@@ -102,3 +100,16 @@ class RunScreen(Screen):
             text = timeline_text(t) if t is not None else Text(
                 f"run {plain(self.run_id)} not found ({plain(source.state.message or 'unknown run')})", style="yellow")
         self.query_one("#run-text", Static).update(text)
+
+    def action_check_emit(self) -> None:
+        """What rp1 would answer to an emit into this run, prefilled with the step after the current one."""
+        from rcs_tui.ui.console.emitcheck import EmitCheckModal
+
+        source = getattr(self.app, "rp1", None)
+        t = source.timeline(self.run_id) if source is not None else None
+        if source is None or t is None:
+            self.app.bell()
+            return
+        machine = source.machines.get(t.workflow)
+        nxt = machine.next_states(t.current_step) if machine and t.current_step else ()
+        self.app.push_screen(EmitCheckModal(source, t.workflow, self.run_id, nxt[0] if nxt else ""))
