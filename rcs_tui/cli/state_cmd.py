@@ -112,10 +112,13 @@ def clear_cmd(root, as_json, input_json, input_file, mode, session_id, all_sessi
 @_opts
 def list_active_cmd(root, as_json, input_json, input_file, mode, session_id):
     """Active modes of the authoritative scope."""
-    from rcs_tui.state.ops import list_active
+    from rcs_tui.state.layout import Layout
+    from rcs_tui.state.ops import list_active, require_session
     from rcs_tui.state.reader import read_snapshot
 
     root, _, _, sid = _common(root, input_json, input_file, mode, session_id)
+    if sid is not None:
+        require_session(Layout(root), sid)  # a typo'd session is an error, not an empty answer
     emit(list_active(read_snapshot(root, sid, all_sessions=False)), True)
 
 

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rcs_tui.core.modes import NAME_RE, check_name
-from rcs_tui.state.io import read_json
+from rcs_tui.state.io import read_bounded, read_json
 from rcs_tui.state.layout import Layout
 
 ENV_VARS = ("RCS_SESSION_ID", "CODEX_SESSION_ID", "SESSION_ID")
+MAX_PID = 2**31 - 1
 Source = Literal["explicit", "env", "session.json", "root"]
 
 
@@ -48,7 +49,7 @@ class Resolution:
 
 
 def pid_alive(pid: int) -> bool:
-    if pid <= 0:
+    if pid <= 0 or pid > MAX_PID:  # a pid that does not fit a C int names no process
         return False
     try:
         os.kill(pid, 0)
@@ -63,10 +64,10 @@ def pid_alive(pid: int) -> bool:
 
 def pid_start_ticks(pid: int) -> int | None:
     """Field 22 of /proc/<pid>/stat (process start time in clock ticks), or None off Linux."""
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
+    data = read_bounded(Path(f"/proc/{pid}/stat"), max_bytes=4096, part="head").raw
+    if data is None:
         return None
+    raw = data.decode("utf-8", "replace")
     try:
         after = raw[raw.rindex(")") + 2:].split()
         return int(after[19])
