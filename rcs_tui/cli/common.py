@@ -11,6 +11,8 @@ from typing import Any
 
 import click
 
+from rcs_tui.views.text import sanitize, strip_controls
+
 
 class CliError(Exception):
     """An error reported as `{"error": msg}` on stderr with exit status 1."""
@@ -38,25 +40,35 @@ _C1 = re.compile("[\x7f-\x9f]")
 
 
 def dumps(data: Any, indent: int | None = 2) -> str:
-    """JSON text with DEL and C1 controls (8-bit CSI/OSC) written as \\u escapes: same data, inert on a tty.
+    """Strict JSON (never NaN/Infinity) of `data` with every string sanitised, DEL/C1 as \\u escapes.
 
-    `json.dumps` already escapes C0 controls such as ESC, but emits U+0080–U+009F raw, which some
-    terminals act on. Outside strings JSON is pure ASCII, so the substitution only touches string content.
+    Strings keep newlines and tabs (JSON escapes them) but lose escape sequences, other controls,
+    bidi overrides and zero-width characters; undecodable name bytes become `\\xNN` text, so the
+    output is always valid UTF-8 and inert on a terminal.
     """
-    text = json.dumps(data, indent=indent, ensure_ascii=False)
+    text = json.dumps(sanitize(data, keep_newlines=True), indent=indent, ensure_ascii=False, allow_nan=False)
     return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def echo_text(text: str) -> None:
+    """Print human-readable text through the one sanitiser (newlines kept, nothing else raw)."""
+    click.echo(strip_controls(text, keep_newlines=True))
+
+
 def emit(data: Any, as_json: bool, human: Callable[[Any], str] | None = None) -> None:
-    """Print `data` as JSON (stable contract) or through `human` for people."""
+    """Print `data` as JSON (stable contract) or through `human` for people.
+
+    `human` gets the data with every string sanitised to one line, so a name holding a newline or an
+    escape sequence cannot forge or colour a line of the report.
+    """
     if as_json or human is None:
         click.echo(dumps(data))
     else:
-        click.echo(human(data))
+        echo_text(human(sanitize(data)))
 
 
 def fail(message: str, code: int = 1) -> int:
-    sys.stderr.write(dumps({"error": message}, indent=None) + "\n")
+    sys.stderr.write(dumps({"error": strip_controls(message)}, indent=None) + "\n")
     return code
 
 

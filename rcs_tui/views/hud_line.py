@@ -357,6 +357,7 @@ _SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "ma
 
 def to_ansi(spans: list[Span], color: bool = True) -> str:
     """Compose ANSI only after fitting, one complete SGR sequence per span."""
+    spans = [(strip_controls(text), style) for text, style in spans]  # the only escapes are the ones added here
     if not color:
         return plain(spans)
     out = []
