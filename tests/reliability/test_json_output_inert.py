@@ -1,4 +1,4 @@
-"""`--json` output carries hostile strings sanitised: no control sequence (7- or 8-bit CSI/OSC) survives in any string."""
+"""`--json` output carries hostile strings sanitised: no 7- or 8-bit CSI/OSC sequence survives in any string."""
 
 from __future__ import annotations
 
