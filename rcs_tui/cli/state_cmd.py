@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from rcs_tui.cli.common import CliError, emit, json_option, resolve_root, root_option
+from rcs_tui.state.io import loads_strict
 
 
 def _load_input(raw: str | None, file: str | None) -> dict[str, Any]:
@@ -25,9 +26,11 @@ def _load_input(raw: str | None, file: str | None) -> dict[str, Any]:
     if raw is None or not raw.strip():
         return {}
     try:
-        data = json.loads(raw)
+        data = loads_strict(raw)
     except json.JSONDecodeError as exc:
         raise CliError(f"{where}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+    except (ValueError, RecursionError) as exc:  # NaN/Infinity (never written to a runtime file), too deep
+        raise CliError(f"{where}: invalid JSON: {str(exc)[:120] or 'nested too deeply'}") from exc
     if not isinstance(data, dict):
         raise CliError(f"{where}: expected a JSON object, got {type(data).__name__}")
     return data
