@@ -73,7 +73,7 @@ def _real(directory: str) -> str:
 
 
 def _inside(real_path: str, within: Path) -> bool:
-    return os.path.join(real_path, "").startswith(_real(str(within)))
+    return (real_path + os.sep).startswith(_real(str(within)))
 
 
 def _opened_path(fd: int, fallback: str) -> str:
@@ -140,7 +140,7 @@ def read_bounded(path: Path, *, within: Path | None = None, max_bytes: int = MAX
         start = max(0, size - max_bytes) if part == "tail" else 0
         if start:
             os.lseek(fd, start, os.SEEK_SET)
-        raw = _read_fd(fd, max_bytes)
+        raw = _read_fd(fd, max_bytes, size - start)
     except OSError as exc:
         return BytesRead(path, True, error=f"unreadable: {exc.strerror or exc}", stat=st)
     finally:
@@ -153,16 +153,24 @@ def read_bounded(path: Path, *, within: Path | None = None, max_bytes: int = MAX
     return BytesRead(path, True, raw=raw, stat=st, truncated=truncated)
 
 
-def _read_fd(fd: int, max_bytes: int) -> bytes:
-    """Up to `max_bytes + 1` bytes (one more tells the caller the file outgrew the cap)."""
+def _read_fd(fd: int, max_bytes: int, size: int) -> bytes:
+    """Up to `max_bytes + 1` bytes (one more tells the caller the file outgrew the cap).
+
+    The first read asks for one byte more than fstat's size: a shorter answer from a regular file is
+    its end, so the common case is a single read.
+    """
+    want = min(size, max_bytes) + 1
     chunks = []
     total = 0
     while total <= max_bytes:
-        chunk = os.read(fd, min(max_bytes + 1 - total, 1 << 20))
+        chunk = os.read(fd, min(want, max_bytes + 1 - total))
         if not chunk:
             break
         chunks.append(chunk)
         total += len(chunk)
+        if len(chunk) < want:
+            break
+        want = 1 << 20
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
