@@ -220,7 +220,7 @@ def test_only_the_first_state_machine_section_counts():
     ("note left of a", "notes are not supported"),
     ("--", "concurrency regions"),
     ("direction LR", "direction directives"),
-    ("a -> b", "unsupported syntax"),
+    ("a -> b", "not valid Mermaid: unexpected '-' at column 3"),
     ("classDef hot fill:#f00", "unsupported syntax"),
 ])
 def test_rejected_constructs_name_the_line(line, why):
@@ -236,7 +236,7 @@ def test_missing_initial_state_and_missing_header():
         parse_machine("stateDiagram-v2\n a --> b\n b --> [*]\n")
     with pytest.raises(MachineError, match="line 1: 'graph TD': expected the diagram to start with"):
         parse_machine("graph TD\n[*] --> a\n")
-    with pytest.raises(MachineError, match="connects no state"):
+    with pytest.raises(MachineError, match="^No initial state defined"):  # `[*] --> [*]` is skipped
         parse_machine("stateDiagram-v2\n[*] --> [*]\n")
 
 
@@ -296,3 +296,86 @@ def test_lifecycle_forbids_skipping_phases():
         "Invalid transition from 'planning' to 'test'. Valid next states: plan_review, planning")
     assert "done" in m.reachable_from("planning")
     assert m.reachable_from("done") == frozenset()
+
+
+# ---- agreement with Mermaid's state-diagram grammar and rp1's extractor ---------------------------
+
+def test_mid_line_comments_are_ignored_but_a_label_runs_to_the_end_of_its_line():
+    m = parse_machine("stateDiagram-v2 %% header comment\n"
+                      "    %% a whole-line comment\n"
+                      "    [*] --> a %% start here\n"
+                      "    a --> b %% trailing comment\n"
+                      "    b --> c : go %% still the label\n"
+                      "    c --> [*]%%tight\n", "x")
+    assert m.states == ("a", "b", "c")
+    assert [(e.source, e.target, e.label) for e in m.edges] == [("a", "b", None), ("b", "c", "go %% still the label")]
+    assert m.initial == ("a",) and m.terminal == ("c",)
+
+
+def test_an_unclosed_fence_means_no_machine():
+    md = "# Build\n\n## STATE-MACHINE\n\n```mermaid\nstateDiagram-v2\n    [*] --> plan\n    plan --> [*]\n\nReport.\n"
+    assert extract_state_machine(md) is None
+    assert machine_from_markdown(md, "build-fast") is None
+
+
+def test_only_a_bare_closing_fence_ends_the_block():
+    md = ("## STATE-MACHINE\n```mermaid\nstateDiagram-v2\n    [*] --> plan\n```text\n    plan --> build\n"
+          "```\n")
+    assert extract_state_machine(md) == "stateDiagram-v2\n    [*] --> plan\n```text\n    plan --> build\n"
+    # Mermaid reads "```text" as one more state id; so does rcs-tui
+    m = machine_from_markdown(md, "x")
+    assert m is not None and m.states == ("plan", "```text", "build")
+    # a fence with trailing spaces closes it; "```mermaid" inside the block is body, then unclosed
+    assert extract_state_machine("## STATE-MACHINE\n```mermaid\nstateDiagram-v2\n[*] --> a\n```   \n") == (
+        "stateDiagram-v2\n[*] --> a\n")
+    assert extract_state_machine("## STATE-MACHINE\n```mermaid\nstateDiagram-v2\n```mermaid\n[*] --> a\n") is None
+
+
+def test_start_to_end_line_is_skipped():
+    m = parse_machine("stateDiagram-v2\n    [*] --> [*]\n    [*] --> a\n    a --> [*]\n", "x")
+    assert (m.states, m.initial, m.terminal, m.edges) == (("a",), ("a",), ("a",), ())
+
+
+def test_mermaid_state_ids():
+    m = parse_machine("stateDiagram-v2\n    [*] --> état\n    lonely\n    état --> fin : étape_1\n"
+                      "    lonely : A state alone\n    fin --> [*]\n", "x")
+    assert m.states == ("état", "lonely", "fin")
+    assert m.labels == {"lonely": "A state alone"}
+    assert m.initial == ("état",) and m.edges == (Edge("état", "fin", "étape_1"),)
+    assert m.validate_step("lonely") is None
+    # several statements on one line, as Mermaid reads them
+    assert parse_machine("stateDiagram-v2\n[*] --> a b\n", "x").states == ("a", "b")
+
+
+@pytest.mark.parametrize("line, why", [
+    ("a --> x-ray",
+     "line 3: 'a --> x-ray': not valid Mermaid: unexpected '-' at column 8 (a state id cannot contain '-')"),
+    # Mermaid's comment rule swallows the single character before a `%%`, leaving no target
+    ("a --> b%%x", "line 3: 'a --> b%%x': not valid Mermaid: expected a state id, found the end of the line"),
+    ("a -->", "line 3: 'a -->': not valid Mermaid: expected a state id, found the end of the line"),
+    ("--> a", "line 3: '--> a': not valid Mermaid: expected a state id, found '-->'"),
+    (": label", "line 3: ': label': not valid Mermaid: expected a state id, found 'label'"),
+    ("state x-ray", "line 3: 'state x-ray': unsupported state declaration"),
+])
+def test_diagrams_mermaid_cannot_read_are_errors_naming_the_line(line, why):
+    with pytest.raises(MachineError) as exc:
+        parse_machine(f"stateDiagram-v2\n    [*] --> a\n    {line}\n", "x")
+    assert str(exc.value) == why
+
+
+def test_braces_inside_a_label_are_label_text():
+    m = parse_machine("stateDiagram-v2\n[*] --> a\na --> b : {retry}\n", "x")
+    assert m.edges == (Edge("a", "b", "{retry}"),)
+
+
+def test_a_skill_whose_fence_never_closes_is_untracked(tmp_path):
+    from rcs_tui.rp1.machines import discover_machines
+
+    skill = tmp_path / "plugins" / "base" / "skills" / "half-done"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("## STATE-MACHINE\n```mermaid\nstateDiagram-v2\n  [*] --> a\n  a --> b\n")
+    closed = tmp_path / "plugins" / "base" / "skills" / "done"
+    closed.mkdir(parents=True)
+    (closed / "SKILL.md").write_text("## STATE-MACHINE\n```mermaid\nstateDiagram-v2\n  [*] --> a\n```\n")
+    found = discover_machines([tmp_path], builtins=False)
+    assert sorted(found) == ["done"] and found["done"].error is None

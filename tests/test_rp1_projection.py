@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from rcs_tui.rp1.db import Rp1Db
 from rcs_tui.rp1.fixtures import FakeClock, Rp1Writer, create_db
+from rcs_tui.rp1.projection import project
 from rcs_tui.rp1.source import Rp1Source
 
 PROJECT = "/work/proj"
@@ -72,14 +76,16 @@ def test_task_builder_units_nest_under_build(writer):
     assert states(t)["build"] == "running" and t.status == "running"
 
 
-def test_cancelled_run_wins_over_running_steps(writer):
+def test_cancelled_run_completes_its_running_steps(writer):
     r = writer.start_run("build-fast", project_path=PROJECT, run_id="c1")
     writer.step(r, "plan")
     writer.step(r, "build")
-    writer.end_run(r, "cancelled")
+    end = writer.end_run(r, "cancelled")
     t = timeline(writer, "c1")
     assert t.status == "cancelled"
-    assert states(t) == {"plan": "completed", "build": "running", "review": "not_started"}
+    assert states(t) == {"plan": "completed", "build": "completed", "review": "not_started"}
+    ended = next(e for e in Rp1Db(writer.path).events(["c1"])["c1"] if e.id == end).created_at
+    assert t.step("build").ended_at == ended and t.step("build").duration_s == 1.0
 
 
 def test_inactive_run_and_reactivation(writer):
@@ -149,3 +155,79 @@ def test_markup_in_strings_stays_plain_data(writer):
     writer.step(r, "requirements")
     writer.wait_for_user(r, "requirements", "[bold red]pick[/] \x1b[31m")
     assert timeline(writer, "m1").prompts[0].message == "[bold red]pick[/] \x1b[31m"
+
+
+# -- rows written literally, as rp1 stores them -----------------------------------------------
+
+def insert(writer, run_id, rows):
+    """Insert (step, unit, status, created_at) rows in the given order; ids follow that order."""
+    for step, unit, status, at in rows:
+        writer.conn.execute(
+            "INSERT INTO events (run_id, type, step, unit, data, created_at) VALUES (?, 'status_change', ?, ?, ?, ?)",
+            (run_id, step, unit, json.dumps({"status": status}), at))
+
+
+def both_paths(writer, run_id):
+    """The status by the full projection and by the narrow SQL path; they must agree."""
+    full = project(Rp1Db(writer.path).events([run_id])[run_id])
+    rows, odd = Rp1Db(writer.path).status_rows(None)
+    assert run_id not in odd
+    assert project(rows[run_id]).status == full.status
+    return full
+
+
+def test_same_millisecond_rows_are_read_in_id_order(writer):
+    r = writer.start_run("build", project_path=PROJECT, run_id="ms")
+    insert(writer, r, [("requirements", None, "running", "2026-11-25T21:00:05.000Z"),
+                       ("requirements", None, "completed", "2026-11-25T21:00:04.999Z"),
+                       ("design", None, "running", "2026-11-25T21:00:05.000Z")])
+    p = both_paths(writer, r)
+    assert p.steps == {"requirements": "completed", "design": "running"}
+    assert p.status == "running" and p.current_step == "design"
+    assert p.last_activity == "2026-11-25T21:00:05.000Z"
+    assert states(timeline(writer, r))["requirements"] == "completed"
+
+
+def test_failed_row_stamped_earlier_but_written_later_wins(writer):
+    r = writer.start_run("build-fast", project_path=PROJECT, run_id="ms2")
+    insert(writer, r, [("plan", None, "running", "2026-11-25T21:00:05.000Z"),
+                       ("plan", None, "failed", "2026-11-25T21:00:04.000Z")])
+    assert both_paths(writer, r).status == "failed"
+
+
+@pytest.mark.parametrize(("rows", "status", "current"), [
+    ([("task-builder:building", None, "running", "2026-11-25T21:00:01.000Z")], "running", "task-builder"),
+    ([("task-builder:building", "T1", "running", "2026-11-25T21:00:01.000Z"),
+      ("task-builder:failed", "T1", "failed", "2026-11-25T21:00:02.000Z")], "failed", "task-builder::T1"),
+    ([("building", "T1", "running", "2026-11-25T21:00:01.000Z"),
+      ("building", "T1", "failed", "2026-11-25T21:00:02.000Z")], "failed", "building::T1"),
+    # units progress independently: T1's failure stands although T2 completed later
+    ([("building", "T1", "failed", "2026-11-25T21:00:01.000Z"),
+      ("building", "T2", "completed", "2026-11-25T21:00:02.000Z")], "failed", "building::T1"),
+    ([("task-builder:building", "T1", "running", "2026-11-25T21:00:01.000Z"),
+      ("task-builder:completed", "T1", "completed", "2026-11-25T21:00:02.000Z")], "completed", "task-builder::T1"),
+])
+def test_run_without_plain_rows_uses_the_diagnostic_projection(writer, rows, status, current):
+    r = writer.start_run("build", project_path=PROJECT, run_id="diag")
+    insert(writer, r, rows)
+    p = both_paths(writer, r)
+    assert (p.status, p.current_step, p.steps) == (status, current, {})
+
+
+def test_sub_agent_rows_do_not_drive_a_run_with_plain_rows(writer):
+    r = writer.start_run("build", project_path=PROJECT, run_id="mixed")
+    insert(writer, r, [("requirements", None, "completed", "2026-11-25T21:00:01.000Z"),
+                       ("task-builder:failed", "T1", "failed", "2026-11-25T21:00:02.000Z")])
+    assert both_paths(writer, r).status == "completed"
+
+
+@pytest.mark.parametrize("end", ["cancelled", "abandoned"])
+def test_manual_end_completes_running_and_waiting_steps(writer, end):
+    r = writer.start_run("blueprint", project_path=PROJECT, run_id="end")
+    insert(writer, r, [("detect", None, "completed", "2026-11-25T21:00:01.000Z"),
+                       ("charter", None, "waiting", "2026-11-25T21:00:02.000Z"),
+                       ("prd", None, "running", "2026-11-25T21:00:03.000Z"),
+                       (None, None, end, "2026-11-25T21:00:04.000Z")])
+    p = both_paths(writer, r)
+    assert p.status == end
+    assert p.steps == {"detect": "completed", "charter": "completed", "prd": "completed"}

@@ -1,9 +1,11 @@
 """One state-machine model for rp1 workflows (seed 004) and the task lifecycle (seed 003).
 
 Both are Mermaid `stateDiagram-v2` graphs. This module extracts the diagram from a markdown
-`## STATE-MACHINE` section, parses the supported subset strictly (anything else is an error naming
-the line) and answers graph questions: next states, predecessors, reachability, BFS order, and the
-step / transition validation messages of seed 004. Pure: no I/O besides reading packaged data.
+`## STATE-MACHINE` section the way rp1 does, reads the supported subset with Mermaid's own token
+rules (state ids, `%%` comments, several statements on one line), rejects everything else with an
+error naming the line, and answers graph questions: next states, predecessors, reachability, BFS
+order, and the step / transition validation messages of seed 004. Pure: no I/O besides reading
+packaged data.
 """
 
 from __future__ import annotations
@@ -16,12 +18,16 @@ from functools import cache
 
 HEADER = "stateDiagram-v2"
 START = "[*]"
-_ID = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"
-_TRANSITION = re.compile(rf"^(?P<src>\[\*\]|{_ID}?)\s*-->\s*(?P<dst>\[\*\]|{_ID})\s*(?::(?P<label>.*))?$")
-_STATE_DECL = re.compile(rf"^state\s+(?P<id>{_ID})\s*(?::(?P<label>.*))?$")
-_STATE_ALIAS = re.compile(rf'^state\s+"(?P<label>[^"]*)"\s+as\s+(?P<id>{_ID})$')
-_STATE_LABEL = re.compile(rf"^(?P<id>{_ID})\s*:(?P<label>.*)$")
-_SECTION = "## STATE-MACHINE"
+# Mermaid's state id: any run of characters but `:`, `-`, `{` and whitespace (so `état` is one
+# id, while `x-ray` is `x` followed by a stray `-`).
+_ID = r"[^:\s{-]+"
+_STATE_DECL = re.compile(rf"^state\s+(?P<id>{_ID})\s*(?::(?P<label>.*))?$", re.IGNORECASE)
+_STATE_ALIAS = re.compile(rf'^state\s+"(?P<label>[^"]*)"\s+as\s+(?P<id>{_ID})$', re.IGNORECASE)
+_SECTION = re.compile(r"## STATE-MACHINE\s*")
+_FENCE_OPEN = re.compile(r"```mermaid\s*")
+_FENCE_CLOSE = re.compile(r"```\s*")
+# One token of a statement line, tried in Mermaid's lexer order at each position.
+_TOKEN = re.compile(rf"(?P<edge>\[\*\])|(?P<arrow>-->)|(?P<descr>:[^:\n;]+)|(?P<id>{_ID})")
 
 
 class MachineError(ValueError):
@@ -139,48 +145,106 @@ def extract_state_machine(markdown: str) -> str | None:
     """The body of the first mermaid fence holding `stateDiagram-v2` in `## STATE-MACHINE`, else None.
 
     The section starts at the first line that is exactly `## STATE-MACHINE` (trailing whitespace
-    allowed) and ends at the next `## ` heading or end of file. An unclosed fence runs to the end
-    of the section.
+    allowed) and ends at the next `## ` heading or end of file. A block opens at a line that is
+    ```` ```mermaid ```` and closes only at a bare ```` ``` ```` line (other fences inside are
+    body). A block never closed yields no machine at all: the file is untracked, as for rp1.
     """
-    lines = markdown.splitlines()
-    try:
-        start = next(i for i, line in enumerate(lines) if line.rstrip() == _SECTION)
-    except StopIteration:
+    lines = markdown.split("\n")
+    start = next((i for i, line in enumerate(lines) if _SECTION.fullmatch(line)), None)
+    if start is None:
         return None
-    section: list[str] = []
+    body: list[str] | None = None
     for line in lines[start + 1:]:
         if line.startswith("## "):
             break
-        section.append(line)
-    i = 0
-    while i < len(section):
-        if section[i].strip().startswith("```mermaid") and section[i].strip()[len("```mermaid"):].strip() == "":
-            body: list[str] = []
-            i += 1
-            while i < len(section) and not section[i].strip().startswith("```"):
-                body.append(section[i])
-                i += 1
+        if body is None:
+            if _FENCE_OPEN.fullmatch(line.strip()):
+                body = []
+        elif _FENCE_CLOSE.fullmatch(line.strip()):
             text = "\n".join(body)
             if HEADER in text:
-                return text + "\n"
-        i += 1
+                return text if text.endswith("\n") else text + "\n"
+            body = None
+        else:
+            body.append(line)
     return None
 
 
 def _reject(line: str) -> str | None:
-    """Why a line uses an unsupported construct, or None."""
+    """Why a line uses a construct outside the supported subset, or None."""
     low = line.lower()
-    if line in ("--", "---") or re.fullmatch(r"-{2,}", line):
+    if re.fullmatch(r"-{2,}", line):
         return "concurrency regions (`--`) are not supported"
-    if "<<fork>>" in low or "<<join>>" in low or "<<choice>>" in low:
+    if re.search(r"<<(fork|join|choice)>>|\[\[(fork|join|choice)]]", low):
         return "fork/join/choice pseudo-states are not supported"
-    if re.match(r"^state\b.*\{", line) or line.startswith("{") or line == "}":
+    if "{" in line.partition(":")[0] or line == "}":  # a label may hold braces
         return "composite states (`state X { ... }`) are not supported"
-    if re.match(r"^note\b", low) or low == "end note":
+    if re.match(r"note\s", low) or low == "end note":
         return "notes are not supported"
-    if re.match(r"^direction\b", low):
+    if re.search(r"(^|\s)direction\s+(tb|bt|rl|lr)\b", low) or low.startswith("direction"):
         return "direction directives are not supported"
+    if re.match(r"(classdef|class|style|scale)\s|acctitle\s*:|accdescr\s*[:{]", low) \
+            or low == "hide empty description" or ":::" in line:
+        return "unsupported syntax: styling and accessibility statements are not supported"
     return None
+
+
+def _strip_comment(line: str) -> str:
+    """The line without its `%%` comment: `%%` ends the line wherever it starts, except inside a
+    `: label`, which Mermaid reads to the end of the line. (`_tokens` applies Mermaid's exact rule.)"""
+    i = 0
+    while i < len(line):
+        if line[i] == ":" and not line.startswith(":::", i):
+            return line
+        if line.startswith("%%", i):
+            return line[:i].rstrip()
+        i += 1
+    return line
+
+
+def _tokens(line: str, where: str) -> list[tuple[str, str]]:
+    """The line as Mermaid tokens (kind, text); a character Mermaid cannot read is an error."""
+    out: list[tuple[str, str]] = []
+    i = 0
+    while i < len(line):
+        if line.startswith("%%", i) or (line.startswith("%%", i + 1) and line[i] != "}"):
+            break  # a comment; Mermaid's rule also swallows the one character before a `%%`
+        if line[i].isspace():
+            i += 1
+            continue
+        m = _TOKEN.match(line, i)
+        if not m:
+            hint = " (a state id cannot contain '-')" if line[i] == "-" and i and not line[i - 1].isspace() else ""
+            raise MachineError(f"{where}: not valid Mermaid: unexpected {line[i]!r} at column {i + 1}{hint}")
+        kind = m.lastgroup or ""
+        out.append((kind, m.group()[1:].strip() if kind == "descr" else m.group()))
+        i = m.end()
+    return out
+
+
+def _statements(tokens: list[tuple[str, str]], where: str) -> list[tuple[str, str | None, str | None]]:
+    """Group tokens into Mermaid statements, as many as the line holds: `id [: label]` or
+    `id --> id [: label]`. Each is (source, target or None, label or None)."""
+    out: list[tuple[str, str | None, str | None]] = []
+
+    def ident(at: int) -> str:
+        if at >= len(tokens) or tokens[at][0] not in ("id", "edge"):
+            got = repr(tokens[at][1]) if at < len(tokens) else "the end of the line"
+            raise MachineError(f"{where}: not valid Mermaid: expected a state id, found {got}")
+        return tokens[at][1]
+
+    i = 0
+    while i < len(tokens):
+        src, dst, label = ident(i), None, None
+        i += 1
+        if i < len(tokens) and tokens[i][0] == "arrow":
+            dst = ident(i + 1)
+            i += 2
+        if i < len(tokens) and tokens[i][0] == "descr":
+            label = tokens[i][1] or None
+            i += 1
+        out.append((src, dst, label))
+    return out
 
 
 def parse_machine(text: str, name: str = "") -> StateMachine:
@@ -196,27 +260,40 @@ def parse_machine(text: str, name: str = "") -> StateMachine:
         if state not in states:
             states.append(state)
 
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("%%"):
+    for number, raw in enumerate(text.split("\n"), start=1):
+        where = f"line {number}: {raw.strip()[:120]!r}"
+        if raw.strip().startswith("%%{"):
+            raise MachineError(f"{where}: unsupported syntax: directives (`%%{{...}}%%`) are not supported")
+        line = _strip_comment(raw.strip())
+        if not line:
             continue
-        where = f"line {number}: {line[:120]!r}"
         if not header_seen:
             if line != HEADER:
                 raise MachineError(f"{where}: expected the diagram to start with '{HEADER}'")
             header_seen = True
             continue
+        if line == HEADER:
+            raise MachineError(f"{where}: a second '{HEADER}' header; one state machine per diagram")
         why = _reject(line)
         if why:
             raise MachineError(f"{where}: {why}")
-        if m := _TRANSITION.match(line):
-            src, dst = m["src"], m["dst"]
-            label = (m["label"] or "").strip() or None
-            if not src:
-                raise MachineError(f"{where}: transition without a source state")
-            if src == START and dst == START:
-                raise MachineError(f"{where}: '[*] --> [*]' connects no state")
-            if src == START:
+        if re.match(r"state\s", line, re.IGNORECASE):
+            m = _STATE_ALIAS.match(line) or _STATE_DECL.match(line)
+            if not m:
+                raise MachineError(f"{where}: unsupported state declaration")
+            add(m["id"])
+            if m["label"] and m["label"].strip():
+                labels[m["id"]] = m["label"].strip()
+            continue
+        for src, dst, label in _statements(_tokens(raw.strip(), where), where):
+            if dst is None:  # a declaration: `lonely` or `lonely : label`
+                if src != START:
+                    add(src)
+                    if label:
+                        labels[src] = label
+            elif src == START and dst == START:
+                continue  # connects no state: Mermaid draws it, rp1 skips it
+            elif src == START:
                 add(dst)
                 if dst not in initial:
                     initial.append(dst)
@@ -230,23 +307,6 @@ def parse_machine(text: str, name: str = "") -> StateMachine:
                 edge = Edge(src, dst, label)
                 if edge not in edges:
                     edges.append(edge)
-            continue
-        if line.startswith("state "):
-            m = _STATE_ALIAS.match(line) or _STATE_DECL.match(line)
-            if not m:
-                raise MachineError(f"{where}: unsupported state declaration")
-            add(m["id"])
-            if m["label"] and m["label"].strip():
-                labels[m["id"]] = m["label"].strip()
-            continue
-        if m := _STATE_LABEL.match(line):
-            add(m["id"])
-            if m["label"].strip():
-                labels[m["id"]] = m["label"].strip()
-            continue
-        if line == HEADER:
-            raise MachineError(f"{where}: a second '{HEADER}' header; one state machine per diagram")
-        raise MachineError(f"{where}: unsupported syntax")
 
     if not header_seen:
         raise MachineError(f"empty diagram: expected '{HEADER}'")

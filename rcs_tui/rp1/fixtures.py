@@ -269,7 +269,7 @@ class Rp1Writer:
     def _latest(self, run_id: str) -> dict[str, str]:
         rows = self.conn.execute(
             "SELECT step, json_extract(data, '$.status') FROM events WHERE run_id = ? AND type = 'status_change'"
-            " AND step IS NOT NULL AND unit IS NULL ORDER BY created_at, id", (run_id,))
+            " AND step IS NOT NULL AND unit IS NULL ORDER BY id", (run_id,))
         return {step: status for step, status in rows if ":" not in step}
 
     def _synthetic(self, run_id: str, machine: StateMachine, step: str, status: str, t: datetime) -> None:

@@ -1,8 +1,9 @@
 """Recompute a run's status and step states from its events (formats.md §8).
 
 `runs.status` is a cache rp1 does not always refresh, so nothing here reads it. Pure functions
-over `Event` values; callers sort nothing (events are ordered here by `created_at, id`, which puts
-rp1's synthetic rows, stamped 1 ms early, before the event that caused them).
+over `Event` values; callers sort nothing. Rows are read in `events.id` order, the order rp1 wrote
+them: its synthetic rows (a predecessor's `completed`, stamped 1 ms before the event that caused
+them) can tie with or cross an earlier row's timestamp, so `created_at` only ever serves display.
 """
 
 from __future__ import annotations
@@ -36,8 +37,15 @@ class _RowRules:
         return bool(self.step) and ":" in (self.step or "")
 
     @property
-    def sort_key(self) -> tuple[str, int]:
-        return (self.created_at or "", self.id)
+    def sort_key(self) -> int:
+        """Derivation order: the row id (rp1's write order), never the timestamp."""
+        return self.id
+
+    @property
+    def logical_step(self) -> str:
+        """The key of rp1's diagnostic projection: `agent` for `agent:state`, plus `::unit` for a unit."""
+        base = (self.step or "").partition(":")[0] if self.namespaced else (self.step or "")
+        return f"{base}::{self.unit}" if self.unit else base
 
     @property
     def is_workflow_row(self) -> bool:
@@ -63,7 +71,9 @@ class Row(Protocol):
     @property
     def namespaced(self) -> bool: ...
     @property
-    def sort_key(self) -> tuple[str, int]: ...
+    def sort_key(self) -> int: ...
+    @property
+    def logical_step(self) -> str: ...
     @property
     def is_workflow_row(self) -> bool: ...
     @property
@@ -161,13 +171,19 @@ def _pending_prompts(ordered: Sequence[Row]) -> list[Row]:
 def project(events: Iterable[Row]) -> Projection:
     """Run status, last status per workflow step and the current step, per formats.md §8.
 
-    Reads only the fields of `Row`, so it runs the same over full `Event`s and over `StatusRow`s.
+    Rows are read in id order. Unit rows and namespaced sub-agent steps stay out of the workflow's
+    steps; but a run with no plain step row at all takes its status from them, keyed by logical
+    step (rp1's diagnostic projection), so a run driven only by sub-agents is not `not_started`.
+    A run ended by hand (`cancelled`/`abandoned`) shows its steps still running or waiting as
+    completed. Reads only the fields of `Row`, so it runs the same over `Event`s and `StatusRow`s.
     """
     ordered = sorted(events, key=lambda e: e.sort_key)
     steps: dict[str, str] = {}
+    diagnostic: dict[str, str] = {}
     last_entered: str | None = None
+    last_diagnostic: str | None = None
     run_row: Row | None = None
-    last_step_activity: tuple[str, int] | None = None
+    last_step_activity: int | None = None
     for ev in ordered:
         if ev.is_workflow_row and ev.status:
             steps[ev.step] = ev.status  # type: ignore[index]
@@ -178,14 +194,21 @@ def project(events: Iterable[Row]) -> Projection:
             run_row = ev
         elif ev.type == "waiting_for_user" or (ev.type == "status_change" and ev.step):
             last_step_activity = ev.sort_key
+            if ev.type == "status_change" and ev.status:
+                diagnostic[ev.logical_step] = ev.status
+                if ev.status in ("running", "waiting"):
+                    last_diagnostic = ev.logical_step
     prompts = _pending_prompts(ordered)
     for prompt in prompts:
         if prompt.step and not prompt.namespaced and not prompt.unit:
             steps[prompt.step] = "waiting"
 
-    values = list(steps.values())
-    if run_row is not None and run_row.status in MANUAL_END:
-        status = run_row.status or "cancelled"
+    manual_end = run_row is not None and run_row.status in MANUAL_END
+    if manual_end:
+        steps = {s: ("completed" if v in ("running", "waiting") else v) for s, v in steps.items()}
+    values = list((steps or diagnostic).values())
+    if manual_end:
+        status = run_row.status or "cancelled"  # type: ignore[union-attr]
     elif prompts:
         status = "waiting"
     elif "failed" in values:
@@ -202,10 +225,12 @@ def project(events: Iterable[Row]) -> Projection:
             and (last_step_activity is None or last_step_activity < run_row.sort_key)):
         status = "inactive"
 
-    current = _current_step(steps, last_entered, prompts)
-    last = ordered[-1] if ordered else None
-    return Projection(status, steps, current, tuple(prompts),
-                      max((e.id for e in ordered), default=0), last.created_at if last else None)
+    if steps or manual_end:
+        current = _current_step(steps, last_entered, prompts)
+    else:
+        current = _current_step(diagnostic, last_diagnostic, prompts)
+    return Projection(status, steps, current, tuple(prompts), max((e.id for e in ordered), default=0),
+                      max((e.created_at for e in ordered if e.created_at), default=None))
 
 
 def _current_step(steps: dict[str, str], last_entered: str | None, prompts: list[Row]) -> str | None:

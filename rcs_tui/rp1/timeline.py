@@ -9,7 +9,7 @@ from typing import Any
 
 from rcs_tui.core.machine import StateMachine
 from rcs_tui.rp1.db import Artifact, RunRow
-from rcs_tui.rp1.projection import Event, Projection, project
+from rcs_tui.rp1.projection import MANUAL_END, Event, Projection, project
 
 OPEN = ("running", "waiting")
 CLOSED = ("completed", "failed", "skipped")
@@ -132,6 +132,12 @@ def build_timeline(run: RunRow, events: list[Event], artifacts: list[Artifact],
     agents = agent_machines or {}
 
     for ev in ordered:
+        if ev.is_run_row and ev.status in MANUAL_END:  # a run ended by hand ends its open steps
+            for entry in steps.values():
+                if entry.attempts and entry.ended_at is None:
+                    entry.ended_at = ev.created_at
+            active = None
+            continue
         if ev.is_workflow_row:
             entry = steps[ev.step or ""]
             if machine:
