@@ -135,14 +135,16 @@ def test_sockets_and_directories_where_files_belong(tmp_path):
         sock.close()
 
 
-def test_fifo_team_log_does_not_freeze_the_console(tmp_path):
-    """The console's first frame and `q` still work with a FIFO event log (it froze, blank, before)."""
+@pytest.mark.parametrize("make", ["rcs_tui.ui.console.app import ConsoleApp as App",
+                                  "rcs_tui.ui.hud_app import HudApp as App"])
+def test_fifo_team_log_does_not_freeze_the_console_or_the_hud(tmp_path, make):
+    """The first frame and `q` still work with a FIFO event log (the console and HUD froze, blank, before)."""
     root = team_tree(tmp_path)
     os.mkfifo(root / TEAM / "events/events.ndjson")
     code = ("import asyncio, sys\nfrom pathlib import Path\n"
-            "from rcs_tui.ui.console.app import ConsoleApp\n"
+            f"from {make}\n"
             "async def main():\n"
-            "    app = ConsoleApp(Path(sys.argv[1]), rp1_db=None)\n"
+            "    app = App(Path(sys.argv[1]), rp1_db=None)\n"
             "    async with app.run_test(size=(160, 48)) as pilot:\n"
             "        await pilot.pause(0.5)\n"
             "        await pilot.press('q')\n"
@@ -151,7 +153,7 @@ def test_fifo_team_log_does_not_freeze_the_console(tmp_path):
     try:
         proc = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=60)
     except subprocess.TimeoutExpired:
-        pytest.fail("the console hung on a FIFO event log")
+        pytest.fail(f"{make} hung on a FIFO event log")
     assert "quit-ok" in proc.stdout, proc.stderr[-2000:]
 
 
