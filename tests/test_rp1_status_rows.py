@@ -63,6 +63,11 @@ def build(db):
         r = run("build", "stepless-prompt")
         w.step(r, "requirements")
         w.wait_for_user(r, None, "anything?")
+        r = run("build", "units-only")  # no plain step row: each unit counts on its own
+        w.step(r, "building", "failed", unit="T1")
+        w.step(r, "building", "completed", unit="T2")
+        r = run("build", "agent-only")
+        w.step(r, "task-builder:building")
         r = run("blueprint", "completed")
         w.step(r, "detect")
         w.step(r, "prd")
@@ -90,7 +95,8 @@ def test_status_rows_match_full_projection(tmp_path):
     full = full_statuses(db)
     rows, odd = Rp1Db(db).status_rows(None)
     fast = {rid: project(rows.get(rid, ())).status for rid in full if rid not in odd}
-    assert odd == {"odd-payload"}
+    assert odd == {"odd-payload", "units-only", "agent-only"}
+    assert (full["units-only"], full["agent-only"]) == ("failed", "running")
     assert fast == {rid: s for rid, s in full.items() if rid not in odd}
     assert {full[k] for k in full} >= {"waiting", "failed", "cancelled", "inactive", "running", "completed",
                                        "not_started"}

@@ -101,8 +101,9 @@ def test_a_rewrite_and_its_undo_keep_the_file_permissions(run_cli, project):
 
 
 def test_read_and_get_status(run_cli, project):
-    assert run_cli("state", "read", "--mode", "ultraqa", "--session-id", "s1", "--root", str(project)).json == \
-        {"exists": False, "mode": "ultraqa"}
+    assert run_cli("state", "read", "--mode", "ultraqa", "--session-id", "s1", "--root", str(project)).json == {
+        "exists": False, "mode": "ultraqa",
+        "_scope": {"searched": [str(project / ".rcs/state/sessions/s1/ultraqa-state.json")]}}
     assert run_cli("state", "read", "--mode", "forge", "--session-id", "s1", "--root", str(project)).json[
         "iteration"] == 3
     st = run_cli("state", "get-status", "--session-id", "s1", "--root", str(project)).json["statuses"]

@@ -126,6 +126,29 @@ def machines_cmd(root: str | None, as_json: bool) -> None:
     emit(data, as_json, human)
 
 
+@rp1.command("check")
+@click.argument("workflow")
+@click.argument("step")
+@click.option("--run", "run_id", default=None, help="The run the emit goes to (else a new run).")
+@click.option("--unit", "unit", default=None, help="The emit's --unit.")
+@click.option("--status", "status", type=click.Choice(["running", "waiting", "completed", "failed", "skipped"]),
+              default="running", show_default=True, help="The emit's data.status.")
+@root_option
+@db_option
+@json_option
+def check_cmd(workflow: str, step: str, run_id: str | None, unit: str | None, status: str, root: str | None,
+              db: str | None, as_json: bool) -> None:
+    """What rp1 would answer to `emit --workflow WORKFLOW --step STEP` (reads the run; writes nothing)."""
+    from rcs_tui.rp1.check import CheckError, check_in_source, check_lines
+
+    source = _source(root, db, all_projects=True)
+    try:
+        result = check_in_source(source, workflow, step, run_id, status=status, unit=unit)
+    except CheckError as exc:
+        raise CliError(str(exc)) from exc
+    emit(result.to_json(), as_json, lambda d: "\n".join(_clean(line) for line in check_lines(d)))
+
+
 @rp1.command("tail")
 @root_option
 @db_option

@@ -295,14 +295,16 @@ class Rp1Db:
     def status_rows(self, scope: Scope | None = None) -> tuple[dict[str, list[StatusRow]], set[str]]:
         """Per run, the few rows its status depends on, in one narrow aggregate query.
 
-        Within each run, step and unit, rows of the same kind (`type`, status set or not) stand in
-        for each other in `project`: only the latest one (by id) can change the result, because the
-        status reads the last status per step (or per logical step and unit), the latest run-level
-        row, the latest activity, and whether a newer row clears a prompt. So SQL keeps the latest
-        of each kind (the status via `json_extract`, the payload never leaves SQLite) and `project`
-        derives the status from these as it would from every row. Runs with a row SQL and Python
-        could read differently (payload not valid JSON text, a non-text step/unit/time, a negative
-        id) come back in the second set: project those from full events instead.
+        Within each run and step, rows of the same kind (`type`, unit or not, status set or not) stand
+        in for each other in `project`: only the latest one (by id) can change the result, because the
+        status reads the last status per step, the latest run-level row, the latest activity, and
+        whether a newer row clears a prompt. So SQL keeps the latest of each kind (the status via
+        `json_extract`, the payload never leaves SQLite) and `project` derives the status from these as
+        it would from every row. Runs this cannot answer exactly come back in the second set: project
+        those from full events instead. They are runs with a row SQL and Python could read differently
+        (payload not valid JSON text, a non-text step/unit/time, a negative id), and runs without a
+        plain step row, whose status comes from their units one by one (rare, and kept out of the
+        aggregate so it stays one group per run and step).
         """
         def q(conn: sqlite3.Connection, schema: Schema) -> tuple[dict[str, list[StatusRow]], set[str]]:
             if not (schema.has("events", "data") and schema.has("events", "created_at")):
@@ -314,40 +316,47 @@ class Rp1Db:
             status = ("CASE WHEN json_valid(data) AND json_type(data, '$.status') = 'text'"
                       " THEN json_extract(data, '$.status') END")
             key = "printf('%020d', id) || char(0) || ifnull(created_at, '')"
-            kinds: list[str] = []  # one MAX per kind of row; `shapes` says which type each stands for
-            shapes: list[str] = []
+            kinds: list[str] = []  # one MAX per kind of row; `shapes` says what each stands for
+            shapes: list[tuple[str, str | None]] = []
             for type_ in STATUS_EVENT_TYPES:
-                if type_ == "status_change":  # a set status and an unset one are different kinds
-                    kinds.append(f"MAX(CASE WHEN type = '{type_}' AND ifnull(st, '') <> ''"
-                                 " THEN k || char(0) || st END)")
-                    kinds.append(f"MAX(CASE WHEN type = '{type_}' AND ifnull(st, '') = '' THEN k END)")
-                    shapes += [type_, type_]
-                else:
-                    kinds.append(f"MAX(CASE WHEN type = '{type_}' THEN k END)")
-                    shapes.append(type_)
+                for unit, unit_sql in ((None, "ifnull(unit, '') = ''"), ("1", "ifnull(unit, '') <> ''")):
+                    if type_ == "status_change":  # a set status and an unset one are different kinds
+                        kinds.append(f"MAX(CASE WHEN type = '{type_}' AND {unit_sql} AND ifnull(st, '') <> ''"
+                                     f" THEN k || char(0) || st END)")
+                        kinds.append(f"MAX(CASE WHEN type = '{type_}' AND {unit_sql} AND ifnull(st, '') = ''"
+                                     f" THEN k END)")
+                        shapes += [(type_, unit), (type_, unit)]
+                    else:
+                        kinds.append(f"MAX(CASE WHEN type = '{type_}' AND {unit_sql} THEN k END)")
+                        shapes.append((type_, unit))
             odd = ("MAX(typeof(data) NOT IN ('text', 'null') OR NOT ifnull(json_valid(data), 1)"
                    " OR typeof(step) NOT IN ('text', 'null') OR typeof(unit) NOT IN ('text', 'null')"
                    " OR typeof(created_at) NOT IN ('text', 'null') OR instr(created_at, char(0)) > 0 OR id < 0)")
-            sql = (f"SELECT run_id, step, u, {odd}, {', '.join(kinds)} FROM"
-                   f" (SELECT run_id, {col['step']} AS step, {col['unit']} AS unit, ifnull({col['unit']}, '') AS u,"
-                   f" type, data, created_at, id, {status} AS st, {key} AS k FROM events"
+            sql = (f"SELECT run_id, step, {odd}, {', '.join(kinds)} FROM"
+                   f" (SELECT run_id, {col['step']} AS step, {col['unit']} AS unit, type, data, created_at, id,"
+                   f" {status} AS st, {key} AS k FROM events"
                    f" WHERE +type IN ({types}){in_scope})"
-                   f" GROUP BY run_id, step, u")
+                   f" GROUP BY run_id, step")
             out: dict[str, list[StatusRow]] = {}
             odd_runs: set[str] = set()
+            plain_runs: set[str] = set()
             for row in conn.execute(sql, params):
                 run_id = _s(row[0]) or ""
-                if row[3]:
+                if row[2]:
                     odd_runs.add(run_id)
                     continue
-                step, unit = _s(row[1]) or None, _s(row[2]) or None
+                step = _s(row[1]) or None
                 rows = out.setdefault(run_id, [])
-                for type_, cell in zip(shapes, row[4:], strict=True):
+                for (type_, unit), cell in zip(shapes, row[3:], strict=True):
                     if cell is None:
                         continue
                     eid, created, *st = cell.split("\0", 2)
-                    rows.append(StatusRow(int(eid), run_id, type_, step, unit, st[0] if st else None, created))
-            return out, odd_runs
+                    sr = StatusRow(int(eid), run_id, type_, step, unit, st[0] if st else None, created)
+                    rows.append(sr)
+                    if sr.is_workflow_row and sr.status:
+                        plain_runs.add(run_id)
+            odd_runs.update(run for run in out if run not in plain_runs)
+            return {run: rows for run, rows in out.items() if run not in odd_runs}, odd_runs
         return self.read(q, ({}, set()))
 
     def artifacts(self, run_id: str) -> list[Artifact]:

@@ -278,7 +278,7 @@ class Rp1Writer:
         for prior in order[:order.index(step)]:
             if prior not in latest:
                 self._insert(run_id, "status_change", prior, None, {"status": "skipped"}, t)
-        if status == "running":
+        if status in ("running", "completed"):  # rp1 closes open predecessors on either
             for pred in order:
                 if (pred != step and pred in machine.transitive_predecessors(step)
                         and latest.get(pred) in ("running", "waiting")):

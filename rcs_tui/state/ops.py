@@ -18,7 +18,7 @@ from rcs_tui.core.modes import INFRA_STATE_NAMES, NAME_RE, TRACKED_MODES, check_
 from rcs_tui.state.io import JsonRead, dump_json, read_json
 from rcs_tui.state.layout import Layout
 from rcs_tui.state.reader import read_snapshot
-from rcs_tui.state.session import resolve_session
+from rcs_tui.state.session import compatibility_scopes, resolve_session
 from rcs_tui.state.snapshot import Snapshot
 from rcs_tui.state.txn import FileChange, Plan, TxnError, apply, now_iso
 
@@ -136,17 +136,35 @@ def _rel(path: Path, root: Path) -> str:
 
 # ---------------------------------------------------------------- reads
 
+def _read_scope(layout: Layout, sid: str | None, resolved: str | None, path: Path) -> dict[str, Any]:
+    """Which scope answered a compatibility read, for the JSON."""
+    return {"scope": "root" if sid is None else "session", "session_id": sid,
+            "fallback": sid is None and resolved is not None, "path": str(path)}
+
+
 def read_mode(root: Path, mode: str, session_id: str | None = None) -> dict[str, Any]:
+    """The mode file as stored, from the first compatibility scope holding it (`compatibility_scopes`).
+
+    The file's own fields come back untouched; `_scope` says where it was read (`fallback: true`
+    when a session was resolved but root answered). A missing explicit session is not an error here.
+    """
     layout = Layout(root)
     mode = check_mode(mode)
-    sid = _scope_session(layout, session_id)
-    path = layout.mode_file(mode, sid)
-    read = read_json(path, within=layout.rcs)
-    if not read.exists:
-        return {"exists": False, "mode": mode}
-    if read.error:
-        raise TxnError(f"{path}: {read.error}")
-    return read.data
+    if session_id == ROOT_SCOPE:
+        resolved, scopes = None, (None,)
+    else:
+        resolution = resolve_session(layout, session_id)
+        resolved, scopes = resolution.session_id, compatibility_scopes(layout, resolution)
+    for sid in scopes:
+        path = layout.mode_file(mode, sid)
+        read = read_json(path, within=layout.rcs)
+        if not read.exists:
+            continue
+        if read.error:
+            raise TxnError(f"{path}: {read.error}")
+        return {**read.data, "_scope": _read_scope(layout, sid, resolved, path)}
+    return {"exists": False, "mode": mode,
+            "_scope": {"searched": [str(layout.mode_file(mode, sid)) for sid in scopes]}}
 
 
 def plan_drop_entry(root: Path, mode: str, session_id: str | None) -> Operation:
@@ -178,14 +196,22 @@ def list_active(snapshot: Snapshot) -> dict[str, Any]:
 
 
 def get_status(snapshot: Snapshot, mode: str | None = None) -> dict[str, Any]:
-    scope = snapshot.authoritative
+    """Every mode file (or one) of the compatibility scopes; per mode, the first scope holding it wins.
+
+    Each status says which scope answered it (`scope`, `session_id`, `fallback`).
+    """
+    layout = Layout(snapshot.root)
+    resolved = snapshot.resolution.session_id
     statuses: dict[str, Any] = {}
-    for name, f in sorted(scope.modes.items()):
-        if mode and name != mode:
-            continue
-        statuses[name] = {"active": f.active, "phase": f.phase, "path": str(f.path), "data": f.data,
-                          **({"error": f.error} if f.error else {})}
-    return {"statuses": statuses}
+    for sid in compatibility_scopes(layout, snapshot.resolution):
+        scope = snapshot.scope(sid)
+        for name, f in sorted(scope.modes.items()) if scope is not None else ():
+            if (mode and name != mode) or name in statuses:
+                continue
+            statuses[name] = {"active": f.active, "phase": f.phase, "path": str(f.path), "data": f.data,
+                              **{k: v for k, v in _read_scope(layout, sid, resolved, f.path).items() if k != "path"},
+                              **({"error": f.error} if f.error else {})}
+    return {"statuses": dict(sorted(statuses.items()))}
 
 
 # ---------------------------------------------------------------- clear

@@ -132,3 +132,20 @@ def resolve_session(layout: Layout, explicit: str | None = None,
     if pointer.stale_dead:
         notes.append(f"session.json points at {pointer.session_id}, but {pointer.reason}")
     return Resolution(None, "root", pointer, tuple(notes))
+
+
+def compatibility_scopes(layout: Layout, resolution: Resolution) -> tuple[str | None, ...]:
+    """Where a compatibility read (`read`, `get-status`, the overlay's details) looks, in order.
+
+    Read precedence: the explicit session, else the current one, then root. As in the runtime, an
+    explicit session whose directory exists is read alone (it owns its state); an explicit session
+    without a directory, or a current session found through the environment or `session.json`,
+    falls back to root for every mode it lacks. Authoritative decisions never use this: they stay
+    on the resolved scope only.
+    """
+    sid = resolution.session_id
+    if sid is None:
+        return (None,)
+    if resolution.source == "explicit" and layout.scope_dir(sid).is_dir():
+        return (sid,)
+    return (sid, None)

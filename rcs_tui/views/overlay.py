@@ -43,14 +43,18 @@ def _field(value: object, limit: int = 60) -> str:
 
 
 def member_line(m: Member) -> str:
-    """`- <mode>: iteration <i>/<max or ?>, phase: <phase>`, or `- <mode>: active`."""
+    """`- <mode>: iteration <i>/<max or ?>, phase: <phase>`, or `- <mode>: active`.
+
+    The phase is the mode file's `current_phase`, else the phase its canonical entry records.
+    """
     f = m.file
     parts = []
     if f is not None and f.data is not None and "iteration" in f.data:
         i = f.iteration if f.iteration is not None else "?"
         parts.append(f"iteration {i}/{f.max_iterations if f.max_iterations is not None else '?'}")
-    if f is not None and f.phase:
-        parts.append(f"phase: {_field(f.phase)}")
+    phase = (f.phase if f is not None else None) or (m.entry.phase if m.entry is not None else None)
+    if phase:
+        parts.append(f"phase: {_field(phase)}")
     return f"- {m.mode}: {', '.join(parts) if parts else 'active'}"
 
 

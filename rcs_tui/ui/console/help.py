@@ -20,6 +20,7 @@ KEYS: tuple[tuple[str, str, bool], ...] = (
     ("space", "pause / resume live updates", False),
     ("w", "what-if: see the policy's decision, write nothing", False),
     ("D", "doctor: findings and repairs", False),
+    ("c", "run timeline: what rp1 would answer to an emit", False),
     ("d", "clear the selected member (this scope)", True),
     ("C", "clear the selected mode across ALL sessions", True),
     ("o", "override the selected task's phase", True),

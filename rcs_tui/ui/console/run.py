@@ -83,7 +83,7 @@ def timeline_text(t: Timeline) -> Text:
 
 
 class RunScreen(Screen):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back"), Binding("c", "check_emit", "Check emit")]
 
     def __init__(self, run_id: str) -> None:
         super().__init__()
@@ -102,3 +102,16 @@ class RunScreen(Screen):
             text = timeline_text(t) if t is not None else Text(
                 f"run {plain(self.run_id)} not found ({plain(source.state.message or 'unknown run')})", style="yellow")
         self.query_one("#run-text", Static).update(text)
+
+    def action_check_emit(self) -> None:
+        """What rp1 would answer to an emit into this run, prefilled with the step after the current one."""
+        from rcs_tui.ui.console.emitcheck import EmitCheckModal
+
+        source = getattr(self.app, "rp1", None)
+        t = source.timeline(self.run_id) if source is not None else None
+        if source is None or t is None:
+            self.app.bell()
+            return
+        machine = source.machines.get(t.workflow)
+        nxt = machine.next_states(t.current_step) if machine and t.current_step else ()
+        self.app.push_screen(EmitCheckModal(source, t.workflow, self.run_id, nxt[0] if nxt else ""))

@@ -1,0 +1,52 @@
+"""The run timeline's `c`: what rp1 would answer to an emit into the open run, written nowhere."""
+
+from __future__ import annotations
+
+import hashlib
+
+from rcs_tui.ui.console.emitcheck import EmitCheckModal, parse_request
+from tests.console_fixtures import app, select_row
+
+SIZE = (110, 34)
+
+
+def text_of(screen) -> str:
+    return "\n".join(str(w.render()) for w in screen.query("Static"))
+
+
+def test_parse_request():
+    assert parse_request("build") == ("build", "running", None)
+    assert parse_request("  build completed unit=T1 ") == ("build", "completed", "T1")
+    assert parse_request("") == ("", "running", None)
+
+
+async def test_check_key_on_the_run_timeline(tmp_path):
+    a = app(tmp_path)
+    db = tmp_path / "rp1.db"
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    async with a.run_test(size=SIZE) as pilot:
+        await pilot.press("4")
+        await pilot.pause()
+        select_row(a, "runs-table", "run-0003-build")
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(a.screen, EmitCheckModal)
+        field = a.screen.query_one("#emitcheck-input")
+        assert field.value == "build"  # prefilled with the step after the current one
+        body = text_of(a.screen)
+        assert "emit build build (running) into run run-0003-build: ACCEPTED" in body
+        assert "would auto-complete: tasks" in body and "esc close" in body
+        field.value = "verify"
+        await pilot.pause()
+        body = text_of(a.screen)
+        assert "REJECTED" in body
+        assert "Error: Invalid transition from 'tasks' to 'verify'. Valid next states: build" in body
+        field.value = "biulding"
+        await pilot.pause()
+        assert ('Current state: "tasks". Valid transitions from "tasks": [build].' in text_of(a.screen))
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(a.screen, EmitCheckModal)
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
