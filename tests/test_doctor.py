@@ -162,10 +162,16 @@ def test_interrupted_operator_action_is_found_and_rolled_back(tmp_path, monkeypa
     mode(tmp_path, "forge", "s1", current_phase="executing")
     before = tree_digest(tmp_path / ".rcs" / "state")
 
-    def killed(src, dst):
-        raise KeyboardInterrupt  # the process dies after deleting team-state.json
+    real_swap = txn._swap
+    calls = []
 
-    monkeypatch.setattr(txn.os, "replace", killed)
+    def killed(step):
+        calls.append(step)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # the process dies after replacing the first file
+        return real_swap(step)
+
+    monkeypatch.setattr(txn, "_swap", killed)
     with pytest.raises(KeyboardInterrupt):
         plan_clear(tmp_path, "team", "s1").run(tmp_path)
     monkeypatch.undo()

@@ -197,26 +197,24 @@ def test_property_denials_change_no_byte_and_sync_never_resurrects(active, reque
 
 def test_interrupted_apply_leaves_a_pending_entry_that_undo_rolls_back(tmp_path, monkeypatch):
     """A process killed between two renames: the write-ahead entry lets undo restore the old bytes."""
-    import os as _os
-
     from rcs_tui.state import txn
     from rcs_tui.state.journal import interrupted
 
     team_forge(tmp_path)
     before = tree_digest(tmp_path / ".rcs" / "state")
-    real_replace = _os.replace
+    real_swap = txn._swap
     calls = []
 
-    def dying_replace(src, dst):
-        calls.append(dst)
-        if len(calls) == 1:
-            raise KeyboardInterrupt  # stands in for kill -9 after the team file was deleted
-        return real_replace(src, dst)
+    def dying_swap(*args):
+        calls.append(args)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # stands in for kill -9 after the first file was replaced
+        return real_swap(*args)
 
-    monkeypatch.setattr(txn.os, "replace", dying_replace)
+    monkeypatch.setattr(txn, "_swap", dying_swap)
     with pytest.raises(KeyboardInterrupt):
         plan_clear(tmp_path, "team", "s1").run(tmp_path)
-    monkeypatch.setattr(txn.os, "replace", real_replace)
+    monkeypatch.setattr(txn, "_swap", real_swap)
     assert tree_digest(tmp_path / ".rcs" / "state") != before  # half applied
     [pending] = interrupted(read_journal(tmp_path))
     assert pending["action"] == "state clear team" and pending["complete"] is False
@@ -226,19 +224,19 @@ def test_interrupted_apply_leaves_a_pending_entry_that_undo_rolls_back(tmp_path,
 
 
 def test_refused_apply_leaves_no_undoable_entry(tmp_path, monkeypatch):
-    """A runtime write landing while the journal is fsynced is caught by the second check."""
+    """A runtime write landing while the journal is fsynced is caught by the compare-and-swap."""
     from rcs_tui.state import txn
 
     team_forge(tmp_path)
     op = plan_clear(tmp_path, "team", "s1")
-    real_append = txn.append_line
+    real_write_ahead = txn.write_ahead
 
-    def racing_append(path, line):
-        real_append(path, line)
-        if '"state": "pending"' in line:
-            mode(tmp_path, "team", "s1", current_phase="team-verify")
+    def racing_write_ahead(tree, line):
+        start = real_write_ahead(tree, line)
+        mode(tmp_path, "team", "s1", current_phase="team-verify")
+        return start
 
-    monkeypatch.setattr(txn, "append_line", racing_append)
+    monkeypatch.setattr(txn, "write_ahead", racing_write_ahead)
     with pytest.raises(ChangedUnderneath):
         op.run(tmp_path)
     assert read(state_dir(tmp_path, "s1") / "team-state.json")["current_phase"] == "team-verify"

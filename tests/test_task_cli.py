@@ -121,7 +121,7 @@ def test_override_rules_through_the_cli(tmp_path, run_cli, digest_tree):
         "actor": "dave", "from": "review", "to": "accept",
         "reason": "I accept the risk of skipping review", "kind": "override"}
     journal = [json.loads(x) for x in (tmp_path / ".rcs/logs/rcs-tui-journal.jsonl").read_text().splitlines()]
-    assert journal[-2]["id"] == r.json["journal_id"] and journal[-1] == {"commit": r.json["journal_id"]}
+    assert journal[-1]["id"] == r.json["journal_id"] and journal[-1]["state"] == "done"
 
 
 def test_override_from_done_is_refused_listing_reachable_phases(tmp_path, run_cli):

@@ -28,6 +28,8 @@ SUBCOMMANDS: dict[str, str] = {
     "console": "rcs_tui.cli.console_cmd:console",
     "doctor": "rcs_tui.cli.doctor_cmd:doctor",
     "locate": "rcs_tui.cli.doctor_cmd:locate",
+    "config": "rcs_tui.cli.config_cmd:config_cmd",
+    "fleet": "rcs_tui.cli.fleet_cmd:fleet",
 }
 
 PRESETS = ("minimal", "focused", "full")
@@ -191,6 +193,13 @@ def _hud_once_fast(opts: dict[str, Any]) -> int | None:
         root = find_root(opts.pop("root"))
     except RootNotFound:
         return None
+    if opts["preset"] is None:
+        from rcs_tui.config.paths import quick_preset
+
+        try:
+            opts["preset"] = quick_preset()
+        except ValueError:
+            return None  # a bad config file: the full path reports it
     try:
         print_once(root, **opts)
     except KeyboardInterrupt:

@@ -67,6 +67,19 @@ def emit(data: Any, as_json: bool, human: Callable[[Any], str] | None = None) ->
         echo_text(human(sanitize(data)))
 
 
+def settings(**flags: Any) -> Any:
+    """The effective configuration (file, environment, then these flags; None means "not given").
+
+    A bad file is a CliError naming the file, the key and what is allowed.
+    """
+    from rcs_tui.config.schema import ConfigError, load_settings
+
+    try:
+        return load_settings(flags)
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+
+
 def fail(message: str, code: int = 1) -> int:
     sys.stderr.write(dumps({"error": strip_controls(message)}, indent=None) + "\n")
     return code
@@ -82,6 +95,12 @@ def known_errors() -> tuple[type[BaseException], ...]:
 
 def run(group: click.Group, argv: list[str] | None) -> int:
     """Invoke the group; map usage errors to exit 2 and operator errors to exit 1, never a traceback."""
+    from rcs_tui.config.schema import apply_environment
+
+    try:
+        apply_environment(settings())
+    except CliError as exc:
+        return fail(str(exc), 1)
     try:
         rv = group.main(args=argv, prog_name="rcs-tui", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -96,6 +115,10 @@ def run(group: click.Group, argv: list[str] | None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a file-system failure outside a transaction (which explains its own)
+        from rcs_tui.state.txn import explain
+
+        return fail(explain(exc), 1)
     except Exception as exc:  # noqa: BLE001 - the contract is: never a traceback
         if isinstance(exc, known_errors()):
             return fail(str(exc), 1)

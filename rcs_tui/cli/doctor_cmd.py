@@ -52,8 +52,8 @@ def _human(report: dict) -> str:
     fix = report.get("fix")
     if fix:
         for item in fix["applied"]:
-            journal = f"journal {item['journal_id']}" if item["journal_id"] else "nothing needed changing"
-            lines.append(f"repaired {item['id']} ({journal}): "
+            via = f" (journal {item['journal_id']})" if item.get("journal_id") else ""
+            lines.append(f"repaired {item['id']}{via}: "
                          f"{'held' if item['held'] else 'DID NOT HOLD — something rewrote it'}")
         for item in fix["failed"]:
             lines.append(f"refused {item['id']}: {item['error']}")
@@ -67,6 +67,7 @@ def _human(report: dict) -> str:
 @json_option
 def locate(session_id, db, root, as_json):
     """Print the paths rcs-tui uses: root, state dir, session, rp1 db, journal, config."""
+    from rcs_tui.config.paths import config_path
     from rcs_tui.rp1.db import default_db_path
     from rcs_tui.rp1.machines import default_plugin_roots
     from rcs_tui.state.layout import Layout
@@ -87,6 +88,7 @@ def locate(session_id, db, root, as_json):
         "journal": str(layout.journal),
         "hud_config": str(layout.hud_config),
         "metrics": str(layout.metrics),
+        "config": str(config_path()),
     }
     emit(data, as_json, _human_locate)
 

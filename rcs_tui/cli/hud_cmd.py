@@ -16,7 +16,7 @@ import sys
 import click
 
 from rcs_tui.cli import PRESETS, color_enabled, print_once
-from rcs_tui.cli.common import CliError, dumps, echo_text, json_option, resolve_root, root_option
+from rcs_tui.cli.common import CliError, dumps, echo_text, json_option, resolve_root, root_option, settings
 
 PRESET_CHOICE = click.Choice(list(PRESETS))
 
@@ -55,6 +55,7 @@ def hud(root, session, once, as_json, width, ascii_only, preset, inline, tmux, p
     path = resolve_root(root)
     if as_json and not once:
         raise CliError("--json goes with --once")
+    preset = settings(hud_preset=preset).hud_preset  # flag, else the config file, else hud-config.json
     if once:
         print_once(path, session, as_json, width, ascii_only, preset)
         return

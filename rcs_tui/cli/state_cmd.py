@@ -10,6 +10,7 @@ import click
 
 from rcs_tui.cli.common import CliError, emit, json_option, resolve_root, root_option
 from rcs_tui.state.io import loads_strict
+from rcs_tui.views.text import strip_controls
 
 
 def _load_input(raw: str | None, file: str | None) -> dict[str, Any]:
@@ -99,13 +100,17 @@ def write_cmd(root, as_json, input_json, input_file, mode, session_id, dry_run):
 @state.command("clear")
 @_opts
 @click.option("--all-sessions", is_flag=True, help="Clear the mode in root and every session.")
+@click.option("--in-root", is_flag=True, help="Clear the root copy even when a session is current.")
 @click.option("--dry-run", is_flag=True, help="Print the exact plan and touch nothing.")
-def clear_cmd(root, as_json, input_json, input_file, mode, session_id, all_sessions, dry_run):
+def clear_cmd(root, as_json, input_json, input_file, mode, session_id, all_sessions, in_root, dry_run):
     """Clear one member of the active set (tombstone when a root copy exists)."""
     from rcs_tui.state.inputs import validate_clear
-    from rcs_tui.state.ops import plan_clear
+    from rcs_tui.state.ops import ROOT_SCOPE, plan_clear
 
+    if in_root and (session_id or all_sessions):
+        raise click.UsageError("--in-root goes without --session-id and --all-sessions")
     root, data, mode, sid = _common(root, input_json, input_file, mode, session_id)
+    sid = ROOT_SCOPE if in_root else sid
     parsed = validate_clear(data, "--input" if input_file is None else "--input-file")
     op = plan_clear(root, _need_mode(mode), sid, all_sessions or parsed.all_sessions)
     emit(op.preview(root) if dry_run else op.run(root), True)
@@ -165,14 +170,24 @@ def _human_whatif(data: dict[str, Any]) -> str:
 
 @click.command("snapshot")
 @click.option("--session-id", "session_id", default=None)
+@click.option("--follow", is_flag=True, help="Keep printing: one JSON document per line, a new one on every change, "
+              "until stdin closes.")
+@click.option("--heartbeat", type=click.FloatRange(0, 3600), default=0.0,
+              help="With --follow: a heartbeat line after this many quiet seconds (0: none).")
+@click.option("--poll", is_flag=True, help="With --follow: poll instead of native file events.")
 @root_option
 @json_option
-def snapshot_cmd(session_id, root, as_json):
-    """The whole state tree as rcs-tui reads it: scopes, members with health, per-file errors."""
-    from rcs_tui.state.reader import read_snapshot
-    from rcs_tui.views.snapshot_json import snapshot_json
+def snapshot_cmd(session_id, follow, heartbeat, poll, root, as_json):
+    """The whole project as the TUI shows it (state, team, tasks, rp1, doctor), as versioned JSON."""
+    from rcs_tui.views.snapshot_doc import SnapshotFeed
 
-    emit(snapshot_json(read_snapshot(resolve_root(root), session_id)), True)
+    feed = SnapshotFeed(resolve_root(root), session_id=session_id)
+    if follow:
+        from rcs_tui.cli.follow import follow as run_follow
+
+        run_follow(feed, heartbeat=heartbeat, poll=poll)
+        return
+    emit(feed.document(), True)
 
 
 @click.command("undo")
@@ -193,16 +208,18 @@ def undo_cmd(entry, dry_run, root, as_json):
 @json_option
 def journal_cmd(limit, root, as_json):
     """Operator actions recorded in `.rcs/logs/rcs-tui-journal.jsonl`, newest first."""
-    from rcs_tui.state.journal import read_journal, undone_ids
+    from rcs_tui.state.journal import load
 
-    entries = read_journal(resolve_root(root))
-    done = undone_ids(entries)
+    entries, warnings = load(resolve_root(root), limit=max(limit, 0))
     rows = [{"id": e["id"], "at": e.get("at"), "actor": e.get("actor"), "action": e.get("action"),
-             "files": [f.get("path") for f in e["files"]], "undone": e["id"] in done,
+             "files": [f.get("path") for f in e["files"]], "undone": e["undone"],
              "complete": e["complete"],
              **({"undoes": e["undoes"]} if "undoes" in e else {})}
             for e in reversed(entries)][:limit]
-    emit({"entries": rows}, as_json, lambda d: "\n".join(
+    for warning in warnings:
+        if not as_json:
+            click.echo(f"warning: {strip_controls(warning)}", err=True)  # journal lines are untrusted
+    emit({"entries": rows, "warnings": warnings}, as_json, lambda d: "\n".join(
         f"{r['id']}  {r['at']}  {r['action']}{'  (undone)' if r['undone'] else ''}"
         f"{'' if r['complete'] else '  (INTERRUPTED: run doctor)'}  {', '.join(r['files'])}"
         for r in d["entries"]) or "journal is empty")

@@ -20,6 +20,7 @@ from rcs_tui.state.ops import ROOT_SCOPE, Operation, plan_clear, plan_delete_poi
 from rcs_tui.state.reader import compute_members, read_snapshot
 from rcs_tui.state.session import Resolution, process_matches
 from rcs_tui.state.snapshot import Snapshot
+from rcs_tui.state.txn import Plan
 
 IDLE_RUN_SECONDS = 3600.0
 OWNER_PID_KEYS = (("owner_pid", "owner_pid_start_ticks"), ("pid", "pid_start_ticks"))
@@ -125,23 +126,56 @@ def _state_findings(snap: Snapshot) -> list[Finding]:
 
 
 def _journal_findings(root: Path) -> list[Finding]:
-    """Operator actions whose process died mid-way (write-ahead entry without a commit marker)."""
-    from rcs_tui.state.io import file_digest
-    from rcs_tui.state.journal import interrupted, plan_undo, read_journal
+    """Operator actions whose process died mid-way, journal lines that were skipped, leftover temp files."""
+    from rcs_tui.state.fsafe import Refused, Tree, digest, leftover_temps
+    from rcs_tui.state.journal import find_interrupted, plan_undo
 
     out = []
-    for entry in interrupted(read_journal(root)):
-        files = [f for f in entry["files"] if isinstance(f, dict) and isinstance(f.get("path"), str)]
-        applied = sum(1 for f in files if file_digest(root / f["path"]) == f.get("after_sha"))
+    pending, warnings = find_interrupted(root)
+    tree = Tree(root)
+    for entry in pending:
+        applied = 0
+        for f in entry["files"]:
+            try:
+                data = tree.read(f["path"])
+            except (Refused, OSError):
+                continue
+            applied += (digest(data) if data is not None else None) == f.get("after_sha")
 
         def rollback(e: dict[str, Any] = entry) -> Operation:
             return Operation(plan_undo(root, e), {"undone": e["id"]}, {"undoes": e["id"]})
 
-        out.append(Finding(f"interrupted:{entry['id']}", "interrupted-action", "error", "journal", entry["action"],
-                           f"operator action '{entry['action']}' (journal {entry['id']}) was interrupted: "
-                           f"{applied} of {len(files)} file(s) changed", "roll back to the before-images",
+        out.append(Finding(f"interrupted:{entry['id']}", "interrupted-action", "error", "journal",
+                           str(entry.get("action")),
+                           f"operator action '{entry.get('action')}' (journal {entry['id']}) was interrupted: "
+                           f"{applied} of {len(entry['files'])} file(s) changed", "roll back to the before-images",
                            rollback))
+    for i, warning in enumerate(warnings):
+        out.append(Finding(f"journal-line:{i}", "journal-line", "warn", "journal", "journal", warning))
+    temps = leftover_temps(root)
+    if temps:
+        out.append(Finding("leftover-temps", "leftover-temp", "warn", "-", f"{len(temps)} file(s)",
+                           f"temp files left by an interrupted rcs-tui write: {', '.join(temps[:5])}"
+                           + (" …" if len(temps) > 5 else ""), "remove them",
+                           lambda: TempCleanup(Plan("remove leftover temp files", summary={"remove": temps}))))
     return out
+
+
+class TempCleanup(Operation):
+    """Removes rcs-tui's own leftover temp files under the store lock (not journaled: they hold no state)."""
+
+    def run(self, root: Path, actor: str | None = None) -> dict[str, Any]:
+        from rcs_tui.state.fsafe import Tree, remove_temp
+        from rcs_tui.state.lock import LockBusy, store_lock
+        from rcs_tui.state.txn import TxnError, default_actor
+
+        try:
+            with store_lock(Tree(root), actor or default_actor()):
+                for rel in self.plan.summary["remove"]:
+                    remove_temp(root, rel)
+        except LockBusy as exc:
+            raise TxnError(str(exc)) from None
+        return {"removed": self.plan.summary["remove"], "journal_id": None}
 
 
 def _team_findings(root: Path) -> list[Finding]:
@@ -195,14 +229,33 @@ def fix(root: Path, findings: list[Finding], ids: list[str] | None = None, *, se
         actor: str | None = None, rp1_db: str | None = None) -> dict[str, Any]:
     """Apply the repairs of the chosen findings (all repairable ones by default), then prove they held."""
     chosen = [f for f in findings if f.plan is not None and (ids is None or f.id in ids)]
-    applied, failed = [], []
+    applied: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
+    rollbacks = [f for f in chosen if f.kind == "interrupted-action"]
+    if rollbacks:
+        # An interrupted action leaves a half-changed tree whose other findings are artefacts of it:
+        # roll those back first, then diagnose again and repair only what is still wrong.
+        _run_repairs(root, rollbacks, actor, applied, failed)
+        fresh = diagnose(root, session_id, rp1_db=rp1_db)
+        chosen = [f for f in fresh if f.plan is not None and f.kind != "interrupted-action"
+                  and (ids is None or f.id in ids)]
+    _run_repairs(root, chosen, actor, applied, failed)
+    after = {f.id for f in diagnose(root, session_id, rp1_db=rp1_db)}
+    for item in applied:
+        item["held"] = item["id"] not in after
+    return {"applied": applied, "failed": failed, "remaining": sorted(after)}
+
+
+def _run_repairs(root: Path, chosen: list[Finding], actor: str | None, applied: list[dict[str, Any]],
+                 failed: list[dict[str, Any]]) -> None:
     for finding in chosen:
         try:
             result = finding.plan().run(root, actor=actor)  # type: ignore[misc]
             applied.append({"id": finding.id, "journal_id": result.get("journal_id")})  # None: nothing to change
         except Exception as exc:  # noqa: BLE001 - report each refusal, continue with the rest
             failed.append({"id": finding.id, "error": str(exc)})
-    after = {f.id for f in diagnose(root, session_id, rp1_db=rp1_db)}
-    for item in applied:
-        item["held"] = item["id"] not in after
-    return {"applied": applied, "failed": failed, "remaining": sorted(after)}
+
+
+def snapshot_findings(snap: Snapshot) -> list[Finding]:
+    """The findings a snapshot already read (and the journal) show: what a live view recomputes on a change."""
+    return _state_findings(snap) + _journal_findings(snap.root)

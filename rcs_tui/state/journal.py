@@ -1,75 +1,268 @@
-"""The operator journal (`.rcs/logs/rcs-tui-journal.jsonl`) and undo by before-image."""
+"""The operator journal (`.rcs/logs/rcs-tui-journal.jsonl` and its rotated generations) and undo by before-image.
+
+The journal is untrusted input. It is read newest first, backwards in fixed-size blocks, through the
+confined tree (a symlink or FIFO is refused, never followed or waited on), so memory stays bounded
+whatever its size. A line that is not a well-formed entry is skipped with a warning naming its file and
+line. Paths in an entry are checked before undo or the doctor touch anything: absolute paths, `..`,
+paths outside `.rcs/state`/`.rcs/tasks`, rcs-tui's own journal and lock, or a way through a symlink are
+refused with the entry and the path named, and nothing is written.
+"""
 
 from __future__ import annotations
 
 import base64
+import binascii
 import json
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rcs_tui.state.io import digest, file_digest
-from rcs_tui.state.txn import JOURNAL_REL, FileChange, Plan, TxnError, apply
+from rcs_tui.state.fsafe import Refused, Tree, check_rel, digest, open_leaf
+from rcs_tui.state.txn import JOURNAL_KEEP, JOURNAL_REL, FileChange, Plan, TxnError, apply, rotated_name
+
+BLOCK = 1 << 20
+MAX_LINE = 64 * 1024 * 1024
+DEFAULT_LIMIT = 2000
+UNDOABLE = (".rcs/state", ".rcs/tasks")
 
 
-def read_journal(root: Path) -> list[dict[str, Any]]:
-    """All well-formed entries, oldest first; a torn or foreign line is skipped, never fatal.
+@dataclass
+class JournalScan:
+    """What a newest-first pass over the journal found: entries seen so far, warnings, markers."""
 
-    Each entry gets `complete`: False for a write-ahead entry whose commit marker never followed
-    (the process died while applying it; some of its files may be changed, some not).
+    warnings: list[str] = field(default_factory=list)
+    undone: set[str] = field(default_factory=set)
+    commits: set[str] = field(default_factory=set)
+    aborts: set[str] = field(default_factory=set)
+    generations: int = 0
+
+
+def _gen_rel(gen: int) -> str:
+    return str(JOURNAL_REL.parent / rotated_name(gen))
+
+
+def _lines_backwards(fd: int, size: int) -> Iterator[tuple[int, bytes | None]]:
+    """(offset, line) from the end of the file; line None for a line over MAX_LINE (skipped unread)."""
+    pos = size
+    buf = b""
+    overlong = False
+    while True:
+        if pos > 0:
+            n = min(BLOCK, pos)
+            pos -= n
+            buf = os.pread(fd, n, pos) + buf
+        end = len(buf)
+        idx = buf.rfind(b"\n", 0, end)
+        while idx != -1:
+            if overlong:
+                yield pos + idx + 1, None
+                overlong = False
+            elif idx + 1 < end:
+                yield pos + idx + 1, buf[idx + 1:end]
+            end = idx
+            idx = buf.rfind(b"\n", 0, end)
+        buf = buf[:end]
+        if pos == 0:
+            if overlong:
+                yield 0, None
+            elif buf:
+                yield 0, buf
+            return
+        if len(buf) > MAX_LINE:
+            overlong, buf = True, b""
+
+
+def _line_numbers(fd: int, offsets: list[int]) -> dict[int, int]:
+    """1-based line numbers of byte offsets, counted forward in blocks (bounded memory)."""
+    out: dict[int, int] = {}
+    targets = sorted(set(offsets))
+    count, pos, i = 1, 0, 0
+    while i < len(targets):
+        block = os.pread(fd, BLOCK, pos)
+        while i < len(targets) and targets[i] < pos + len(block) + (0 if block else 1):
+            out[targets[i]] = count + block.count(b"\n", 0, max(0, targets[i] - pos))
+            i += 1
+        if not block:
+            break
+        count += block.count(b"\n")
+        pos += len(block)
+    return out
+
+
+def _problem(entry: dict[str, Any]) -> str | None:
+    """Why a parsed line is not a usable entry (None: it is)."""
+    if not isinstance(entry.get("id"), str):
+        return '"id" is not a string'
+    if "action" in entry and not isinstance(entry["action"], str):
+        return '"action" is not a string'
+    if not isinstance(entry.get("files"), list):
+        return '"files" is not a list'
+    for i, item in enumerate(entry["files"]):
+        if not isinstance(item, dict):
+            return f"files[{i}] is not an object"
+        if not isinstance(item.get("path"), str):
+            return f"files[{i}].path is not a string"
+        for key in ("before_b64", "after_sha"):
+            if item.get(key) is not None and not isinstance(item[key], str):
+                return f"files[{i}].{key} is not a string"
+    appends = entry.get("appends", [])
+    if not isinstance(appends, list):
+        return '"appends" is not a list'
+    for i, item in enumerate(appends):
+        if not isinstance(item, dict) or not isinstance(item.get("path"), str) or not isinstance(item.get("line"), str):
+            return f"appends[{i}] is not an object with a path and a line"
+        size = item.get("size_before")
+        if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 0):
+            return f"appends[{i}].size_before is not a non-negative integer"
+    if "undoes" in entry and not isinstance(entry["undoes"], str):
+        return '"undoes" is not a string'
+    if entry.get("state", "pending") not in ("pending", "done", "aborted"):
+        return '"state" is not pending, done or aborted'
+    return None
+
+
+def scan(root: Path, scan_state: JournalScan | None = None) -> Iterator[dict[str, Any]]:
+    """Usable entries, newest first, across the journal and its rotated generations.
+
+    Each entry gets `complete` (False: its write-ahead record never committed and no marker followed)
+    and `undone`. Aborted entries (refused or rolled back before anything stayed changed) are left out.
     """
-    path = root / JOURNAL_REL
-    try:
-        raw = path.read_bytes()
-    except (FileNotFoundError, IsADirectoryError):
-        return []
-    entries = []
-    commits: set[str] = set()
-    aborted: set[str] = set()
-    for line in raw.splitlines():
+    st = scan_state if scan_state is not None else JournalScan()
+    tree = Tree(root)
+    for gen in range(JOURNAL_KEEP + 1):
+        rel = _gen_rel(gen)
         try:
-            entry = json.loads(line)
-        except (ValueError, RecursionError):  # torn, foreign, too deep, over-long integer
+            with tree.parent(rel) as (dfd, name):
+                try:
+                    fd = open_leaf(dfd, name, os.O_RDONLY, rel)
+                except FileNotFoundError:
+                    continue
+                except Refused as exc:
+                    st.warnings.append(str(exc))
+                    continue
+                try:
+                    info = os.fstat(fd)
+                    if not stat.S_ISREG(info.st_mode):
+                        st.warnings.append(f"{rel}: is not a regular file; not read")
+                        continue
+                    st.generations = gen + 1
+                    bad: list[tuple[int, str]] = []
+                    try:
+                        yield from _entries(fd, info.st_size, st, bad)
+                    finally:
+                        if bad:
+                            numbers = _line_numbers(fd, [off for off, _ in bad])
+                            st.warnings.extend(f"{rel} line {numbers.get(off, '?')}: {why}; skipped"
+                                               for off, why in sorted(bad))
+                finally:
+                    os.close(fd)
+        except FileNotFoundError:
+            return
+        except (Refused, OSError) as exc:
+            st.warnings.append(f"{rel}: {exc}")
+            return
+
+
+def _entries(fd: int, size: int, st: JournalScan, bad: list[tuple[int, str]]) -> Iterator[dict[str, Any]]:
+    for offset, raw in _lines_backwards(fd, size):
+        if raw is None:
+            bad.append((offset, f"longer than {MAX_LINE} bytes"))
+            continue
+        if not raw.strip():
+            continue
+        try:
+            entry = json.loads(raw)
+        except (ValueError, RecursionError):
+            bad.append((offset, "not JSON (torn or foreign line)"))
             continue
         if not isinstance(entry, dict):
+            bad.append((offset, "not a JSON object"))
             continue
-        if isinstance(entry.get("commit"), str):
-            commits.add(entry["commit"])
-        elif isinstance(entry.get("abort"), str):
-            aborted.add(entry["abort"])
-        elif isinstance(entry.get("id"), str) and isinstance(entry.get("files"), list):
-            entries.append(entry)
-    entries = [e for e in entries if e["id"] not in aborted]  # refused before any file changed
-    for entry in entries:
-        entry["complete"] = entry.get("state") != "pending" or entry["id"] in commits
-    return entries
+        if "id" not in entry and isinstance(entry.get("commit"), str):
+            st.commits.add(entry["commit"])
+            continue
+        if "id" not in entry and isinstance(entry.get("abort"), str):
+            st.aborts.add(entry["abort"])
+            continue
+        why = _problem(entry)
+        if why:
+            bad.append((offset, why))
+            continue
+        if entry.get("state") == "aborted" or entry["id"] in st.aborts:
+            continue
+        entry["complete"] = entry.get("state", "done") == "done" or entry["id"] in st.commits
+        entry["undone"] = entry["id"] in st.undone
+        if isinstance(entry.get("undoes"), str):
+            st.undone.add(entry["undoes"])
+        yield entry
+
+
+def load(root: Path, limit: int = DEFAULT_LIMIT) -> tuple[list[dict[str, Any]], list[str]]:
+    """The newest `limit` entries (oldest first) and the warnings met on the way."""
+    st = JournalScan()
+    out = []
+    for entry in scan(root, st):
+        out.append(entry)
+        if len(out) >= limit:
+            break
+    return out[::-1], st.warnings
+
+
+def read_journal(root: Path, limit: int = DEFAULT_LIMIT) -> list[dict[str, Any]]:
+    """The newest `limit` well-formed entries, oldest first (see `scan`)."""
+    return load(root, limit)[0]
 
 
 def interrupted(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Write-ahead entries that never committed and were not rolled back since."""
     done = undone_ids(entries)
-    return [e for e in entries if not e["complete"] and e["id"] not in done]
+    return [e for e in entries if not e["complete"] and e["id"] not in done and not e.get("undone")]
+
+
+def find_interrupted(root: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every interrupted entry in the whole journal (only those are kept in memory) and the warnings."""
+    st = JournalScan()
+    found = [e for e in scan(root, st) if not e["complete"] and not e["undone"]]
+    return found[::-1], st.warnings
 
 
 def undone_ids(entries: list[dict[str, Any]]) -> set[str]:
     return {e["undoes"] for e in entries if isinstance(e.get("undoes"), str)}
 
 
-def pick_entry(entries: list[dict[str, Any]], entry_id: str | None) -> dict[str, Any]:
+def find_entry(root: Path, entry_id: str | None) -> dict[str, Any]:
     """The chosen entry, or the newest operator action that changed a file, is not an undo and not yet undone.
 
-    An action that changed nothing (clearing a member that was already gone) is skipped: `undo` must not
-    spend itself on a no-op while the real change before it stays in place.
+    An action that changed nothing is skipped: `undo` must not spend itself on a no-op while the real
+    change before it stays in place.
     """
-    if entry_id:
-        for entry in entries:
+    st = JournalScan()
+    for entry in scan(root, st):
+        if entry_id:
             if entry["id"] == entry_id:
                 return entry
-        raise TxnError(f"no journal entry {entry_id!r} in {JOURNAL_REL}")
+        elif "undoes" not in entry and not entry["undone"] and (entry.get("files") or entry.get("appends")):
+            return entry
+    if entry_id:
+        gone = (f"; older entries are dropped when the journal rotates (the newest {JOURNAL_KEEP + 1} files are kept)"
+                if st.generations > 1 else "")
+        raise TxnError(f"no journal entry {entry_id!r} in {JOURNAL_REL}{gone}")
+    raise TxnError("nothing to undo: the journal has no undoable entry")
+
+
+def pick_entry(entries: list[dict[str, Any]], entry_id: str | None) -> dict[str, Any]:
+    """Like `find_entry`, over an already loaded list (oldest first)."""
     done = undone_ids(entries)
     for entry in reversed(entries):
-        if "undoes" not in entry and entry["id"] not in done and entry.get("files"):
+        if entry_id and entry["id"] == entry_id:
             return entry
-    raise TxnError("nothing to undo: the journal has no undoable entry")
+        if not entry_id and "undoes" not in entry and entry["id"] not in done and entry.get("files"):
+            return entry
+    raise TxnError(f"no journal entry {entry_id!r} in {JOURNAL_REL}" if entry_id
+                   else "nothing to undo: the journal has no undoable entry")
 
 
 def _before(entry: dict[str, Any], item: dict[str, Any]) -> bytes | None:
@@ -78,41 +271,97 @@ def _before(entry: dict[str, Any], item: dict[str, Any]) -> bytes | None:
         return None
     try:
         return base64.b64decode(encoded, validate=True)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, binascii.Error) as exc:
         raise TxnError(f"journal entry {entry['id']} has a damaged before-image for {item.get('path')!r}") from exc
 
 
+def checked_path(tree: Tree, entry: dict[str, Any], rel: object) -> str:
+    """An entry's path if undo may touch it: inside `.rcs/state` or `.rcs/tasks`, reached without a symlink."""
+    name = rel if isinstance(rel, str) else repr(rel)
+    try:
+        parts = check_rel(name)
+        if "/".join(parts[:2]) not in UNDOABLE:
+            raise Refused(name, "is not a state or task file")
+        st = tree.lstat(name)
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            raise Refused(name, "is a symlink or not a regular file")
+    except Refused as exc:
+        raise TxnError(f"journal entry {entry['id']} names an unsafe path {name!r} ({exc.why}); refused, "
+                       "nothing was changed") from None
+    except OSError as exc:
+        raise TxnError(f"journal entry {entry['id']}: cannot inspect {name!r} ({exc.strerror}); nothing was changed"
+                       ) from None
+    return "/".join(parts)
+
+
+def _current(tree: Tree, entry: dict[str, Any], rel: str) -> bytes | None:
+    try:
+        return tree.read(rel)
+    except (Refused, OSError) as exc:
+        raise TxnError(f"cannot undo {entry['id']}: {exc}; nothing was changed") from None
+
+
+def _unappend(tree: Tree, root: Path, entry: dict[str, Any], item: dict[str, Any]) -> FileChange | None:
+    """Remove exactly the line the entry appended, wherever later lines put it (None: it is not there)."""
+    rel = checked_path(tree, entry, item["path"])
+    current = _current(tree, entry, rel)
+    if current is None:
+        return None
+    if current == b"" and item.get("created") is True:  # killed between creating the file and writing to it
+        return FileChange(root / rel, "delete", expect=digest(current), why="remove the file the action created")
+    ours = item["line"].rstrip("\n").encode("utf-8") + b"\n"
+    start = item.get("size_before") or 0
+    at = current.find(ours, start)
+    while at > 0 and current[at - 1:at] != b"\n":
+        at = current.find(ours, at + 1)
+    if at < 0:
+        return None
+    cut = current[:at] + current[at + len(ours):]
+    if at == len(current) - len(ours) and at > 0 and start == at - 1:
+        cut = cut[:-1] if cut.endswith(b"\n") and not current[:start].endswith(b"\n") else cut
+    if not cut and item.get("created") is True:
+        return FileChange(root / rel, "delete", expect=digest(current), why="remove the file the action created")
+    return FileChange(root / rel, "write", cut, expect=digest(current), why="remove the line the action appended")
+
+
 def plan_undo(root: Path, entry: dict[str, Any]) -> Plan:
-    """Restore each file's before-image, refusing if any file changed since the entry was applied.
+    """Restore each file's before-image and remove appended lines, refusing if a file changed since.
 
     A file already at its before-image is left alone, which is what rolls back an interrupted entry
-    whose process died before changing every file.
+    whose process died before changing every file. Every path is checked before anything is planned.
     """
-    if entry["id"] in undone_ids(read_journal(root)):
+    if entry.get("undone"):
         raise TxnError(f"journal entry {entry['id']} was already undone")
+    tree = Tree(root)
+    items = [(checked_path(tree, entry, item.get("path")), item) for item in entry["files"]]
+    appends = [a for a in entry.get("appends") or [] if "size_before" in a]
+    for a in appends:
+        checked_path(tree, entry, a.get("path"))
     changes = []
-    for item in entry["files"]:
-        rel = item.get("path")
-        if not isinstance(rel, str) or rel.startswith("/") or ".." in Path(rel).parts:
-            raise TxnError(f"journal entry {entry['id']} names an unsafe path {rel!r}")
-        path = root / rel
-        current = file_digest(path)
+    for rel, item in items:
+        data = _current(tree, entry, rel)
+        current = digest(data) if data is not None else None
         before = _before(entry, item)
         if current == (digest(before) if before is not None else None):
             continue
         if current != item.get("after_sha"):
-            raise TxnError(f"cannot undo {entry['id']}: {rel} changed since ({entry['action']}); nothing was changed")
+            raise TxnError(f"cannot undo {entry['id']}: {rel} changed since ({entry.get('action')}); "
+                           "nothing was changed")
         if before is None:
-            changes.append(FileChange(path, "delete", expect=current, why="restore: did not exist"))
+            changes.append(FileChange(root / rel, "delete", expect=current, why="restore: did not exist"))
         else:
-            changes.append(FileChange(path, "write", before, expect=current, why="restore before-image"))
-    return Plan(action=f"undo {entry['action']}", changes=tuple(changes),
+            changes.append(FileChange(root / rel, "write", before, expect=current, why="restore before-image"))
+    for a in appends:
+        change = _unappend(tree, root, entry, a)
+        if change is not None:
+            changes.append(change)
+    return Plan(action=f"undo {entry.get('action')}", changes=tuple(changes),
                 summary={"undoes": entry["id"], "restores": [c.describe(root)["path"] for c in changes]})
 
 
 def undo(root: Path, entry_id: str | None = None, *, actor: str | None = None,
          dry_run: bool = False) -> dict[str, Any]:
-    entry = pick_entry(read_journal(root), entry_id)
+    entry = find_entry(root, entry_id)
     plan = plan_undo(root, entry)
     if dry_run:
         return {"dry_run": True, **plan.describe(root)}
@@ -120,4 +369,5 @@ def undo(root: Path, entry_id: str | None = None, *, actor: str | None = None,
     return {"undone": entry["id"], "journal_id": applied["id"], "restored": plan.summary["restores"]}
 
 
-__all__ = ["read_journal", "interrupted", "pick_entry", "plan_undo", "undo"]
+__all__ = ["read_journal", "load", "scan", "interrupted", "find_interrupted", "find_entry", "pick_entry",
+           "plan_undo", "undo"]

@@ -1,13 +1,22 @@
-"""Transactions: lock → re-check → atomic replace → journal. The only way rcs-tui writes state."""
+"""Transactions: the only way rcs-tui writes state.
+
+lock → stage new bytes beside each file (fsynced) → re-read every file and compare with the plan →
+write-ahead journal entry (every before-image, fsynced and read back) → per file compare-and-swap →
+directory fsyncs → transcript appends → mark the entry done. Any failure after the journal entry rolls
+the applied files back from the held before-images and marks the entry aborted; if even that fails the
+entry stays pending (shown as interrupted) and the error names the files and says to run the doctor.
+Every path is reached through `fsafe.Tree`, so nothing outside `.rcs/state|tasks|logs` is ever touched.
+"""
 
 from __future__ import annotations
 
 import base64
+import contextlib
+import errno
 import getpass
 import json
 import os
 import socket
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -15,17 +24,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from filelock import FileLock, Timeout
-
-from rcs_tui.state.io import append_line, atomic_delete, atomic_write, digest, fsync_dir, keep_mode
+from rcs_tui.state import fsafe
+from rcs_tui.state.fsafe import Refused, Tree, digest
+from rcs_tui.state.lock import LockBusy, store_lock
 
 JOURNAL_REL = Path(".rcs/logs/rcs-tui-journal.jsonl")
 LOCK_REL = Path(".rcs/logs/rcs-tui.lock")
-LOCK_TIMEOUT_S = 10.0
+JOURNAL_ROTATE_BYTES = 16 * 1024 * 1024
+JOURNAL_KEEP = 3  # rotated generations kept: rcs-tui-journal.1.jsonl … .3.jsonl
+STATE_AT = 10  # byte offset of the state value in an entry line: {"state": "pending", …
+MARKS = {"pending": b'"pending"', "done": b'"done"   ', "aborted": b'"aborted"'}
 
 
 class TxnError(Exception):
-    """A write was refused; the message is meant for the operator and nothing was changed."""
+    """A write was refused or failed; the message is meant for the operator and says what changed."""
 
 
 class ChangedUnderneath(TxnError):
@@ -48,7 +60,7 @@ class FileChange:
 
 @dataclass(frozen=True)
 class Append:
-    """A line appended to an append-only log (e.g. a task transcript); not undone by undo."""
+    """A line appended to an append-only log (a task transcript); undo removes exactly that line."""
 
     path: Path
     line: str
@@ -89,111 +101,306 @@ def default_actor(via: str = "cli") -> str:
 
 
 def _rel(path: Path, root: Path) -> str:
+    return fsafe.rel_of(root, path)
+
+
+_ERRNO_WORDS = {errno.ENOSPC: "disk full", errno.EFBIG: "file size limit reached", errno.EROFS: "read-only file system",
+                errno.EACCES: "permission denied", errno.EPERM: "operation not permitted (immutable file?)",
+                errno.EIO: "I/O error", errno.EDQUOT: "disk quota exceeded"}
+
+
+def explain(exc: OSError) -> str:
+    """An OS error in operator words: what failed, on which file, and the errno name."""
+    if isinstance(exc, Refused):
+        return str(exc)
+    name = errno.errorcode.get(exc.errno or 0, "error")
+    words = _ERRNO_WORDS.get(exc.errno or 0, exc.strerror or str(exc))
+    where = f" on {exc.filename}" if exc.filename else ""
+    return f"{words} ({name}){where}"
+
+
+def strict_json(rel: str, content: bytes) -> None:
+    """Refuse to write a `.json` file the runtime could not parse (NaN/Infinity, invalid JSON)."""
+    if not rel.endswith(".json"):
+        return
+
+    def bad_constant(name: str) -> Any:
+        raise ValueError(f"non-finite number {name}")
+
     try:
-        return str(path.relative_to(root))
-    except ValueError:
-        return str(path)
+        json.loads(content, parse_constant=bad_constant)
+    except (ValueError, RecursionError) as exc:
+        raise TxnError(f"refusing to write {rel}: not strict JSON ({str(exc)[:100]}); nothing was changed") from None
 
 
-def lock_for(root: Path) -> FileLock:
-    path = root / LOCK_REL
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return FileLock(str(path), timeout=LOCK_TIMEOUT_S)
+def _journal_line(entry: dict[str, Any]) -> bytes:
+    rest = {k: v for k, v in entry.items() if k != "state"}
+    body = json.dumps(rest, ensure_ascii=False, sort_keys=True, allow_nan=False)
+    return ('{"state": "pending", ' + body[1:] + "\n").encode("utf-8")
 
 
-def _check(root: Path, changes: tuple[FileChange, ...]) -> list[bytes | None]:
-    """Read each file once and compare it with the digest the plan was made on; return those bytes.
+def rotate(tree: Tree, limit: int | None = None) -> None:
+    """Shift a journal over `limit` bytes to `.1` (and older generations down); the oldest is dropped."""
+    st = tree.lstat(str(JOURNAL_REL))
+    if st is None or st.st_size < (JOURNAL_ROTATE_BYTES if limit is None else limit):
+        return
+    with tree.parent(str(JOURNAL_REL)) as (dfd, _name):
+        for gen in range(JOURNAL_KEEP, 0, -1):
+            src = rotated_name(gen - 1)
+            with contextlib.suppress(FileNotFoundError):
+                os.rename(src, rotated_name(gen), src_dir_fd=dfd, dst_dir_fd=dfd)
+        fsafe.fsync_fd(dfd)
 
-    The bytes returned are the journal's before-images, so the journal records exactly what was checked.
-    """
-    befores: list[bytes | None] = []
-    for change in changes:
+
+def rotated_name(gen: int) -> str:
+    """File name of journal generation `gen` (0 = current)."""
+    return JOURNAL_REL.name if gen == 0 else f"{JOURNAL_REL.stem}.{gen}{JOURNAL_REL.suffix}"
+
+
+def write_ahead(tree: Tree, line: bytes) -> int:
+    """Append the entry, fsync it and read it back; returns its offset. On failure nothing remains of it."""
+    rel = str(JOURNAL_REL)
+    try:
+        begin, written = tree.append(rel, line)
+        start = begin + len(written) - len(line)
+        with tree.parent(rel) as (dfd, name):
+            fd = fsafe.open_leaf(dfd, name, os.O_RDONLY, rel)
+            try:
+                back = os.pread(fd, len(line), start)
+            finally:
+                os.close(fd)
+    except OSError as exc:
+        raise TxnError(f"could not write the journal entry before changing anything: {explain(exc)}; "
+                       "nothing was changed") from None
+    if back != line:
+        raise TxnError(f"the journal entry did not read back as written ({rel}); nothing was changed")
+    return start
+
+
+def mark(tree: Tree, start: int, state: str) -> None:
+    """Overwrite the entry's state in place (same length, no new space needed, so a full disk cannot stop it)."""
+    rel = str(JOURNAL_REL)
+    with tree.parent(rel) as (dfd, name):
+        fd = fsafe.open_leaf(dfd, name, os.O_WRONLY, rel)
         try:
-            before: bytes | None = change.path.read_bytes()
-        except FileNotFoundError:
-            before = None
-        except IsADirectoryError:
-            raise ChangedUnderneath(f"{_rel(change.path, root)} is a directory; nothing was changed") from None
-        current = digest(before) if before is not None else None
-        if current != change.expect:
-            state = "appeared" if change.expect is None else ("was removed" if current is None else "changed")
-            raise ChangedUnderneath(
-                f"{_rel(change.path, root)} {state} underneath since it was read; re-read and try again "
-                "(nothing was changed)")
-        befores.append(before)
-    return befores
+            if os.pwrite(fd, MARKS[state], start + STATE_AT) != len(MARKS[state]):
+                raise OSError(errno.EIO, "short write of the journal state", rel)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
-def _stage(change: FileChange) -> Path | None:
-    """Write a change's new bytes to a fsynced temp file beside it (None: delete, or its dir is new)."""
-    if change.action != "write" or not change.path.parent.is_dir():
-        return None
-    fd, tmp = tempfile.mkstemp(prefix=f".{change.path.name}.", suffix=".tmp", dir=change.path.parent)
-    keep_mode(fd, change.path)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(change.content or b"")
-        fh.flush()
-        os.fsync(fh.fileno())
-    return Path(tmp)
+@dataclass
+class _Step:
+    """One file of a plan while it is applied: where it is, what it held, what we put there."""
+
+    change: FileChange
+    rel: str
+    before: bytes | None
+    dfd: int
+    name: str
+    tmp: str | None = None
+    applied: bool = False
+
+
+def _read_before(tree: Tree, rel: str) -> bytes | None:
+    try:
+        return tree.read(rel)
+    except Refused as exc:
+        raise ChangedUnderneath(f"{exc}; nothing was changed") from None
+    except IsADirectoryError:
+        raise ChangedUnderneath(f"{rel} is a directory; nothing was changed") from None
+
+
+def _changed(rel: str, expect: str | None, found: str | None) -> ChangedUnderneath:
+    state = "appeared" if expect is None else ("was removed" if found is None else "changed")
+    return ChangedUnderneath(f"{rel} {state} underneath since it was read; re-read and try again "
+                             "(nothing was changed)")
+
+
+def _swap(step: _Step) -> None:
+    try:
+        _swap_step(step)
+    except Refused:
+        raise
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, step.rel) from None
+
+
+def _swap_step(step: _Step) -> None:
+    change = step.change
+    if change.action == "write":
+        assert step.tmp is not None
+        tmp, step.tmp = step.tmp, None
+        result = fsafe.swap_in(step.dfd, step.name, tmp, change.expect, step.rel)
+    elif change.expect is None:
+        return  # deleting what is already absent: nothing to do
+    else:
+        result = fsafe.remove_if(step.dfd, step.name, change.expect, step.rel)
+    if not result.applied:
+        raise _changed(step.rel, change.expect, result.found)
+    step.applied = True
+
+
+def _undo_step(step: _Step) -> bool:
+    """Put a step's before-image back, only over our own bytes. False: the runtime has rewritten it since."""
+    ours = digest(step.change.content or b"") if step.change.action == "write" else None
+    if step.before is None:
+        return fsafe.remove_if(step.dfd, step.name, ours, step.rel).applied if ours else True
+    tmp = fsafe.stage(step.dfd, step.name, step.before, fsafe.mode_of(step.dfd, step.name))
+    return fsafe.swap_in(step.dfd, step.name, tmp, ours, step.rel).applied
+
+
+def _undo_append(tree: Tree, rel: str, size_before: int, written: bytes) -> None:
+    """Cut our line off the end of a transcript again (only if nothing was appended after it)."""
+    with tree.parent(rel) as (dfd, name):
+        fd = fsafe.open_leaf(dfd, name, os.O_WRONLY, rel)
+        try:
+            if os.fstat(fd).st_size == size_before + len(written):
+                os.ftruncate(fd, size_before)
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _failure(exc: BaseException) -> str:
+    if isinstance(exc, OSError):
+        return explain(exc)
+    return str(exc)
 
 
 def apply(root: Path, plan: Plan, *, actor: str | None = None, extra: dict[str, Any] | None = None) -> dict:
     """Apply a plan under the store lock and journal it. Returns the journal entry."""
-    staged: list[Path | None] = []
+    tree = Tree(root)
     try:
-        with lock_for(root):
-            # Slow work (writing and fsyncing the new bytes) happens before the check, so a runtime write
-            # can only slip in during the short read-compare-rename step, not during our fsyncs.
-            staged = [_stage(change) for change in plan.changes]
-            befores = _check(root, plan.changes)
-            files = []
-            for change, before in zip(plan.changes, befores, strict=True):
-                files.append({
-                    "path": _rel(change.path, root),
-                    "why": change.why,
-                    "before_b64": base64.b64encode(before).decode() if before is not None else None,
-                    "after_sha": digest(change.content) if change.action == "write" and change.content is not None
-                    else None,
-                })
-            entry = {
-                "id": f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:6]}",
-                "at": now_iso(),
-                "actor": actor or default_actor(),
-                "action": plan.action,
-                "summary": plan.summary,
-                "files": files,
-                "appends": [{"path": _rel(a.path, root), "line": a.line} for a in plan.appends],
-                "state": "pending",
-            }
-            if extra:
-                entry.update(extra)
-            # Write-ahead: the intent (with every before-image) is durable before any file changes, so a
-            # process killed mid-way leaves a pending entry that undo and the doctor can roll back.
-            journal = root / JOURNAL_REL
-            append_line(journal, json.dumps(entry, ensure_ascii=False, sort_keys=True))
+        rels = [_rel(c.path, root) for c in plan.changes]
+        for rel in rels:
+            fsafe.check_rel(rel)
+        append_rels = [_rel(a.path, root) for a in plan.appends]
+        for rel in append_rels:
+            fsafe.check_rel(rel)
+    except Refused as exc:
+        raise TxnError(f"refused: {exc}; nothing was changed") from None
+    for rel, change in zip(rels, plan.changes, strict=True):
+        if change.action == "write":
+            strict_json(rel, change.content or b"")
+    try:
+        with store_lock(tree, actor or default_actor()), contextlib.ExitStack() as stack:
+            return _apply_locked(tree, plan, rels, append_rels, stack, actor, extra)
+    except LockBusy as exc:
+        raise TxnError(str(exc)) from None
+    except Refused as exc:
+        raise TxnError(f"refused: {exc}; nothing was changed") from None
+    except OSError as exc:
+        raise TxnError(f"could not prepare the change: {explain(exc)}; nothing was changed") from None
+
+
+def _apply_locked(tree: Tree, plan: Plan, rels: list[str], append_rels: list[str], stack: contextlib.ExitStack,
+                  actor: str | None, extra: dict[str, Any] | None) -> dict[str, Any]:
+    steps: list[_Step] = []
+    try:
+        for rel, change in zip(rels, plan.changes, strict=True):
             try:
-                _check(root, plan.changes)  # again: the journal's fsync must not widen the race window
-            except ChangedUnderneath:
-                append_line(journal, json.dumps({"abort": entry["id"]}))
-                raise
-            for i, (change, tmp) in enumerate(zip(plan.changes, staged, strict=True)):
-                if tmp is not None:
-                    os.replace(tmp, change.path)
-                    staged[i] = None
-                elif change.action == "write":
-                    atomic_write(change.path, change.content or b"")
-                else:
-                    atomic_delete(change.path)
-            for directory in {c.path.parent for c in plan.changes}:
-                fsync_dir(directory)
-            for app in plan.appends:
-                append_line(app.path, app.line)
-            append_line(journal, json.dumps({"commit": entry["id"]}))
-            entry["state"] = "done"
-            return entry
-    except Timeout as exc:
-        raise TxnError(f"another rcs-tui process holds {LOCK_REL}; try again") from exc
+                dfd, name = stack.enter_context(tree.parent(rel, create=change.action == "write"))
+            except FileNotFoundError:  # a delete in a directory that is gone
+                if change.expect is None:
+                    continue
+                raise _changed(rel, change.expect, None) from None
+            step = _Step(change, rel, None, dfd, name)
+            steps.append(step)
+            if change.action == "write":  # slow work (writing, fsync) before any check
+                try:
+                    step.tmp = fsafe.stage(dfd, name, change.content or b"", fsafe.mode_of(dfd, name))
+                except OSError as exc:
+                    raise OSError(exc.errno, exc.strerror, f"{rel} (staging its new bytes)") from None
+        for step in steps:
+            step.before = _read_before(tree, step.rel)
+            found = digest(step.before) if step.before is not None else None
+            if found != step.change.expect:
+                raise _changed(step.rel, step.change.expect, found)
+        sizes: list[int | None] = []
+        for rel in append_rels:
+            st = tree.lstat(rel)
+            sizes.append(st.st_size if st is not None else None)
+        rotate(tree)
+        entry = {
+            "id": f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:6]}",
+            "at": now_iso(),
+            "actor": actor or default_actor(),
+            "action": plan.action,
+            "summary": plan.summary,
+            "files": [{"path": s.rel, "why": s.change.why,
+                       "before_b64": base64.b64encode(s.before).decode() if s.before is not None else None,
+                       "after_sha": digest(s.change.content or b"") if s.change.action == "write" else None}
+                      for s in steps],
+            "appends": [{"path": rel, "line": a.line, "size_before": size or 0, "created": size is None}
+                        for rel, a, size in zip(append_rels, plan.appends, sizes, strict=True)],
+        }
+        if extra:
+            entry.update(extra)
+        try:
+            line = _journal_line(entry)
+        except ValueError as exc:
+            raise TxnError(f"the change holds a value JSON cannot carry ({exc}); nothing was changed") from None
+        start = write_ahead(tree, line)
+    except BaseException:
+        _drop_temps(steps)
+        raise
+    try:
+        _apply_steps(tree, plan, steps, append_rels, entry, start)
     finally:
-        for tmp in staged:
-            if tmp is not None:
-                tmp.unlink(missing_ok=True)
+        _drop_temps(steps)
+    entry["state"] = "done"
+    return entry
+
+
+def _drop_temps(steps: list[_Step]) -> None:
+    for step in steps:
+        if step.tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(step.tmp, dir_fd=step.dfd)
+            step.tmp = None
+
+
+def _apply_steps(tree: Tree, plan: Plan, steps: list[_Step], append_rels: list[str], entry: dict[str, Any],
+                 start: int) -> None:
+    appended: list[tuple[str, int, bytes]] = []
+    try:
+        for step in steps:
+            _swap(step)
+        for step in steps:  # durability of the renames, outside every compare-and-swap window
+            fsafe.fsync_fd(step.dfd)
+        for rel, app in zip(append_rels, plan.appends, strict=True):
+            data = app.line.rstrip("\n").encode("utf-8") + b"\n"
+            appended.append((rel, *tree.append(rel, data)))
+        mark(tree, start, "done")
+    except (ChangedUnderneath, OSError) as exc:
+        _roll_back(tree, steps, appended, entry, start, exc)
+
+
+def _roll_back(tree: Tree, steps: list[_Step], appended: list[tuple[str, int, bytes]], entry: dict[str, Any],
+               start: int, exc: BaseException) -> None:
+    failed: list[str] = []
+    superseded: list[str] = []
+    for rel, size_before, written in reversed(appended):
+        try:
+            _undo_append(tree, rel, size_before, written)
+        except OSError:
+            failed.append(rel)
+    for step in reversed([s for s in steps if s.applied]):
+        try:
+            if not _undo_step(step):
+                superseded.append(step.rel)
+        except OSError:
+            failed.append(step.rel)
+    reason = _failure(exc)
+    if failed:
+        raise TxnError(f"{reason}; rolling back failed for {', '.join(failed)}: journal entry {entry['id']} is left "
+                       "interrupted. Run `rcs-tui doctor` (then `rcs-tui doctor --fix` to roll it back)") from None
+    with contextlib.suppress(OSError):
+        mark(tree, start, "aborted")
+    note = (f" ({', '.join(superseded)} was rewritten by the runtime meanwhile and keeps the runtime's bytes)"
+            if superseded else "")
+    if isinstance(exc, ChangedUnderneath):
+        raise ChangedUnderneath(f"{reason}; the files already changed were restored{note}") from None
+    raise TxnError(f"{reason}; every file was restored, nothing was changed{note}") from None

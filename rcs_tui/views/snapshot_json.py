@@ -24,13 +24,31 @@ def scope_json(scope: Scope, root) -> dict[str, Any]:
              "error": c.error, "primary_skill": (c.data or {}).get("skill")}}
 
 
-def snapshot_json(snap: Snapshot) -> dict[str, Any]:
+def snapshot_json(snap: Snapshot, cache: dict[int, tuple[Scope, dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """The snapshot as JSON. `cache` (kept by a caller that renders the same project again and again) reuses
+    the JSON of every Scope object it has already rendered: an incremental re-read keeps unchanged scopes."""
     root = snap.root
+
+    def scope_json_cached(scope: Scope) -> dict[str, Any]:
+        if cache is None:
+            return scope_json(scope, root)
+        hit = cache.get(id(scope))
+        if hit is not None and hit[0] is scope:
+            return hit[1]
+        out = scope_json(scope, root)
+        cache[id(scope)] = (scope, out)
+        return out
+
+    scopes = [snap.root_scope, *(s for _, s in sorted(snap.sessions.items()))]
+    if cache is not None:
+        live = {id(s) for s in scopes}
+        for key in [k for k in cache if k not in live]:
+            del cache[key]
     return {
         "root": str(root),
         "session": snap.resolution.as_json(),
         "active_set": list(snap.active_set()),
         "members": [m.as_json(root) for m in snap.members],
-        "scopes": [scope_json(snap.root_scope, root)] + [scope_json(s, root) for _, s in sorted(snap.sessions.items())],
+        "scopes": [scope_json_cached(s) for s in scopes],
         "errors": [e.as_json(root) for e in snap.errors],
     }

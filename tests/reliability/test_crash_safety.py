@@ -96,7 +96,7 @@ def check_journal(root: Path) -> int:
         try:
             doc = json.loads(line)
             assert isinstance(doc, dict), f"journal line {i + 1} is not an entry"
-            markers += "commit" in doc or "abort" in doc
+            markers += "commit" in doc or "abort" in doc or doc.get("state") == "aborted"
         except ValueError:
             assert line.startswith(b"{"), f"journal line {i + 1} is neither an entry nor a cut one: {line[:80]!r}"
             torn += 1

@@ -1,0 +1,60 @@
+"""`rcs-tui fleet`: every project (local and over ssh) in one view, sorted by what needs the operator."""
+
+from __future__ import annotations
+
+import asyncio
+
+import click
+
+from rcs_tui.cli.common import CliError, emit, json_option, settings
+
+
+@click.command("fleet")
+@click.option("--project", "projects", multiple=True, metavar="PATH_OR_URL",
+              help="A project root, a glob, or ssh://[USER@]HOST[:PORT]/PATH (repeatable; adds to the config's).")
+@click.option("--once", is_flag=True, help="Print one line (or, with --json, the list) and exit.")
+@click.option("--notify", "notify", default=None, metavar="CMD",
+              help="Shell command run on each alert (RCS_ALERT_PROJECT/HOST/KIND/MEMBER/MESSAGE in its environment).")
+@click.option("--ssh-config", "ssh_config", type=click.Path(dir_okay=False), default=None,
+              help="ssh client config file (ssh -F); default: ssh's own (~/.ssh/config).")
+@click.option("--timeout", type=click.FloatRange(1, 600), default=15.0, show_default=True,
+              help="--once: how long to wait for each project.")
+@click.option("--theme", default=None, help="A Textual theme name.")
+@click.option("--readonly/--no-readonly", default=None, help="Offer no actions that write (default from config).")
+@json_option
+def fleet(projects, once, notify, ssh_config, timeout, theme, readonly, as_json):
+    """One row per project: waiting for you, failed, trouble, running, idle — Enter opens its console."""
+    from rcs_tui.fleet.alerts import AlertSettings
+    from rcs_tui.fleet.projects import expand_projects
+    from rcs_tui.fleet.transport import Ssh
+
+    conf = settings(theme=theme, readonly=readonly)
+    specs = list(conf.projects) + list(projects)
+    if not specs:
+        raise CliError(f"no projects: add projects = [...] to {conf.path} or pass --project PATH_OR_URL")
+    found, problems = expand_projects(specs)
+    if problems:
+        raise CliError("; ".join(problems))
+    if not found:
+        raise CliError(f"no project matched {', '.join(map(repr, specs))} (a glob keeps only directories with .rcs/)")
+    ssh = Ssh(config_file=ssh_config)
+    if once:
+        from rcs_tui.fleet.hub import gather_once
+        from rcs_tui.fleet.rows import once_json, once_line
+
+        rows = asyncio.run(gather_once(found, ssh=ssh, timeout=timeout))
+        emit(once_json(rows), as_json, lambda _: once_line(rows))
+        return
+    if as_json:
+        raise CliError("--json goes with --once")
+    alerts = AlertSettings(command=notify or conf.values["alerts.command"], bell=conf.values["alerts.bell"],
+                           tmux=conf.values["alerts.tmux"], kinds=tuple(conf.values["alerts.kinds"]),
+                           min_interval=conf.values["alerts.min_interval"])
+    from rcs_tui.ui.fleet.app import FleetApp
+
+    app = FleetApp(found, ssh=ssh, alerts=alerts, readonly=conf.readonly)
+    if conf.theme:
+        if conf.theme not in app.available_themes:
+            raise CliError(f"unknown theme {conf.theme!r}; available: {', '.join(sorted(app.available_themes))}")
+        app.theme = conf.theme
+    app.run()

@@ -1,0 +1,105 @@
+"""`rcs-tui snapshot --json --follow`: newline-delimited snapshot documents as the project changes.
+
+The first line is the full document; after that one line per batch of changes the watcher sees (batches
+close a few milliseconds after their first event, so a burst of writes is one document). With
+`--heartbeat S`, a small `{"kind": "heartbeat"}` line goes out after S quiet seconds so a reader can tell a
+silent project from a stalled stream. Ends when stdin reaches end-of-file (the reader went away) or stdout
+is closed. Nothing here writes to the project.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from typing import Any
+
+from rcs_tui.cli.common import dumps
+from rcs_tui.views.snapshot_doc import CONTRACT_VERSION, SnapshotFeed, follow_documents
+
+
+def _write(doc: dict[str, Any]) -> None:
+    sys.stdout.write(dumps(doc, indent=None) + "\n")
+    sys.stdout.flush()
+
+
+async def _stdin_closed() -> None:
+    """Return once stdin is at end-of-file (a terminal never is, until ctrl+d)."""
+    loop = asyncio.get_running_loop()
+    fd = sys.stdin.fileno()
+    done = loop.create_future()
+
+    def readable() -> None:
+        try:
+            data = os.read(fd, 4096)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data and not done.done():
+            done.set_result(None)
+
+    try:
+        loop.add_reader(fd, readable)
+    except (PermissionError, ValueError, NotImplementedError):  # a regular file: read it to its end
+        await asyncio.to_thread(sys.stdin.buffer.read)
+        return
+    try:
+        await done
+    finally:
+        loop.remove_reader(fd)
+
+
+async def _changes(feed: SnapshotFeed, heartbeat: float, poll: bool) -> None:
+    queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+    async def produce() -> None:
+        async for doc in follow_documents(feed, poll=poll):
+            queue.put_nowait(doc)
+
+    producer = asyncio.ensure_future(produce())
+    first = asyncio.ensure_future(queue.get())  # no heartbeat before the first document
+    await asyncio.wait({first, producer}, return_when=asyncio.FIRST_COMPLETED)
+    if not first.done():
+        first.cancel()
+        producer.result()
+        return
+    _write(first.result())
+    try:
+        while True:
+            getter = asyncio.ensure_future(queue.get())
+            done, _ = await asyncio.wait({getter, producer}, timeout=heartbeat or None,
+                                         return_when=asyncio.FIRST_COMPLETED)
+            if getter in done:
+                _write(getter.result())
+                continue
+            getter.cancel()
+            if producer in done:
+                producer.result()
+                return
+            _write({"version": CONTRACT_VERSION, "kind": "heartbeat", "seq": feed.seq})
+    finally:
+        producer.cancel()
+
+
+async def _follow(feed: SnapshotFeed, heartbeat: float, poll: bool) -> None:
+    closed = asyncio.ensure_future(_stdin_closed())
+    stream = asyncio.ensure_future(_changes(feed, heartbeat, poll))
+    done, pending = await asyncio.wait({closed, stream}, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+    for task in done:
+        if task is stream:
+            task.result()
+
+
+def follow(feed: SnapshotFeed, *, heartbeat: float = 0.0, poll: bool = False) -> None:
+    """Stream documents until stdin closes; a closed stdout ends quietly."""
+    try:
+        asyncio.run(_follow(feed, heartbeat, poll))
+    except BrokenPipeError:
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's final flush

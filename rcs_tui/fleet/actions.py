@@ -1,0 +1,90 @@
+"""Operator actions on a fleet project, run through that project's own `rcs-tui … --json` CLI.
+
+Locally that is this interpreter's rcs-tui; remotely the host's, over the same ssh transport as the
+snapshot stream, so the host's lock, journal, undo and doctor apply there. Every call returns the CLI's
+JSON (the same shapes the console previews and reports) or raises ActionError with the CLI's own message.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+from rcs_tui.fleet.projects import Project
+from rcs_tui.fleet.transport import Ssh, failure_reason
+from rcs_tui.views.text import strip_controls
+
+TIMEOUT = 60.0
+
+
+class ActionError(Exception):
+    """The action was refused or could not run; the message says why (nothing was changed unless it says so)."""
+
+
+class CliActions:
+    """clear / undo / override / doctor for one project, local or remote."""
+
+    def __init__(self, project: Project, ssh: Ssh | None = None, timeout: float = TIMEOUT) -> None:
+        self.project = project
+        self.ssh = ssh or Ssh()
+        self.timeout = timeout
+
+    @property
+    def where(self) -> str:
+        return self.project.host_label
+
+    def argv(self, args: list[str]) -> list[str]:
+        full = [*args, "--root", self.project.path, "--json"]
+        if self.project.remote:
+            return self.ssh.argv(self.project, full)
+        return [sys.executable, "-m", "rcs_tui", *full]
+
+    def run(self, args: list[str]) -> dict[str, Any]:
+        try:
+            proc = subprocess.run(self.argv(args), capture_output=True, timeout=self.timeout, stdin=subprocess.DEVNULL,
+                                  check=False)
+        except subprocess.TimeoutExpired:
+            raise ActionError(f"no answer from {self.where} within {self.timeout:g}s; the action may or may not "
+                              "have run: check the journal") from None
+        except OSError as exc:
+            raise ActionError(f"cannot run {'ssh' if self.project.remote else 'rcs-tui'}: {exc}") from None
+        out = proc.stdout.decode("utf-8", "replace")
+        err = proc.stderr.decode("utf-8", "replace")
+        if proc.returncode in (0, 1) and out.strip().startswith("{"):  # doctor exits 1 while findings remain
+            try:
+                data = json.loads(out)
+            except json.JSONDecodeError:
+                data = None
+            if isinstance(data, dict):
+                return data
+        raise ActionError(strip_controls(failure_reason(proc.returncode, err, self.project)))
+
+    # -- actions ----------------------------------------------------------------------------
+    def clear(self, mode: str, scope: str | None, *, all_sessions: bool = False, dry_run: bool = False
+              ) -> dict[str, Any]:
+        """Clear `mode` in `scope` ("root" or a session id), or everywhere."""
+        args = ["state", "clear", "--mode", mode]
+        if all_sessions:
+            args.append("--all-sessions")
+        elif scope in (None, "root"):
+            args.append("--in-root")
+        else:
+            args += ["--session-id", scope]
+        return self.run(args + (["--dry-run"] if dry_run else []))
+
+    def undo(self, entry: str | None = None, *, dry_run: bool = False) -> dict[str, Any]:
+        return self.run(["undo", *([entry] if entry else []), *(["--dry-run"] if dry_run else [])])
+
+    def override(self, task: str, to: str, reason: str, *, dry_run: bool = False) -> dict[str, Any]:
+        return self.run(["task", "override", task, "--to", to, "--reason", reason, *(["--dry-run"] if dry_run else [])])
+
+    def doctor(self, *, fix: bool = False, only: tuple[str, ...] = ()) -> dict[str, Any]:
+        args = ["doctor"] + (["--fix"] if fix else [])
+        for fid in only:
+            args += ["--only", fid]
+        return self.run(args)
+
+    def journal(self, limit: int = 20) -> dict[str, Any]:
+        return self.run(["journal", "--limit", str(limit)])

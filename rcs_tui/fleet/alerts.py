@@ -1,0 +1,127 @@
+"""Alerts: tell the operator when a project *starts* needing them, once per transition.
+
+`AlertTracker.observe(row)` compares a row's attention digest with the one it saw last: an entry that is
+new in `waiting`, `failed`, `dead`, `stale`/`root_survivors` or `resurrected` is one alert. The first
+document of a project is the baseline (what already needed you is on screen, not re-announced). Every
+alert is listed; the command, bell and tmux message are sent at most once per project every
+`min_interval` seconds (the ones held back say so in the list).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rcs_tui.fleet.rows import ALERT_KINDS, Row
+from rcs_tui.views.text import strip_controls
+
+MAX_LISTED = 500
+
+
+@dataclass(frozen=True)
+class Alert:
+    at: float
+    project: str
+    host: str
+    kind: str
+    member: str
+    sent: bool
+
+    @property
+    def message(self) -> str:
+        words = {"waiting": "is waiting for you", "failed": "failed", "dead": "worker died",
+                 "stale": "turned stale", "resurrected": "came back after a clear"}
+        return f"{self.project}: {self.member} {words.get(self.kind, self.kind)}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {"at": self.at, "project": self.project, "host": self.host, "kind": self.kind, "member": self.member,
+                "sent": self.sent, "message": self.message}
+
+
+@dataclass
+class AlertSettings:
+    command: str | None = None
+    bell: bool = True
+    tmux: bool = False
+    kinds: tuple[str, ...] = ("waiting", "failed", "dead", "stale", "resurrected")
+    min_interval: float = 30.0
+
+
+class AlertTracker:
+    """Turns attention changes into alerts and sends them."""
+
+    def __init__(self, settings: AlertSettings, *, bell: Callable[[], None] | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.settings = settings
+        self.bell = bell
+        self.clock = clock
+        self.seen: dict[str, dict[str, set[str]]] = {}
+        self.last_sent: dict[str, float] = {}
+        self.alerts: deque[Alert] = deque(maxlen=MAX_LISTED)
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def observe(self, row: Row) -> list[Alert]:
+        """New alerts for this row's latest document (none for its first one)."""
+        if row.doc is None:
+            return []
+        key = row.project.key
+        now = {k: set(row.attention.get(k, [])) for k in ALERT_KINDS}
+        before = self.seen.get(key)
+        self.seen[key] = now
+        if before is None:
+            return []
+        fresh = [(ALERT_KINDS[k], m) for k in ALERT_KINDS for m in sorted(now[k] - before[k])
+                 if ALERT_KINDS[k] in self.settings.kinds]
+        if not fresh:
+            return []
+        at = self.clock()
+        send = at - self.last_sent.get(key, float("-inf")) >= self.settings.min_interval
+        if send:
+            self.last_sent[key] = at
+        out = [Alert(at, row.project.name, row.project.host_label, kind, member, send and i == 0)
+               for i, (kind, member) in enumerate(fresh)]
+        self.alerts.extendleft(out)
+        if send:
+            self._dispatch(out[0], len(out))
+        return out
+
+    def _dispatch(self, alert: Alert, count: int) -> None:
+        text = alert.message + (f" (+{count - 1} more)" if count > 1 else "")
+        if self.settings.bell and self.bell is not None:
+            self.bell()
+        if self.settings.tmux and os.environ.get("TMUX") and shutil.which("tmux"):
+            self._spawn(["tmux", "display-message", f"rcs-tui: {text}"], None)
+        if self.settings.command:
+            env = {**os.environ, "RCS_ALERT_PROJECT": alert.project, "RCS_ALERT_HOST": alert.host,
+                   "RCS_ALERT_KIND": alert.kind, "RCS_ALERT_MEMBER": alert.member, "RCS_ALERT_MESSAGE": text,
+                   "RCS_ALERT_COUNT": str(count)}
+            self._spawn(["/bin/sh", "-c", self.settings.command], {k: strip_controls(v) for k, v in env.items()})
+
+    def _spawn(self, argv: list[str], env: dict[str, str] | None) -> None:
+        """Run a notifier without waiting for it (killed after 10 s); outside an event loop, run it to completion."""
+        async def run() -> None:
+            proc = await asyncio.create_subprocess_exec(*argv, env=env, stdin=asyncio.subprocess.DEVNULL,
+                                                        stdout=asyncio.subprocess.DEVNULL,
+                                                        stderr=asyncio.subprocess.DEVNULL)
+            try:
+                await asyncio.wait_for(proc.wait(), 10)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                await proc.wait()
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            asyncio.run(run())
+            return
+        task = loop.create_task(run())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)

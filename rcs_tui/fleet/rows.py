@@ -1,0 +1,175 @@
+"""A fleet row: one project's latest snapshot document (or why there is none), reduced to what the table shows.
+
+Rows sort by attention: someone waiting for the user, then failures, then trouble (dead workers, stale
+members, root survivors), then running work, then idle; unreadable projects sort with trouble so they
+are seen. Every string that came from a project is made inert here, before any view sees it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rcs_tui.fleet.projects import Project
+from rcs_tui.state.metrics import parse_time
+from rcs_tui.views.snapshot_doc import CONTRACT_MAJOR, CONTRACT_VERSION, contract_major
+from rcs_tui.views.text import ago, strip_controls
+
+RANKS = ("waiting", "failed", "trouble", "running", "idle")
+ALERT_KINDS = {"waiting": "waiting", "failed": "failed", "dead": "dead", "stale": "stale",
+               "root_survivors": "stale", "resurrected": "resurrected"}
+
+
+def inert(value: Any, limit: int = 200) -> str:
+    return strip_controls(value)[:limit]
+
+
+@dataclass
+class Row:
+    """What the fleet knows about one project right now."""
+
+    project: Project
+    doc: dict[str, Any] | None = None
+    error: str | None = None
+    error_since: float | None = None
+    readonly_reason: str | None = None
+    connected: bool = False
+    updated_at: float | None = None
+    attention: dict[str, list[str]] = field(default_factory=dict)
+
+    # -- updates ----------------------------------------------------------------------------
+    def take(self, doc: dict[str, Any], now: float | None = None) -> None:
+        """A new document: checked against the contract and kept (with its attention digest)."""
+        major = contract_major(doc.get("version"))
+        if major != CONTRACT_MAJOR:
+            theirs = inert(doc.get("version"), 20) or "none"
+            self.readonly_reason = (f"host speaks snapshot contract {theirs}, this rcs-tui reads {CONTRACT_VERSION}: "
+                                    + ("upgrade rcs-tui on the host" if major is None or major < CONTRACT_MAJOR
+                                       else "upgrade this rcs-tui") + "; shown read-only")
+            if major is None or major < CONTRACT_MAJOR:
+                self.doc, self.attention = None, {}
+                self.error = self.readonly_reason
+                self.error_since = self.error_since or (now or time.time())
+                return
+        else:
+            self.readonly_reason = None
+        if doc.get("has_rcs") is False:
+            self.fail(f"no .rcs/ in {self.project.path}", now)
+            self.doc, self.attention = None, {}
+            return
+        self.doc = doc
+        raw = doc.get("attention") if isinstance(doc.get("attention"), dict) else {}
+        self.attention = {k: [inert(v, 120) for v in raw.get(k, []) if isinstance(v, str)][:200]
+                          for k in ("waiting", "failed", "dead", "stale", "root_survivors", "running", "resurrected")}
+        self.error, self.error_since, self.connected = None, None, True
+        self.updated_at = now or time.time()
+
+    def fail(self, reason: str, now: float | None = None) -> None:
+        """The project cannot be read now; keep the first failure's time (the row says "since …")."""
+        self.error = inert(reason, 300)
+        self.connected = False
+        if self.error_since is None:
+            self.error_since = now or time.time()
+
+    # -- derived ----------------------------------------------------------------------------
+    @property
+    def rank(self) -> int:
+        a = self.attention
+        if self.doc is None or self.error:
+            return RANKS.index("trouble")
+        if a.get("waiting"):
+            return 0
+        if a.get("failed"):
+            return 1
+        if a.get("dead") or a.get("stale") or a.get("root_survivors") or a.get("resurrected"):
+            return 2
+        if a.get("running") or self._rp1_count("running"):
+            return 3
+        return 4
+
+    @property
+    def rank_name(self) -> str:
+        return "error" if self.doc is None or self.error else RANKS[self.rank]
+
+    def _rp1_count(self, status: str) -> int:
+        rp1 = (self.doc or {}).get("rp1") or {}
+        counts = rp1.get("counts") if isinstance(rp1.get("counts"), dict) else {}
+        value = counts.get(status, 0)
+        return value if isinstance(value, int) else 0
+
+    def needs_you(self) -> list[str]:
+        """Short reasons this project needs the operator (empty when it does not)."""
+        if self.doc is None or self.error:
+            return [self.error or "connecting"]
+        a = self.attention
+        out = []
+        for key, word in (("waiting", "waiting"), ("failed", "failed"), ("dead", "dead worker"),
+                          ("stale", "stale"), ("root_survivors", "root survivor"), ("resurrected", "came back")):
+            if a.get(key):
+                n = len(a[key])
+                out.append(f"{n} {word}{'s' if n > 1 and word.endswith(('worker', 'survivor')) else ''}")
+        return out
+
+    def cells(self, now: float) -> dict[str, str]:
+        """Plain, inert text for every column."""
+        p = self.project
+        base = {"project": inert(p.name, 60), "host": inert(p.host_label, 40)}
+        if self.doc is None or self.error:
+            since = f" since {ago(now - self.error_since)}" if self.error_since else ""
+            head, _, tail = (self.error or "connecting…").partition(": ")  # "unreachable since 2m: ssh: …"
+            text = f"{head}{since}: {tail}" if tail else f"{head}{since}"
+            return {**base, "state": "error" if self.error else "…", "active": text, "health": "",
+                    "doctor": "", "workers": "", "tasks": "", "rp1": "", "activity": ""}
+        d = self.doc
+        health = d.get("health") if isinstance(d.get("health"), dict) else {}
+        health_text = " ".join(f"{inert(k, 16)}:{v}" for k, v in sorted(health.items()) if isinstance(v, int))
+        doctor = (d.get("doctor") or {}).get("count")
+        alive = dead = 0
+        for team in (d.get("team") or {}).values():
+            for w in team.get("workers", []) if isinstance(team, dict) else []:
+                if isinstance(w, dict):
+                    dead += 1 if w.get("dead_reason") else 0
+                    alive += 0 if w.get("dead_reason") else 1
+        phases = d.get("tasks_by_phase") if isinstance(d.get("tasks_by_phase"), dict) else {}
+        tasks = " ".join(f"{inert(k, 20)}:{v}" for k, v in sorted(phases.items()) if isinstance(v, int))
+        rp1 = f"{self._rp1_count('waiting')}/{self._rp1_count('failed')}/{self._rp1_count('running')}"
+        last = parse_time(d.get("last_activity"))
+        active = d.get("active_set") if isinstance(d.get("active_set"), list) else []
+        return {**base, "state": self.rank_name,
+                "active": " + ".join(inert(m, 30) for m in active) or "—",
+                "health": health_text or "—", "doctor": "—" if doctor in (None, 0) else str(doctor),
+                "workers": f"{alive}♥ {dead}✝" if alive or dead else "—", "tasks": tasks or "—", "rp1": rp1,
+                "activity": "—" if last is None else ago(now - last)}
+
+    def sort_key(self) -> tuple[int, str, str]:
+        return (self.rank, self.project.name, self.project.key)
+
+
+def sorted_rows(rows: Iterable[Row]) -> list[Row]:
+    return sorted(rows, key=Row.sort_key)
+
+
+def once_json(rows: Iterable[Row]) -> list[dict[str, Any]]:
+    """`fleet --once --json`: one object per project, most urgent first."""
+    out = []
+    for row in sorted_rows(rows):
+        p = row.project
+        out.append({"project": p.key, "name": p.name, "host": p.host, "state": row.rank_name,
+                    "needs_you": row.rank <= 2, "reasons": row.needs_you() if row.rank <= 2 else [],
+                    "error": row.error, "readonly_reason": row.readonly_reason,
+                    "attention": row.attention, "active_set": (row.doc or {}).get("active_set", []),
+                    "last_activity": (row.doc or {}).get("last_activity")})
+    return out
+
+
+def once_line(rows: Iterable[Row]) -> str:
+    """`fleet --once`: how many projects need you, and which (for a status line)."""
+    items = sorted_rows(rows)
+    need = [r for r in items if r.rank <= 2]
+    if not need:
+        return f"fleet: {len(items)} project(s), none needs you"
+    shown = ", ".join(f"{inert(r.project.name, 30)} ({'; '.join(r.needs_you())})" for r in need[:5])
+    more = f", +{len(need) - 5} more" if len(need) > 5 else ""
+    return f"fleet: {len(need)} of {len(items)} need you: {shown}{more}"

@@ -1,0 +1,317 @@
+"""FleetApp: one row per project, kept current by the hub, with an Alerts view.
+
+The hub's tasks run on this app's event loop and call `_row_changed` directly; redraws are coalesced
+(one every `FLUSH_S` at most) and only the rows that changed are rewritten unless the order changed.
+Enter opens the project's console: this machine's rcs-tui for a local project, the host's over `ssh -t`
+for a remote one (its lock, journal and undo apply there). `i` opens the project view, whose actions run
+through the project's own `rcs-tui … --json`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from datetime import datetime
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
+
+from rcs_tui.fleet.alerts import Alert, AlertSettings, AlertTracker
+from rcs_tui.fleet.hub import FleetHub
+from rcs_tui.fleet.projects import Project
+from rcs_tui.fleet.rows import Row, sorted_rows
+from rcs_tui.fleet.transport import Ssh
+from rcs_tui.ui.fleet.help import FleetHelp
+from rcs_tui.ui.fleet.table import active_room, columns_for, row_cells
+from rcs_tui.ui.hud_app import stylesheet
+from rcs_tui.views.text import clip
+
+FLUSH_S = 0.03
+TICK_S = 15.0
+
+
+class FleetScreen(Screen):
+    def compose(self) -> ComposeResult:
+        yield Static(id="fleet-status")
+        with TabbedContent(initial="projects", id="fleet-tabs"):
+            with TabPane("1 Projects", id="projects"):
+                yield Input(placeholder="filter projects (esc clears)", id="fleet-filter")
+                yield DataTable(id="fleet-table", cursor_type="row", zebra_stripes=True)
+            with TabPane("2 Alerts", id="alerts"):
+                yield DataTable(id="alerts-table", cursor_type="row")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        alerts = self.query_one("#alerts-table", DataTable)
+        for label in ("WHEN", "PROJECT", "HOST", "KIND", "MEMBER", "SENT"):
+            alerts.add_column(label, key=label.lower())
+        self.call_after_refresh(self.query_one("#fleet-table", DataTable).focus)
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        pane = event.pane.id or "projects"
+        table = "#fleet-table" if pane == "projects" else "#alerts-table"
+        self.call_after_refresh(self.query_one(table, DataTable).focus)
+
+
+class FleetApp(App):
+    """The fleet view."""
+
+    TITLE = "rcs-tui fleet"
+    CSS = stylesheet("console.tcss") + "\n" + stylesheet("fleet.tcss")
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help"),
+        Binding("enter", "open_console", "Console", priority=False),
+        Binding("i", "details", "Details"),
+        Binding("slash", "filter", "Filter"),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("1", "tab('projects')", "Projects", show=False),
+        Binding("2", "tab('alerts')", "Alerts"),
+        Binding("j", "cursor('down')", "Down", show=False),
+        Binding("k", "cursor('up')", "Up", show=False),
+    ]
+
+    def __init__(self, projects: list[Project], *, ssh: Ssh | None = None, alerts: AlertSettings | None = None,
+                 readonly: bool = False, clock: Callable[[], float] = time.time, live: bool = True,
+                 max_backoff: float = 30.0, heartbeat: float = 10.0) -> None:
+        super().__init__()
+        self.ssh = ssh or Ssh()
+        self.readonly = readonly
+        self.clock = clock
+        self.live = live
+        self.hub = FleetHub(projects, self._row_changed, ssh=self.ssh, clock=clock, max_backoff=max_backoff,
+                            heartbeat=heartbeat)
+        self.tracker = AlertTracker(alerts or AlertSettings(), bell=self.bell, clock=clock)
+        self.filter_text = ""
+        self._dirty: set[str] = set()
+        self._alerts_dirty = False
+        self._flush_pending = False
+        self._order: list[str] = []
+        self._columns: list[str] = []
+        self._room = 0
+        self._cells: dict[str, list[Text]] = {}
+        self.changes = 0  # rows updated since start (benchmarks read it)
+        self.painted: dict[str, float] = {}  # project key -> when its latest change reached the screen
+
+    @property
+    def rows(self) -> dict[str, Row]:
+        return self.hub.rows
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def on_mount(self) -> None:
+        self.push_screen(FleetScreen())
+        self.call_after_refresh(self.redraw)
+        if self.live:  # after the first frame: the rows show "connecting" until their documents arrive
+            self.call_after_refresh(self.hub.start)
+        self.set_interval(TICK_S, self._tick)  # relative ages ("3m ago", "since …") move on
+
+    async def on_unmount(self) -> None:
+        await self.hub.stop()
+
+    def _row_changed(self, row: Row) -> None:
+        self.changes += 1
+        fresh = self.tracker.observe(row)
+        if fresh:
+            self._alerts_dirty = True
+            first = fresh[0]
+            self.notify(first.message + (f" (+{len(fresh) - 1} more)" if len(fresh) > 1 else ""),
+                        title="needs you", severity="warning", timeout=6)
+        self._dirty.add(row.project.key)
+        if not self._flush_pending:
+            self._flush_pending = True
+            self.set_timer(FLUSH_S, self._flush)
+
+    def _flush(self) -> None:
+        self._flush_pending = False
+        dirty, self._dirty = self._dirty, set()
+        self.redraw(dirty)
+
+    def _tick(self) -> None:
+        self.redraw(set(self.rows))
+
+    # -- drawing ----------------------------------------------------------------------------
+    def _visible(self) -> list[Row]:
+        rows = sorted_rows(self.rows.values())
+        if self.filter_text:
+            needle = self.filter_text.lower()
+            rows = [r for r in rows if needle in r.project.key.lower() or needle in r.project.name.lower()]
+        return rows
+
+    def redraw(self, dirty: set[str] | None = None) -> None:
+        screen = self.screen
+        if not isinstance(screen, FleetScreen):
+            from rcs_tui.ui.fleet.project import ProjectScreen
+
+            if isinstance(screen, ProjectScreen) and (dirty is None or screen.key in dirty):
+                screen.show()
+            return
+        now = self.clock()
+        self._draw_status(screen, now)
+        table = screen.query_one("#fleet-table", DataTable)
+        width = self.size.width
+        keys = [k for k, _ in columns_for(width)]
+        rows = self._visible()
+        order = [r.project.key for r in rows]
+        plain = {r.project.key: r.cells(now) for r in rows}
+        room = active_room(list(plain.values()), keys, width)
+        if room != self._room:
+            self._room, self._order = room, []
+        if keys != self._columns:
+            table.clear(columns=True)
+            for key, label in columns_for(width):
+                table.add_column(label, key=key)
+            self._columns, self._order = keys, []
+        if order != self._order or dirty is None:
+            selected = self.selected_key()
+            table.clear()
+            self._cells = {}
+            for r in rows:
+                cells = self._cells[r.project.key] = row_cells(r, plain[r.project.key], keys, room)
+                table.add_row(*cells, key=r.project.key)
+            self._order = order
+            if selected in order:
+                table.move_cursor(row=order.index(selected), animate=False)
+        else:
+            for key in dirty:
+                if key in self.rows and key in order:
+                    cells = row_cells(self.rows[key], plain[key], keys, room)
+                    before = self._cells.get(key)
+                    for i, (col, cell) in enumerate(zip(keys, cells, strict=True)):
+                        if before is None or before[i] != cell:
+                            table.update_cell(key, col, cell)
+                    self._cells[key] = cells
+        painted = self.clock()
+        for key in dirty or order:
+            self.painted[key] = painted
+        if self._alerts_dirty:
+            self._alerts_dirty = False
+            self._draw_alerts(screen)
+
+    def _draw_status(self, screen: FleetScreen, now: float) -> None:
+        rows = list(self.rows.values())
+        need = [r for r in rows if r.rank <= 2]
+        remote = sum(1 for r in rows if r.project.remote)
+        text = Text()
+        text.append(" FLEET ", style="bold reverse")
+        text.append(f" {len(rows)} projects ({remote} remote) · ")
+        text.append(f"{len(need)} need you", style="bold magenta" if need else "green")
+        if self.tracker.alerts:
+            last = self.tracker.alerts[0]
+            text.append(f" · last alert {datetime.fromtimestamp(last.at).strftime('%H:%M:%S')}: ", style="dim")
+            text.append(clip(last.message, max(10, self.size.width - len(text.plain) - 2)), style="yellow")
+        if self.filter_text:
+            text.append(f" · filter: {self.filter_text}", style="cyan")
+        if self.readonly:
+            text.append(" · READ-ONLY", style="bold magenta")
+        screen.query_one("#fleet-status", Static).update(text)
+
+    def _draw_alerts(self, screen: FleetScreen) -> None:
+        table = screen.query_one("#alerts-table", DataTable)
+        table.clear()
+        for a in self.tracker.alerts:
+            table.add_row(*alert_cells(a))
+
+    # -- selection and keys -----------------------------------------------------------------
+    def selected_key(self) -> str | None:
+        if not isinstance(self.screen, FleetScreen):
+            return None
+        table = self.screen.query_one("#fleet-table", DataTable)
+        if not table.row_count:
+            return None
+        try:
+            return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        except Exception:  # noqa: BLE001 - no row under the cursor
+            return None
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.data_table.id == "fleet-table":
+            event.stop()
+            self.action_open_console()
+
+    def action_cursor(self, direction: str) -> None:
+        focused = self.focused
+        if isinstance(focused, DataTable):
+            getattr(focused, f"action_cursor_{direction}")()
+        elif focused is not None and hasattr(focused, f"action_scroll_{direction}"):
+            getattr(focused, f"action_scroll_{direction}")()
+
+    def action_tab(self, tab: str) -> None:
+        if isinstance(self.screen, FleetScreen):
+            self.screen.query_one("#fleet-tabs", TabbedContent).active = tab
+            if tab == "alerts":
+                self._draw_alerts(self.screen)
+
+    def action_help(self) -> None:
+        self.push_screen(FleetHelp(self.readonly))
+
+    def action_filter(self) -> None:
+        if isinstance(self.screen, FleetScreen):
+            field = self.screen.query_one("#fleet-filter", Input)
+            field.add_class("shown")
+            field.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "fleet-filter":
+            self.filter_text = event.value.strip()
+            self.redraw()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "fleet-filter" and isinstance(self.screen, FleetScreen):
+            self.screen.query_one("#fleet-table", DataTable).focus()
+
+    def action_clear_filter(self) -> None:
+        if not isinstance(self.screen, FleetScreen):
+            return
+        field = self.screen.query_one("#fleet-filter", Input)
+        field.value = ""
+        field.remove_class("shown")
+        self.filter_text = ""
+        self.screen.query_one("#fleet-table", DataTable).focus()
+        self.redraw()
+
+    def action_details(self) -> None:
+        key = self.selected_key()
+        if key is None:
+            return
+        from rcs_tui.ui.fleet.project import ProjectScreen
+
+        self.push_screen(ProjectScreen(key))
+        self.call_after_refresh(self.redraw, {key})
+
+    def console_argv(self, project: Project) -> list[str]:
+        """The console of `project`: ours for a local root, the host's over `ssh -t` for a remote one."""
+        extra = ["--readonly"] if self.readonly else []
+        if project.remote:
+            argv = self.ssh.argv(project, ["console", "--root", project.path, *extra])
+            return [argv[0], "-t", *[a for a in argv[1:] if a != "-T"]]
+        return [sys.executable, "-m", "rcs_tui", "console", "--root", project.path, *extra]
+
+    def action_open_console(self, key: str | None = None) -> None:
+        key = key or self.selected_key()
+        if key is None or key not in self.rows:
+            return
+        row = self.rows[key]
+        if row.doc is None or row.error:
+            self.notify(f"{row.project.name}: {row.error or 'not read yet'}", severity="warning")
+            return
+        argv = self.console_argv(row.project)
+        try:
+            with self.suspend():
+                code = subprocess.call(argv)
+        except Exception as exc:  # noqa: BLE001 - SuspendNotSupported (no terminal), a missing binary, …
+            self.notify(f"cannot open the console here: {exc or type(exc).__name__}", severity="error")
+            return
+        if code not in (0, None):
+            self.notify(f"console of {row.project.name} ended with status {code}", severity="warning")
+
+
+def alert_cells(alert: Alert) -> tuple[Text, ...]:
+    return (Text(datetime.fromtimestamp(alert.at).strftime("%H:%M:%S")), Text(clip(alert.project, 24), style="bold"),
+            Text(alert.host), Text(alert.kind, style="magenta" if alert.kind == "waiting" else "yellow"),
+            Text(clip(alert.member, 48)), Text("sent" if alert.sent else "quiet (rate limit)",
+                                               style="" if alert.sent else "dim"))

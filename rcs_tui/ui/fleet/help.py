@@ -1,0 +1,55 @@
+"""The fleet's `?` help: its keys and what the row glyphs mean."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Static
+
+from rcs_tui.ui.console.help import HelpModal
+from rcs_tui.ui.fleet.table import STATE_STYLE
+
+KEYS: tuple[tuple[str, str, bool], ...] = (
+    ("1 / 2", "projects / alerts", False),
+    ("j / k", "move down / up", False),
+    ("enter", "open the project's console (over ssh -t for a remote one)", False),
+    ("i", "project view: members, findings, runs, and its actions", False),
+    ("/", "filter projects by name or URL; esc clears", False),
+    ("d", "project view: clear the selected member (previewed)", True),
+    ("u", "project view: undo the project's last action (previewed)", True),
+    ("D", "project view: doctor — apply its repairs (previewed)", True),
+    ("esc", "back / close", False),
+    ("?", "this help", False),
+    ("q", "quit", False),
+)
+GLYPHS = {"waiting": "a member or rp1 run waits for you", "failed": "a member or run failed",
+          "trouble": "dead worker, stale member or root survivor", "running": "work in progress",
+          "idle": "nothing running", "error": "cannot be read (the row says why)"}
+
+
+def fleet_help_text(readonly: bool) -> Text:
+    out = Text()
+    for key, what, mutating in KEYS:
+        if mutating and readonly:
+            continue
+        out.append(f"{key:>7}  ", style="bold cyan")
+        out.append(what + "\n")
+    out.append("\nRows, most urgent first\n", style="bold")
+    for state, meaning in GLYPHS.items():
+        label, style = STATE_STYLE[state]
+        out.append(f"{label:>7}  ", style=style)
+        out.append(meaning + "\n")
+    out.append("\nWORKERS: ♥ alive ✝ dead · RP1 W/F/R: runs waiting / failed / running · DOC: doctor findings\n",
+               style="dim")
+    if readonly:
+        out.append("Read-only: actions that write are hidden.", style="magenta")
+    return out
+
+
+class FleetHelp(HelpModal):
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="dialog"):
+            yield Static(Text("Fleet keys", style="bold"), id="dialog-title")
+            with VerticalScroll():
+                yield Static(fleet_help_text(self.readonly))

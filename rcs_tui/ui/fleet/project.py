@@ -1,0 +1,230 @@
+"""One fleet project: its members by scope, doctor findings, waiting runs, and its actions.
+
+Actions run through the project's own `rcs-tui … --json` (over ssh for a remote one): a dry run first,
+shown in the console's confirmation modal (focus on Cancel), then the real run; a refusal is shown as the
+console shows one. Everything shown comes from the project's snapshot document and is made inert first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from rcs_tui.fleet.actions import ActionError, CliActions
+from rcs_tui.fleet.rows import Row, inert
+from rcs_tui.ui.console.confirm import ConfirmPlan
+from rcs_tui.ui.console.notice import Notice
+
+
+def member_rows(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(scope, mode, state, phase) for every active or tombstoned mode file, root first."""
+    health = {(m.get("scope"), m.get("mode")): m.get("health") for m in doc.get("members") or []
+              if isinstance(m, dict)}
+    out = []
+    for scope in doc.get("scopes") or []:
+        if not isinstance(scope, dict):
+            continue
+        where = inert(scope.get("scope"), 64)
+        for mode, f in sorted((scope.get("modes") or {}).items()):
+            if not isinstance(f, dict) or not (f.get("active") or f.get("outcome")):
+                continue
+            state = health.get((where, mode)) or ("active" if f.get("active") else inert(f.get("outcome"), 20))
+            out.append((where, inert(mode, 64), inert(state, 20), inert(f.get("phase") or "", 30)))
+    return out
+
+
+class ProjectScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("d", "clear", "Clear"),
+        Binding("C", "clear_all", "Clear ALL sessions", show=False),
+        Binding("u", "undo", "Undo"),
+        Binding("D", "doctor_fix", "Doctor fix"),
+        Binding("c", "console", "Console"),
+    ]
+
+    def __init__(self, key: str) -> None:
+        super().__init__()
+        self.key = key
+        self.busy = False
+
+    @property
+    def row(self) -> Row:
+        return self.app.rows[self.key]  # type: ignore[attr-defined]
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="project-head")
+        yield DataTable(id="project-members", cursor_type="row")
+        yield Static(id="project-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for label in ("SCOPE", "MODE", "STATE", "PHASE"):
+            table.add_column(label, key=label.lower())
+        self.show()
+        table.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("clear", "clear_all", "undo", "doctor_fix"):
+            return not (self.app.readonly or self.row.readonly_reason)  # type: ignore[attr-defined]
+        return True
+
+    # -- drawing ----------------------------------------------------------------------------
+    def show(self) -> None:
+        row = self.row
+        p = row.project
+        head = Text()
+        head.append(inert(p.name, 60), style="bold")
+        head.append(f"  {inert(p.host_label, 40)}:{inert(p.path, 120)}", style="dim")
+        head.append(f"  {row.rank_name}\n", style="magenta" if row.rank == 0 else "")
+        if row.error:
+            head.append(f"{row.error}\n", style="bold red")
+        if row.readonly_reason:
+            head.append(f"{row.readonly_reason}\n", style="magenta")
+        doc = row.doc or {}
+        active = doc.get("active_set") or []
+        head.append("active set: ", style="bold")
+        head.append(" + ".join(inert(m, 40) for m in active) or "(empty)")
+        self.query_one("#project-head", Static).update(head)
+        table = self.query_one(DataTable)
+        selected = self.current_member()
+        table.clear()
+        for scope, mode, state, phase in member_rows(doc):
+            style = "red" if state in ("stale", "orphan", "root-survivor", "failed") else ""
+            table.add_row(Text(scope), Text(mode, style="bold"), Text(state, style=style), Text(phase),
+                          key=f"{scope}\0{mode}")
+        if selected is not None:
+            keys = [f"{s}\0{m}" for s, m, _, _ in member_rows(doc)]
+            wanted = f"{selected[0]}\0{selected[1]}"
+            if wanted in keys:
+                table.move_cursor(row=keys.index(wanted), animate=False)
+        self.query_one("#project-body", Static).update(self._body(doc, row))
+
+    def _body(self, doc: dict[str, Any], row: Row) -> Text:
+        out = Text()
+        for kind, word in (("waiting", "waiting for you"), ("failed", "failed"), ("dead", "dead workers"),
+                           ("stale", "stale"), ("root_survivors", "root survivors"),
+                           ("resurrected", "came back after a clear")):
+            items = row.attention.get(kind) or []
+            if items:
+                out.append(f"{word}: ", style="bold magenta" if kind == "waiting" else "bold yellow")
+                out.append(", ".join(items[:8]) + (f" +{len(items) - 8}" if len(items) > 8 else "") + "\n")
+        for run in ((doc.get("rp1") or {}).get("waiting") or [])[:3]:
+            if isinstance(run, dict):
+                out.append(f"rp1 {inert(run.get('flow'), 30)} asks: ", style="magenta")
+                out.append(inert(run.get("question") or "", 160) + "\n")
+        findings = (doc.get("doctor") or {}).get("findings") or []
+        if findings:
+            out.append(f"doctor: {len(findings)} finding(s) — D applies the repairs\n", style="bold")
+            for f in findings[:5]:
+                if isinstance(f, dict):
+                    out.append(f"  {inert(f.get('id'), 80)}\n", style="dim")
+        return out
+
+    def current_member(self) -> tuple[str, str] | None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        try:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        except Exception:  # noqa: BLE001
+            return None
+        scope, _, mode = (key or "").partition("\0")
+        return (scope, mode) if mode else None
+
+    # -- actions ----------------------------------------------------------------------------
+    def actions(self) -> CliActions:
+        return CliActions(self.row.project, self.app.ssh)  # type: ignore[attr-defined]
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+        self.app.call_after_refresh(self.app.redraw)  # type: ignore[attr-defined]
+
+    def action_console(self) -> None:
+        self.app.action_open_console(self.key)  # type: ignore[attr-defined]
+
+    def _refuse(self, title: str, exc: BaseException) -> None:
+        self.app.push_screen(Notice(title, f"{exc}\n\nNothing was changed."))
+
+    async def _call(self, title: str, call) -> tuple[bool, Any]:
+        """Run one CLI call off the event loop; a refusal is shown and returns (False, None)."""
+        self.busy = True
+        try:
+            return True, await asyncio.to_thread(call)
+        except ActionError as exc:
+            self._refuse(f"{title} refused", exc)
+            return False, None
+        finally:
+            self.busy = False
+
+    async def _preview_then_run(self, title: str, label: str, preview_call, run_call, done) -> None:
+        """Dry run → confirm (Cancel focused) → run."""
+        if self.busy:
+            self.notify("an action is still running", severity="warning")
+            return
+        ok, preview = await self._call(title, preview_call)
+        if not ok:
+            return
+
+        async def confirmed(yes: bool | None) -> None:
+            if yes:
+                ran, result = await self._call(title, run_call)
+                if ran:
+                    self.notify(done(result), timeout=5)
+
+        where = f" on {self.row.project.host}" if self.row.project.remote else ""
+        self.app.push_screen(ConfirmPlan(f"{title}{where}", preview, label), confirmed)
+
+    async def action_clear(self, everywhere: bool = False) -> None:
+        member = self.current_member()
+        if member is None:
+            self.notify("select a member first", severity="warning")
+            return
+        scope, mode = member
+        acts = self.actions()
+        where = "ROOT AND ALL SESSIONS" if everywhere else scope
+        await self._preview_then_run(
+            f"Clear {mode} in {where}", "Clear",
+            lambda: acts.clear(mode, scope, all_sessions=everywhere, dry_run=True),
+            lambda: acts.clear(mode, scope, all_sessions=everywhere),
+            lambda r: f"cleared {mode} ({where}); journal {inert(r.get('journal_id'), 40)}")
+
+    async def action_clear_all(self) -> None:
+        await self.action_clear(everywhere=True)
+
+    async def action_undo(self) -> None:
+        acts = self.actions()
+        holder: dict[str, Any] = {}
+
+        def preview() -> dict[str, Any]:
+            holder.update(acts.undo(dry_run=True))
+            return holder
+
+        await self._preview_then_run(
+            "Undo the last action", "Undo", preview, lambda: acts.undo(holder.get("undoes")),
+            lambda r: f"undone {inert(r.get('undoes') or holder.get('undoes'), 40)}: restored "
+                      f"{', '.join(inert(p, 80) for p in r.get('restored') or [])}")
+
+    async def action_doctor_fix(self) -> None:
+        acts = self.actions()
+        ids: list[str] = []
+
+        def preview() -> dict[str, Any]:
+            report = acts.doctor()
+            chosen = [f for f in report.get("findings") or [] if isinstance(f, dict) and f.get("plan")]
+            if not chosen:
+                raise ActionError("the doctor has no repair to apply")
+            ids.extend(str(f["id"]) for f in chosen)
+            changes = [c for f in chosen for c in (f["plan"].get("changes") or [])]
+            return {"changes": changes}
+
+        await self._preview_then_run(
+            "Apply the doctor's repairs", "Repair", preview, lambda: acts.doctor(fix=True, only=tuple(ids)),
+            lambda r: f"repaired {len((r.get('fix') or {}).get('applied') or [])} finding(s)")

@@ -1,0 +1,138 @@
+"""The journal is untrusted and may be huge: read newest first in bounded memory, rotated at a size limit,
+malformed lines skipped with a warning naming the line; undo of a task move also takes its transcript line back;
+temp files of a killed write are found and removed by the doctor."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rcs_tui.state import ops, tasks, txn
+from rcs_tui.state.journal import find_entry, load, undo
+from tests import statefix as sf
+from tests.conftest import tree_digest
+from tests.fixtures_tasks import make_task
+
+JOURNAL = ".rcs/logs/rcs-tui-journal.jsonl"
+
+
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    for m in ("forge", "team", "ultrawork"):
+        sf.mode(root, m, current_phase="executing")
+    sf.canonical(root, ["forge", "team", "ultrawork"])
+    return root
+
+
+@pytest.mark.parametrize("bad", ['{"id": "x1", "files": ["oops"]}', '{"id": "x2", "files": [{"path": null}]}',
+                                 '{"id": 7, "files": []}', "garbage \x00 here", '["a list"]',
+                                 '{"id": "x3", "files": [], "appends": [{"path": 1}]}'])
+def test_malformed_lines_are_skipped_with_a_warning_naming_the_line(tree, run_cli, bad):
+    ops.plan_clear(tree, "forge", ops.ROOT_SCOPE).run(tree)
+    journal = tree / JOURNAL
+    journal.write_bytes(journal.read_bytes() + bad.encode() + b"\n")
+    r = run_cli("journal", "--json", "--root", str(tree))
+    assert r.code == 0 and len(r.json["entries"]) == 1
+    assert r.json["warnings"] and "line 2" in r.json["warnings"][0], r.json
+    r = run_cli("journal", "--root", str(tree))
+    assert r.code == 0 and "line 2" in r.stderr
+    r = run_cli("doctor", "--json", "--root", str(tree))
+    assert any(f["kind"] == "journal-line" and "line 2" in f["message"] for f in r.json["findings"]), r.stdout
+    r = run_cli("undo", "--json", "--root", str(tree))
+    assert r.code == 0, r.stderr
+    assert (tree / ".rcs/state/forge-state.json").exists()
+
+
+def test_huge_journal_is_read_in_bounded_memory(tree):
+    """A 200 MB journal: `journal`, `undo --dry-run` and `doctor` stay far below its size in memory."""
+    ops.plan_clear(tree, "forge", ops.ROOT_SCOPE).run(tree)
+    journal = tree / JOURNAL
+    last = journal.read_bytes()
+    filler = json.dumps({"state": "done", "id": "old", "action": "x", "files": [], "pad": "p" * 1_000_000}) + "\n"
+    with open(journal, "wb") as fh:
+        for _ in range(200):
+            fh.write(filler.encode())
+        fh.write(last)
+    code = ("import resource, sys; from pathlib import Path; from rcs_tui.state.journal import find_entry, "
+            "find_interrupted, load; root = Path(sys.argv[1]);"
+            "load(root, 20); find_entry(root, None); find_interrupted(root);"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    peak_kb = int(subprocess.run([sys.executable, "-c", code, str(tree)], capture_output=True, text=True,
+                                 check=True).stdout)
+    assert peak_kb < 120_000, f"peak RSS {peak_kb} kB for a 200 MB journal"
+
+
+def test_rotation_keeps_undo_working_and_says_when_an_entry_is_gone(tree, monkeypatch):
+    monkeypatch.setattr(txn, "JOURNAL_ROTATE_BYTES", 1500)
+    tdir = make_task(tree, "t1", "codegen")
+    task_before = tree_digest(tdir)
+    first = tasks.apply_plan(tree, tasks.plan_override(tree, "t1", "review", "r", actor="op"), actor="op")
+    ids = [first["journal_id"]]
+    for mode in ("team", "ultrawork"):
+        ids.append(ops.plan_clear(tree, mode, ops.ROOT_SCOPE).run(tree)["journal_id"])
+    assert (tree / ".rcs/logs/rcs-tui-journal.1.jsonl").exists(), "the journal never rotated"
+    assert ids[0] not in (tree / JOURNAL).read_text()
+    undo(tree, ids[0])
+    assert tree_digest(tdir) == task_before
+    for _ in range(txn.JOURNAL_KEEP + 2):
+        sf.mode(tree, "forge", current_phase="executing")
+        sf.canonical(tree, ["forge"])
+        ops.plan_clear(tree, "forge", ops.ROOT_SCOPE).run(tree)
+    with pytest.raises(txn.TxnError) as err:
+        find_entry(tree, ids[1])
+    assert "rotates" in str(err.value) and ids[1] in str(err.value)
+    assert len(list((tree / ".rcs/logs").glob("rcs-tui-journal*.jsonl"))) <= txn.JOURNAL_KEEP + 1
+
+
+def test_undo_of_a_task_override_takes_the_transcript_line_back(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    tdir = make_task(root, "t1", "codegen")
+    before = tree_digest(tdir)
+    plan = tasks.plan_override(root, "t1", "review", "because", actor="op")
+    tasks.apply_plan(root, plan, actor="op")
+    assert tree_digest(tdir) != before
+    # the runtime appends its own line after ours; undo removes only ours
+    with open(tdir / "transcript.jsonl", "ab") as fh:
+        fh.write(b'{"actor": "runtime", "to": "review"}\n')
+    undo(root)
+    lines = (tdir / "transcript.jsonl").read_text().splitlines()
+    assert not any('"override"' in line for line in lines), lines
+    assert lines[-1] == '{"actor": "runtime", "to": "review"}'
+    assert json.loads((tdir / "state.json").read_text())["phase"] == "codegen"
+
+
+def test_undo_of_an_override_alone_restores_the_transcript_bytes(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    tdir = make_task(root, "t1", "codegen")
+    before = tree_digest(tdir)
+    tasks.apply_plan(root, tasks.plan_override(root, "t1", "review", "because", actor="op"), actor="op")
+    undo(root)
+    assert tree_digest(tdir) == before
+
+
+def test_doctor_removes_temp_files_left_by_a_killed_write(tree, run_cli):
+    leftover = tree / ".rcs/state/.forge-state.json.0123456789.rcs-tui.tmp"
+    leftover.write_bytes(b"half")
+    runtime_tmp = tree / ".rcs/state/.rt-5.tmp"
+    runtime_tmp.write_bytes(b"theirs")
+    r = run_cli("doctor", "--json", "--root", str(tree))
+    [f] = [f for f in r.json["findings"] if f["kind"] == "leftover-temp"]
+    assert leftover.name in f["message"]
+    r = run_cli("doctor", "--fix", "--json", "--root", str(tree))
+    assert not leftover.exists() and runtime_tmp.read_bytes() == b"theirs"
+    assert not [f for f in r.json["fix"]["failed"]], r.stdout
+
+
+def test_load_returns_newest_entries(tree):
+    for mode in ("forge", "team"):
+        ops.plan_clear(tree, mode, ops.ROOT_SCOPE).run(tree)
+    entries, warnings = load(Path(tree), limit=1)
+    assert [e["action"] for e in entries] == ["state clear team"] and warnings == []

@@ -1,0 +1,145 @@
+"""The config file (`rcs-tui config`, errors, precedence) and the versioned snapshot document (`--follow`)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+from pathlib import Path
+
+from tests.conftest import RCS_TUI
+from tests.statefix import canonical, mode
+
+
+def project(root: Path) -> Path:
+    mode(root, "forge", iteration=1, phase="execute")
+    canonical(root, ["forge"])
+    return root
+
+
+class TestConfig:
+    def test_defaults_and_where_each_setting_came_from(self, run_cli, tmp_path):
+        cfg = tmp_path / "config.toml"
+        cfg.write_text('theme = "nord"\nreadonly = true\nprojects = ["~/code/*"]\n[alerts]\nbell = false\n')
+        res = run_cli("config", "--json", env={"RCS_TUI_CONFIG": str(cfg), "RP1_DB": "/srv/rp1.db"})
+        assert res.code == 0, res.stderr
+        data = res.json
+        assert data["path"] == str(cfg) and data["exists"] is True
+        s = data["settings"]
+        assert s["theme"] == {"value": "nord", "source": "file"}
+        assert s["readonly"] == {"value": True, "source": "file"}
+        assert s["projects"] == {"value": ["~/code/*"], "source": "file"}
+        assert s["alerts.bell"] == {"value": False, "source": "file"}
+        assert s["alerts.min_interval"] == {"value": 30.0, "source": "default"}
+        assert s["rp1_db"] == {"value": "/srv/rp1.db", "source": "env RP1_DB"}
+        assert s["watch_seconds"] == {"value": 10.0, "source": "default"}
+
+    def test_xdg_location_and_locate_shows_it(self, run_cli, tmp_path):
+        xdg = tmp_path / "xdg"
+        (xdg / "rcs-tui").mkdir(parents=True)
+        (xdg / "rcs-tui" / "config.toml").write_text('hud_preset = "minimal"\n')
+        env = {"RCS_TUI_CONFIG": "", "XDG_CONFIG_HOME": str(xdg)}
+        res = run_cli("config", "--json", env=env)
+        assert res.json["settings"]["hud_preset"] == {"value": "minimal", "source": "file"}
+        root = project(tmp_path / "p")
+        loc = run_cli("locate", "--json", "--root", str(root), env=env)
+        assert loc.json["config"] == str(xdg / "rcs-tui" / "config.toml")
+
+    def test_unknown_key_names_file_key_and_known_keys(self, run_cli, tmp_path):
+        cfg = tmp_path / "config.toml"
+        cfg.write_text('themes = "nord"\n')
+        res = run_cli("config", env={"RCS_TUI_CONFIG": str(cfg)})
+        assert res.code == 1
+        assert res.error.startswith(f"{cfg}: themes: unknown key (known keys: theme, hud_preset, ")
+
+    def test_bad_value_names_what_is_allowed_for_every_command(self, run_cli, tmp_path):
+        cfg = tmp_path / "config.toml"
+        cfg.write_text('hud_preset = "huge"\n[alerts]\nkinds = ["waiting", "lunch"]\n')
+        root = project(tmp_path / "p")
+        for args in (["config"], ["hud", "--once", "--root", str(root)], ["snapshot", "--root", str(root)]):
+            res = run_cli(*args, env={"RCS_TUI_CONFIG": str(cfg)})
+            assert res.code == 1, args
+            assert "hud_preset: Input should be 'minimal', 'focused' or 'full'" in res.error
+            assert "alerts.kinds.1: Input should be 'waiting', 'failed', 'dead', 'stale' or 'resurrected'" in res.error
+            assert res.error.startswith(str(cfg))
+
+    def test_invalid_toml_is_an_error_not_a_traceback(self, run_cli, tmp_path):
+        cfg = tmp_path / "config.toml"
+        cfg.write_text("theme = \n")
+        res = run_cli("config", env={"RCS_TUI_CONFIG": str(cfg)})
+        assert res.code == 1 and res.error.startswith(f"{cfg}: invalid TOML: ")
+
+    def test_hud_once_takes_the_preset_from_the_file_and_the_flag_wins(self, run_cli, tmp_path):
+        root = project(tmp_path / "p")
+        cfg = tmp_path / "config.toml"
+        cfg.write_text('hud_preset = "minimal"\n')
+        env = {"RCS_TUI_CONFIG": str(cfg), "NO_COLOR": "1"}
+
+        def line(*extra: str, env=None) -> str:  # the relative age moves with the clock: leave it out
+            out = run_cli("hud", "--once", "--root", str(root), "--width", "200", *extra, env=env).stdout
+            return re.sub(r"updated \S+ ago", "", out)
+
+        plain = {"NO_COLOR": "1"}
+        minimal, full = line("--preset", "minimal", env=plain), line("--preset", "full", env=plain)
+        assert minimal != full
+        assert line(env=env) == minimal
+        assert line("--preset", "full", env=env) == full
+
+    def test_flags_beat_the_file(self, tmp_path, monkeypatch):
+        from rcs_tui.config.schema import load_settings
+
+        cfg = tmp_path / "config.toml"
+        cfg.write_text("readonly = true\nwatch_seconds = 3\n")
+        monkeypatch.setenv("RCS_TUI_CONFIG", str(cfg))
+        s = load_settings({"readonly": False, "watch_seconds": None})
+        assert s.readonly is False and s.sources["readonly"] == "flag"
+        assert s.watch_seconds == 3 and s.sources["watch_seconds"] == "file"
+
+
+class TestSnapshotDocument:
+    def test_has_version_and_the_sections_the_tui_shows(self, run_cli, tmp_path):
+        root = project(tmp_path / "p")
+        mode(root, "autopilot", active=False, lifecycle_outcome="askuserQuestion", question="go?")
+        doc = run_cli("snapshot", "--json", "--root", str(root)).json
+        assert doc["version"] == "1.0" and doc["kind"] == "snapshot" and doc["seq"] == 1
+        assert doc["active_set"] == ["forge"] and doc["health"] == {"live": 1}
+        for key in ("team", "tasks", "tasks_by_phase", "rp1", "doctor", "attention", "last_activity", "badges"):
+            assert key in doc
+        assert doc["attention"]["waiting"] == ["root/autopilot"]
+        assert doc["attention"]["running"] == ["root/forge"]
+        assert doc["rp1"]["counts"] == {"waiting": 0, "failed": 0, "running": 0}
+
+    def test_follow_streams_a_document_per_change_and_exits_when_stdin_closes(self, tmp_path):
+        root = project(tmp_path / "p")
+        proc = subprocess.Popen([RCS_TUI, "snapshot", "--json", "--follow", "--root", str(root)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            first = json.loads(proc.stdout.readline())
+            assert first["seq"] == 1 and first["version"] == "1.0" and first["active_set"] == ["forge"]
+            time.sleep(0.8)  # past the start-up re-read
+            mode(root, "team", phase="team-exec")
+            canonical(root, ["forge", "team"])
+            docs = [json.loads(proc.stdout.readline())]
+            while docs[-1]["active_set"] != ["forge", "team"]:
+                docs.append(json.loads(proc.stdout.readline()))
+            assert [d["seq"] for d in docs] == list(range(2, 2 + len(docs)))
+            assert len(docs) <= 2  # two writes, coalesced into one or two documents
+            proc.stdin.close()
+            assert proc.wait(10) == 0
+            assert proc.stderr.read() == ""
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+
+    def test_heartbeat_lines_when_quiet(self, tmp_path):
+        root = project(tmp_path / "p")
+        proc = subprocess.Popen([RCS_TUI, "snapshot", "--json", "--follow", "--heartbeat", "0.3", "--root", str(root)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            json.loads(proc.stdout.readline())
+            beat = json.loads(proc.stdout.readline())
+            assert beat == {"version": "1.0", "kind": "heartbeat", "seq": 1}
+        finally:
+            proc.stdin.close()
+            proc.wait(10)

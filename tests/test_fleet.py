@@ -1,0 +1,254 @@
+"""Local fleet: several projects, attention order, unreadable rows, alerts once per transition, the TUI."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from rcs_tui.fleet.alerts import AlertSettings, AlertTracker
+from rcs_tui.fleet.projects import ProjectSpecError, expand_projects, parse_project
+from rcs_tui.fleet.rows import Row
+from rcs_tui.ui.fleet.app import FleetApp
+from rcs_tui.views.snapshot_doc import SnapshotFeed, iso
+from tests.statefix import canonical, mode, write
+
+NOW = 1_795_000_000.0
+
+
+def waiting(root: Path) -> Path:
+    mode(root, "forge", phase="execute")
+    canonical(root, ["forge"])
+    mode(root, "autopilot", active=False, lifecycle_outcome="askuserQuestion", question="which db?")
+    return root
+
+
+def failed(root: Path) -> Path:
+    mode(root, "ultrawork", active=False, lifecycle_outcome="failed")
+    return root
+
+
+def stale(root: Path) -> Path:
+    mode(root, "forge", phase="execute")
+    canonical(root, ["forge", "team"])
+    return root
+
+
+def running(root: Path) -> Path:
+    mode(root, "forge", phase="execute")
+    canonical(root, ["forge"])
+    return root
+
+
+def idle(root: Path) -> Path:
+    (root / ".rcs" / "state").mkdir(parents=True)
+    return root
+
+
+def fleet_dir(tmp_path: Path) -> Path:
+    base = tmp_path / "code"
+    for name, build in (("api", waiting), ("billing", failed), ("docs", stale), ("web", running), ("notes", idle)):
+        build(base / name)
+    (base / "not-a-project").mkdir()
+    return base
+
+
+async def until(predicate, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.02)
+
+
+class TestProjects:
+    def test_glob_keeps_only_directories_with_rcs(self, tmp_path):
+        base = fleet_dir(tmp_path)
+        found, problems = expand_projects([f"{base}/*", str(base / "web")])
+        assert problems == []
+        assert [p.name for p in found] == ["api", "billing", "docs", "notes", "web"]
+
+    @pytest.mark.parametrize("spec,host,user,port,path", [
+        ("ssh://devbox/home/me/work/web", "devbox", None, None, "/home/me/work/web"),
+        ("ssh://me@build-box:2222/work/x", "build-box", "me", 2222, "/work/x"),
+        ("ssh://DevBox/~/proj", "DevBox", None, None, "~/proj"),
+    ])
+    def test_ssh_urls(self, spec, host, user, port, path):
+        p = parse_project(spec)
+        assert (p.host, p.user, p.port, p.path, p.remote) == (host, user, port, path, True)
+
+    @pytest.mark.parametrize("spec,message", [
+        ("ssh:///path", "no usable host name"), ("ssh://host", "no project path"),
+        ("http://host/x", "only local paths and ssh://"), ("ssh://host:99999/x", "bad port"),
+    ])
+    def test_bad_specs_say_why(self, spec, message):
+        with pytest.raises(ProjectSpecError, match=message):
+            parse_project(spec)
+
+
+class TestOnce:
+    def test_line_names_the_projects_that_need_you(self, run_cli, tmp_path):
+        base = fleet_dir(tmp_path)
+        res = run_cli("fleet", "--once", "--project", f"{base}/*", "--project", str(base / "not-a-project"))
+        assert res.code == 0, res.stderr
+        assert res.stdout == ("fleet: 4 of 6 need you: api (1 waiting), billing (1 failed), docs (1 stale), "
+                              f"not-a-project (no .rcs/ in {base / 'not-a-project'})\n")
+
+    def test_json_is_sorted_by_attention_and_projects_come_from_the_config(self, run_cli, tmp_path):
+        base = fleet_dir(tmp_path)
+        cfg = tmp_path / "config.toml"
+        cfg.write_text(f'projects = ["{base}/*"]\n')
+        res = run_cli("fleet", "--once", "--json", env={"RCS_TUI_CONFIG": str(cfg)})
+        assert res.code == 0, res.stderr
+        assert [(r["name"], r["state"], r["needs_you"]) for r in res.json] == [
+            ("api", "waiting", True), ("billing", "failed", True), ("docs", "trouble", True),
+            ("web", "running", False), ("notes", "idle", False)]
+        assert res.json[0]["attention"]["waiting"] == ["root/autopilot"]
+        assert res.json[2]["attention"]["stale"] == ["root/team"]
+
+    def test_no_projects_is_an_error_that_says_where_to_add_them(self, run_cli, tmp_path):
+        res = run_cli("fleet", "--once")
+        assert res.code == 1 and res.error.startswith("no projects: add projects = [...] to ")
+
+    def test_bad_project_url_is_an_error(self, run_cli):
+        res = run_cli("fleet", "--once", "--project", "ftp://x/y")
+        assert res.code == 1 and "only local paths and ssh://HOST/PATH URLs are supported" in res.error
+
+
+def row_with(attention: dict[str, list[str]], name: str = "api") -> Row:
+    row = Row(parse_project(f"/srv/{name}"))
+    row.take({"version": "1.0", "kind": "snapshot", "attention": attention}, NOW)
+    return row
+
+
+class TestAlerts:
+    def test_each_transition_alerts_once(self):
+        clock = [NOW]
+        tracker = AlertTracker(AlertSettings(min_interval=0), clock=lambda: clock[0])
+        assert tracker.observe(row_with({"waiting": ["root/autopilot"]})) == []  # the first look is the baseline
+        assert tracker.observe(row_with({"waiting": ["root/autopilot"]})) == []
+        fresh = tracker.observe(row_with({"waiting": ["root/autopilot"], "dead": ["team/worker-1"],
+                                          "stale": ["root/team"], "failed": ["s1/forge"]}))
+        assert sorted((a.kind, a.member) for a in fresh) == [
+            ("dead", "team/worker-1"), ("failed", "s1/forge"), ("stale", "root/team")]
+        assert tracker.observe(row_with({"waiting": ["root/autopilot"], "dead": ["team/worker-1"],
+                                         "stale": ["root/team"], "failed": ["s1/forge"]})) == []
+        assert tracker.observe(row_with({})) == []  # something stopped needing you: no alert
+        again = tracker.observe(row_with({"waiting": ["root/autopilot"], "resurrected": ["root/forge"]}))
+        assert sorted((a.kind, a.member) for a in again) == [("resurrected", "root/forge"),
+                                                            ("waiting", "root/autopilot")]
+        assert len(tracker.alerts) == 5
+
+    def test_rate_limited_per_project_but_listed(self):
+        clock = [NOW]
+        rang = []
+        tracker = AlertTracker(AlertSettings(min_interval=30), bell=lambda: rang.append(1), clock=lambda: clock[0])
+        tracker.observe(row_with({}))
+        first = tracker.observe(row_with({"waiting": ["root/a"]}))
+        clock[0] += 5
+        second = tracker.observe(row_with({"waiting": ["root/a", "root/b"]}))
+        clock[0] += 30
+        third = tracker.observe(row_with({"waiting": ["root/a", "root/b", "root/c"]}))
+        assert [a.sent for a in first + second + third] == [True, False, True]
+        assert len(rang) == 2
+        assert tracker.observe(row_with({}, name="other")) == []  # another project has its own baseline
+
+    def test_kinds_not_chosen_are_not_alerts(self):
+        tracker = AlertTracker(AlertSettings(kinds=("waiting",), min_interval=0), clock=lambda: NOW)
+        tracker.observe(row_with({}))
+        assert tracker.observe(row_with({"dead": ["t/w1"]})) == []
+
+    def test_command_gets_project_kind_and_member(self, tmp_path):
+        out = tmp_path / "alert.txt"
+        fields = '"$RCS_ALERT_PROJECT" "$RCS_ALERT_KIND" "$RCS_ALERT_MEMBER" "$RCS_ALERT_HOST"'
+        cmd = f'printf "%s|%s|%s|%s" {fields} > {out}'
+        tracker = AlertTracker(AlertSettings(command=cmd, bell=False, min_interval=0), clock=lambda: NOW)
+        tracker.observe(row_with({}))
+        tracker.observe(row_with({"waiting": ["root/\x1b[31mautopilot"]}))
+        assert out.read_text() == "api|waiting|root/autopilot|local"
+
+
+class TestFleetApp:
+    async def test_rows_follow_local_changes_and_a_new_waiting_member_alerts_once(self, tmp_path):
+        base = fleet_dir(tmp_path)
+        found, _ = expand_projects([f"{base}/*"])
+        log = tmp_path / "alerts.log"
+        settings = AlertSettings(command=f'echo "$RCS_ALERT_PROJECT $RCS_ALERT_KIND $RCS_ALERT_MEMBER" >> {log}',
+                                 bell=False, min_interval=0)
+        app = FleetApp(found, alerts=settings)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await until(lambda: all(r.doc is not None for r in app.rows.values()))
+            await pilot.pause(0.7)  # past the start-up re-read
+            from textual.widgets import DataTable
+
+            table = app.screen.query_one("#fleet-table", DataTable)
+            order = [str(table.coordinate_to_cell_key((i, 0)).row_key.value) for i in range(table.row_count)]
+            assert [Path(k).name for k in order] == ["api", "billing", "docs", "web", "notes"]
+            web = str(base / "web")
+            mode(base / "web", "autopilot", active=False, lifecycle_outcome="askuserQuestion")
+            await until(lambda: app.rows[web].rank == 0)
+            await until(lambda: log.exists() and log.read_text() == "web waiting root/autopilot\n")
+            await pilot.pause(0.1)
+            order = [str(table.coordinate_to_cell_key((i, 0)).row_key.value) for i in range(table.row_count)]
+            assert [Path(k).name for k in order][:2] == ["api", "web"]  # waiting rows first, by name
+            write(base / "web" / ".rcs" / "state" / "forge-state.json", {"active": True, "current_phase": "verify"})
+            await until(lambda: app.rows[web].doc["scopes"][0]["modes"]["forge"]["phase"] == "verify")
+            await pilot.pause(0.2)
+            assert log.read_text() == "web waiting root/autopilot\n"  # no repeat on an unrelated change
+            await pilot.press("2")
+            alerts = app.screen.query_one("#alerts-table", DataTable)
+            assert alerts.row_count == 1
+            assert [str(c) for c in alerts.get_row_at(0)][1:5] == ["web", "local", "waiting", "root/autopilot"]
+
+    async def test_filter_and_console_commands(self, tmp_path):
+        base = fleet_dir(tmp_path)
+        found, _ = expand_projects([f"{base}/*", "ssh://me@devbox:2222/srv/app"])
+        app = FleetApp(found, live=False)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.press("slash", "b", "i", "l")
+            await pilot.pause()
+            from textual.widgets import DataTable
+
+            table = app.screen.query_one("#fleet-table", DataTable)
+            assert table.row_count == 1
+            await pilot.press("escape")
+            await pilot.pause()
+            assert table.row_count == 6
+        local = app.console_argv(parse_project(str(base / "web")))
+        assert local[-3:] == ["console", "--root", str(base / "web")]
+        remote = app.console_argv(parse_project("ssh://me@devbox:2222/srv/app"))
+        assert remote[:2] == ["ssh", "-t"] and "-T" not in remote
+        assert remote[-3:] == ["me@devbox", "--", "rcs-tui console --root /srv/app"]
+
+
+def snapshot_app(tmp_path: Path) -> FleetApp:
+    """The fleet with fixed documents and clock (no watcher): what the snapshot tests draw."""
+    base = fleet_dir(tmp_path)
+    found, _ = expand_projects([f"{base}/*", "ssh://devbox/home/me/work/web", "ssh://me@build-box:2222/work/x"])
+    app = FleetApp(found, live=False, clock=lambda: NOW)
+    for i, project in enumerate(found):
+        row = app.rows[project.key]
+        if project.host == "devbox":
+            row.fail("unreachable: ssh: connect to host devbox port 22: Connection refused", NOW - 125)
+            continue
+        root = base / "api" if project.remote else Path(project.path)
+        doc = SnapshotFeed(root, clock=lambda: NOW).document()
+        doc["last_activity"] = iso(NOW - 60 * (i + 1))
+        row.take(doc, NOW)
+    return app
+
+
+class TestSnapshots:
+    def test_fleet_120x36(self, tmp_path, snap_compare):
+        assert snap_compare(snapshot_app(tmp_path), terminal_size=(120, 36))
+
+    def test_fleet_80x24(self, tmp_path, snap_compare):
+        assert snap_compare(snapshot_app(tmp_path), terminal_size=(80, 24))
+
+    def test_project_view_80x24(self, tmp_path, snap_compare):
+        assert snap_compare(snapshot_app(tmp_path), terminal_size=(80, 24), press=["j", "i"])  # build-box
+
+    def test_help_80x24(self, tmp_path, snap_compare):
+        assert snap_compare(snapshot_app(tmp_path), terminal_size=(80, 30), press=["question_mark"])
