@@ -26,7 +26,7 @@ def test_pids_that_do_not_fit_a_c_int(tmp_path, run_cli):
     for args in (["doctor"], ["hud", "--once"], ["hud", "--once", "--json"], ["snapshot", "--json"], ["locate"],
                  ["state", "list-active", "--json"]):
         res = run_cli(*args, "--root", str(root), timeout=30)
-        assert res.code == 0, (args, res.stderr)
+        assert res.code == (3 if args[0] == "doctor" else 0), (args, res.stderr)  # doctor: 3 = findings remain
     doctor = run_cli("doctor", "--json", "--root", str(root)).json
     messages = {f["id"]: f["message"] for f in doctor["findings"]}
     assert messages["dead-worker:alpha:w1"] == (f"team alpha worker w1 has a dead heartbeat (pid {HUGE} is not "

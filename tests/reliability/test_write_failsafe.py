@@ -154,7 +154,7 @@ def test_failed_rollback_leaves_an_interrupted_entry_naming_files(all_sessions_t
     monkeypatch.undo()
     [entry], _ = find_interrupted(root)
     proc = cli(root, "doctor", "--fix", "--json")
-    assert proc.returncode in (0, 1), proc.stderr
+    assert proc.returncode in (0, 1, 3), proc.stderr  # doctor: 3 while findings remain
     assert tree_digest(root / ".rcs/state") == before, proc.stdout
     assert find_interrupted(root)[0] == []
 
