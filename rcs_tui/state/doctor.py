@@ -63,6 +63,9 @@ def _state_findings(snap: Snapshot) -> list[Finding]:
         res = snap.resolution if sid == snap.session_id else Resolution(sid, "explicit", snap.resolution.pointer)
         members = compute_members(layout, res, snap.root_scope, snap.sessions)
         current = sid == snap.session_id
+        # A stale-dead session.json still names the session the operator was in: its root survivors
+        # resurrect modes there as soon as the session is current again, so they are findings too.
+        pointed = snap.resolution.pointer.stale_dead and sid is not None and sid == snap.resolution.pointer.session_id
         for m in members:
             where = _scope_name(m.scope)
             fid = f"{m.health}:{where}:{m.mode}"
@@ -81,7 +84,7 @@ def _state_findings(snap: Snapshot) -> list[Finding]:
                                    f"{m.mode} has an active mode file in {where} that no canonical entry lists",
                                    "clear the orphaned mode file",
                                    lambda mode=m.mode, t=target: plan_clear(snap.root, mode, t)))
-            elif m.health == "root-survivor" and (current or sid is None):
+            elif m.health == "root-survivor" and (current or sid is None or pointed):
                 seen.add(fid)
                 out.append(Finding(fid, "root-survivor", "error", "root", m.mode,
                                    f"root {m.mode}-state.json is still active ({m.reason}); it can resurrect "
