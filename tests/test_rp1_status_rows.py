@@ -116,3 +116,34 @@ def test_filtered_feed_uses_the_same_statuses(tmp_path):
         assert feed.total == sum(1 for s in full.values() if s == status)
         assert {r.run.id for r in feed.runs} == {rid for rid, s in full.items() if s == status}
         assert all(r.status == status for r in feed.runs)
+
+
+def test_payload_shapes_and_odd_cells_agree_with_full_projection(tmp_path):
+    """Payloads whose status is missing, null, a number, or not an object read as "no status" on both
+    paths; a row the grouping cannot read like Python (a blob step, a blob time) sends its run to
+    the full path; a later no-status row does not hide an earlier status of the same step."""
+    db = create_db(tmp_path / "rp1.db")
+    with Rp1Writer(db, clock=FakeClock()) as w:
+        shapes = {"number": '{"status": 3}', "null": '{"status": null}', "array": "[1, 2]", "none": None,
+                  "empty-object": "{}", "nested": '{"status": {"status": "failed"}}'}
+        for name, payload in shapes.items():
+            r = w.start_run("build-fast", project_path=PROJECT, run_id=f"shape-{name}")
+            w.step(r, "plan", "completed")
+            w.step(r, "build", "failed" if name == "nested" else "running")
+            w.conn.execute("INSERT INTO events (run_id, type, step, data, created_at) VALUES"
+                           " (?, 'status_change', 'build', ?, '2026-11-26T00:00:00.000Z')", (r, payload))
+        r = w.start_run("build-fast", project_path=PROJECT, run_id="blob-step")
+        w.step(r, "plan")
+        w.conn.execute("INSERT INTO events (run_id, type, step, data, created_at) VALUES"
+                       " (?, 'status_change', CAST('plan' AS BLOB), '{\"status\": \"failed\"}', 'x')", (r,))
+        r = w.start_run("build-fast", project_path=PROJECT, run_id="blob-time")
+        w.step(r, "plan", "failed")
+        w.conn.execute("INSERT INTO events (run_id, type, step, data, created_at) VALUES"
+                       " (?, 'status_change', 'plan', '{\"status\": \"completed\"}', X'31')", (r,))
+    full = full_statuses(db)
+    rows, odd = Rp1Db(db).status_rows(None)
+    assert odd == {"blob-step", "blob-time"}
+    assert {rid: project(rows[rid]).status for rid in full if rid not in odd} == {
+        rid: s for rid, s in full.items() if rid not in odd}
+    assert full["shape-number"] == full["shape-null"] == full["shape-none"] == "running"
+    assert full["shape-nested"] == "failed" and full["blob-time"] == "completed"

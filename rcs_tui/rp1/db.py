@@ -26,6 +26,13 @@ from rcs_tui.state.io import read_bounded
 T = TypeVar("T")
 SQLITE_MAGIC = b"SQLite format 3\x00"
 PROJECT_ID_FILE = Path(".rp1") / "project_id"
+# What `status_rows` groups by besides run and step, indexed by the kind number its SQL computes:
+# waiting_for_user (4) or status_change (0), plus 2 for a unit row, plus 1 for a set status. A unit
+# row's unit stands in as "1": the status only asks whether there is one.
+_KINDS: dict[int, tuple[str, str | None]] = {
+    kind + unit * 2 + has_status: (type_, "1" if unit else None)
+    for kind, type_ in ((0, "status_change"), (4, "waiting_for_user"))
+    for unit in (0, 1) for has_status in ((0, 1) if type_ == "status_change" else (0,))}
 
 
 def default_db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -340,18 +347,23 @@ class Rp1Db:
         return self.read(q, {})
 
     def status_rows(self, scope: Scope | None = None) -> tuple[dict[str, list[StatusRow]], set[str]]:
-        """Per run, the few rows its status depends on, in one narrow aggregate query.
+        """Per run, the few rows its status depends on, from one grouped pass over the events table.
 
         Within each run and step, rows of the same kind (`type`, unit or not, status set or not) stand
         in for each other in `project`: only the latest one (by id) can change the result, because the
         status reads the last status per step, the latest run-level row, the latest activity, and
-        whether a newer row clears a prompt. So SQL keeps the latest of each kind (the status via
-        `json_extract`, the payload never leaves SQLite) and `project` derives the status from these as
-        it would from every row. Runs this cannot answer exactly come back in the second set: project
-        those from full events instead. They are runs with a row SQL and Python could read differently
-        (payload not valid JSON text, a non-text step/unit/time, a negative id), and runs without a
-        plain step row, whose status comes from their units one by one (rare, and kept out of the
-        aggregate so it stays one group per run and step).
+        whether a newer row clears a prompt. So SQL keeps the latest row of each kind and `project`
+        derives the status from these as it would from every row.
+
+        Cost: one sequential scan of `events` (not the `(run_id, step)` index, whose row lookups land
+        all over the file), each payload's status read once, one grouping by small keys (`MAX(id)` per
+        run, step and kind: nothing formatted, concatenated or split), then a primary-key lookup of each
+        group's latest row. The payload never leaves SQLite.
+
+        Runs this cannot answer exactly come back in the second set: project those from full events
+        instead. They are runs with a row SQL and Python could read differently (payload not valid
+        JSON text, a non-text step/unit/time), and runs without a plain step row, whose status comes
+        from their units one by one (rare, and kept out of the grouping so it stays small).
         """
         def q(conn: sqlite3.Connection, schema: Schema) -> tuple[dict[str, list[StatusRow]], set[str]]:
             if not (schema.has("events", "data") and schema.has("events", "created_at")):
@@ -360,48 +372,38 @@ class Rp1Db:
             where, params = self._scope_sql(schema, scope)
             in_scope = f" AND run_id IN (SELECT r.id FROM runs r{where})" if scope is not None else ""
             types = ", ".join(f"'{t}'" for t in STATUS_EVENT_TYPES)
-            status = ("CASE WHEN json_valid(data) AND json_type(data, '$.status') = 'text'"
-                      " THEN json_extract(data, '$.status') END")
-            key = "printf('%020d', id) || char(0) || ifnull(created_at, '')"
-            kinds: list[str] = []  # one MAX per kind of row; `shapes` says what each stands for
-            shapes: list[tuple[str, str | None]] = []
-            for type_ in STATUS_EVENT_TYPES:
-                for unit, unit_sql in ((None, "ifnull(unit, '') = ''"), ("1", "ifnull(unit, '') <> ''")):
-                    if type_ == "status_change":  # a set status and an unset one are different kinds
-                        kinds.append(f"MAX(CASE WHEN type = '{type_}' AND {unit_sql} AND ifnull(st, '') <> ''"
-                                     f" THEN k || char(0) || st END)")
-                        kinds.append(f"MAX(CASE WHEN type = '{type_}' AND {unit_sql} AND ifnull(st, '') = ''"
-                                     f" THEN k END)")
-                        shapes += [(type_, unit), (type_, unit)]
-                    else:
-                        kinds.append(f"MAX(CASE WHEN type = '{type_}' AND {unit_sql} THEN k END)")
-                        shapes.append((type_, unit))
-            odd = ("MAX(typeof(data) NOT IN ('text', 'null') OR NOT ifnull(json_valid(data), 1)"
-                   " OR typeof(step) NOT IN ('text', 'null') OR typeof(unit) NOT IN ('text', 'null')"
-                   " OR typeof(created_at) NOT IN ('text', 'null') OR instr(created_at, char(0)) > 0 OR id < 0)")
-            sql = (f"SELECT run_id, step, {odd}, {', '.join(kinds)} FROM"
-                   f" (SELECT run_id, {col['step']} AS step, {col['unit']} AS unit, type, data, created_at, id,"
-                   f" {status} AS st, {key} AS k FROM events"
-                   f" WHERE +type IN ({types}){in_scope})"
-                   f" GROUP BY run_id, step")
+            # The kind of a row as a small number: -1 for a row SQL and Python could read differently
+            # (a non-text cell, a payload that is not valid JSON), else a key of `_KINDS`. The payload is
+            # parsed only where the kind needs it, and CASE stops at the first arm that holds.
+            base = f"(type = '{STATUS_EVENT_TYPES[1]}') * 4 + (ifnull({col['unit']}, '') <> '') * 2"
+            kind = (f"CASE WHEN typeof({col['step']}) NOT IN ('text', 'null')"
+                    f" OR typeof({col['unit']}) NOT IN ('text', 'null') OR typeof(created_at) NOT IN ('text', 'null')"
+                    f" OR typeof(data) NOT IN ('text', 'null') THEN -1"
+                    f" WHEN data IS NULL THEN {base} WHEN NOT json_valid(data) THEN -1"
+                    f" ELSE {base} + (type = '{STATUS_EVENT_TYPES[0]}' AND ifnull(json_type(data, '$.status') = 'text'"
+                    f" AND json_extract(data, '$.status') <> '', 0)) END")
+            status = ("CASE WHEN json_valid(e.data) AND json_type(e.data, '$.status') = 'text'"
+                      " THEN json_extract(e.data, '$.status') END")
+            # Grouping carries only run, step, kind and id; the winners' time and status are read after,
+            # by primary key, so no payload goes through the sort.
+            sql = (f"SELECT g.run_id, g.step, g.k, g.id, e.created_at, {status} FROM"
+                   f" (SELECT run_id, {col['step']} AS step, {kind} AS k, MAX(id) AS id FROM events NOT INDEXED"
+                   f" WHERE +type IN ({types}){in_scope} GROUP BY run_id, step, k) g"
+                   f" JOIN events e ON e.id = g.id")
             out: dict[str, list[StatusRow]] = {}
             odd_runs: set[str] = set()
             plain_runs: set[str] = set()
-            for row in conn.execute(sql, params):
-                run_id = _s(row[0]) or ""
-                if row[2]:
+            for run, step, k, eid, created, st in conn.execute(sql, params):
+                run_id = _s(run) or ""
+                if k < 0:
                     odd_runs.add(run_id)
                     continue
-                step = _s(row[1]) or None
-                rows = out.setdefault(run_id, [])
-                for (type_, unit), cell in zip(shapes, row[3:], strict=True):
-                    if cell is None:
-                        continue
-                    eid, created, *st = cell.split("\0", 2)
-                    sr = StatusRow(int(eid), run_id, type_, step, unit, st[0] if st else None, created)
-                    rows.append(sr)
-                    if sr.is_workflow_row and sr.status:
-                        plain_runs.add(run_id)
+                type_, unit = _KINDS[k]
+                sr = StatusRow(int(eid), run_id, type_, _s(step) or None, unit, _s(st) if k & 1 else None,
+                               _s(created) or "")
+                out.setdefault(run_id, []).append(sr)
+                if sr.is_workflow_row and sr.status:
+                    plain_runs.add(run_id)
             odd_runs.update(run for run in out if run not in plain_runs)
             return {run: rows for run, rows in out.items() if run not in odd_runs}, odd_runs
         return self.read(q, ({}, set()))
