@@ -69,6 +69,7 @@ class SnapshotFeed:
         self._rp1: dict[str, Any] | None = None
         self._doctor: dict[str, Any] | None = None
         self._scopes: dict[int, Any] = {}
+        self._findings: dict[Any, Any] = {}  # per-scope doctor findings, reused while a scope is unchanged
         self.seq = 0
 
     @property
@@ -138,7 +139,7 @@ class SnapshotFeed:
         from rcs_tui.state.doctor import snapshot_findings
 
         try:
-            findings = [f.as_json() for f in snapshot_findings(world.snapshot)]
+            findings = [f.as_json() for f in snapshot_findings(world.snapshot, self._findings)]
         except Exception as exc:  # noqa: BLE001 - a damaged tree must not stop the stream
             return {"count": None, "findings": [], "error": f"{type(exc).__name__}: {exc}"}
         findings += _dead_worker_findings(world)
