@@ -252,3 +252,94 @@ class TestSnapshots:
 
     def test_help_80x24(self, tmp_path, snap_compare):
         assert snap_compare(snapshot_app(tmp_path), terminal_size=(80, 30), press=["question_mark"])
+
+
+async def open_override_form(app: FleetApp, pilot, project_open: bool = False) -> None:
+    from rcs_tui.ui.fleet.override import TaskOverrideForm
+    from rcs_tui.ui.fleet.project import ProjectScreen
+
+    await pilot.pause()
+    if not project_open:
+        await pilot.press("i")
+        await until(lambda: isinstance(app.screen, ProjectScreen))
+    await pilot.press("o")
+    await until(lambda: isinstance(app.screen, TaskOverrideForm))
+    await pilot.pause()
+
+
+class TestTaskOverride:
+    async def test_override_needs_a_reason_confirms_on_cancel_and_runs_through_the_cli(self, tmp_path):
+        import json
+
+        from textual.widgets import Button, Input
+
+        from rcs_tui.state.journal import read_journal
+        from rcs_tui.ui.console.confirm import ConfirmPlan
+        from tests.fixtures_tasks import make_task
+
+        root = running(tmp_path / "api")
+        tdir = make_task(root, "t1", phase="codegen")
+        make_task(root, "t0", phase="done")
+        before = (tdir / "state.json").read_bytes()
+        found, _ = expand_projects([str(root)])
+        app = FleetApp(found, live=False)
+        app.rows[found[0].key].take(SnapshotFeed(root).document(), time.time())
+        async with app.run_test(size=(120, 36)) as pilot:
+            await open_override_form(app, pilot)
+            form = app.screen
+            assert [t for t, _ in form.tasks] == ["t1", "t0"]  # open tasks first
+            await pilot.press("enter", *"test", "enter")
+            assert form.query_one("#apply", Button).disabled  # no reason yet
+            form.query_one("#override-reason", Input).value = "review done by hand"
+            await pilot.pause()
+            assert not form.query_one("#apply", Button).disabled
+
+            async def confirm_screen() -> ConfirmPlan:
+                form.query_one("#apply", Button).press()
+                await until(lambda: isinstance(app.screen, ConfirmPlan))
+                await pilot.pause()
+                return app.screen  # type: ignore[return-value]
+
+            confirm = await confirm_screen()
+            assert app.focused is confirm.query_one("#cancel", Button)
+            assert "phase codegen → test" in str(confirm.query_one("#plan-text").render())
+            await pilot.press("enter")  # Cancel has the focus: nothing is written
+            await pilot.pause(0.2)
+            assert (tdir / "state.json").read_bytes() == before
+
+            await open_override_form(app, pilot, project_open=True)
+            form = app.screen
+            await pilot.press("enter", *"test")
+            form.query_one("#override-reason", Input).value = "review done by hand"
+            await pilot.pause()
+            await confirm_screen()
+            await pilot.press("y")
+            await until(lambda: json.loads((tdir / "state.json").read_text())["phase"] == "test")
+            entry = read_journal(root)[-1]
+            assert entry["action"] == "task override" and entry["complete"]
+            line = json.loads((tdir / "transcript.jsonl").read_text().splitlines()[-1])
+            assert (line["from"], line["to"], line["reason"]) == ("codegen", "test", "review done by hand")
+
+    async def test_an_unreachable_phase_is_refused_with_the_cli_reason(self, tmp_path):
+        from textual.widgets import Button, Input
+
+        from rcs_tui.ui.console.notice import Notice
+        from tests.fixtures_tasks import make_task
+
+        root = running(tmp_path / "api")
+        tdir = make_task(root, "t1", phase="codegen")
+        before = (tdir / "state.json").read_bytes()
+        found, _ = expand_projects([str(root)])
+        app = FleetApp(found, live=False)
+        app.rows[found[0].key].take(SnapshotFeed(root).document(), time.time())
+        async with app.run_test(size=(120, 36)) as pilot:
+            await open_override_form(app, pilot)
+            form = app.screen
+            await pilot.press("enter", *"nowhere")
+            form.query_one("#override-reason", Input).value = "because"
+            await pilot.pause()
+            form.query_one("#apply", Button).press()
+            await until(lambda: isinstance(app.screen, Notice))
+            body = app.screen.body  # type: ignore[attr-defined]
+            assert "nowhere" in body and body.endswith("Nothing was changed.")
+        assert (tdir / "state.json").read_bytes() == before
