@@ -141,6 +141,28 @@ class TestAlerts:
                                                             ("waiting", "root/autopilot")]
         assert len(tracker.alerts) == 5
 
+    def test_a_partial_first_look_is_not_the_baseline(self, tmp_path):
+        """Sessions a quick first look did not read yet are not announced as new when the full read lands."""
+        root = idle(tmp_path / "api")
+        mode(root, "forge", session="s7", active=False, lifecycle_outcome="askuserQuestion")
+        tracker = AlertTracker(AlertSettings(min_interval=0))
+        feed = SnapshotFeed(root)
+        row = Row(parse_project(str(root)))
+        row.take(feed.first_look(), NOW)
+        assert row.doc["partial"] is True and row.attention["waiting"] == []
+        assert tracker.observe(row) == []
+        row.take(feed.document(), NOW)
+        assert "partial" not in row.doc and row.attention["waiting"] == ["s7/forge"]
+        assert tracker.observe(row) == []  # already waiting when the fleet started: on screen, not announced
+        changed = mode(root, "ultrawork", session="s7", active=False, lifecycle_outcome="askuserQuestion")
+        row.take(feed.document([changed]), NOW)
+        assert [(a.kind, a.member) for a in tracker.observe(row)] == [("waiting", "s7/ultrawork")]
+
+    def test_a_remote_cannot_claim_a_partial_document(self):
+        row = Row(parse_project("ssh://devbox/srv/api"))
+        row.take({"version": "1.0", "kind": "snapshot", "partial": True, "attention": {}}, NOW)
+        assert "partial" not in row.doc
+
     def test_rate_limited_per_project_but_listed(self):
         clock = [NOW]
         rang = []

@@ -120,7 +120,8 @@ class FleetHub:
                 self._fail(row, problem)
             else:
                 try:
-                    async for doc in follow_documents(SnapshotFeed(root), poll=self.poll, gate=self._readers):
+                    async for doc in follow_documents(SnapshotFeed(root), poll=self.poll, gate=self._readers,
+                                                      first_look=True):
                         self._take(row, doc)
                         delay = 1.0
                 except asyncio.CancelledError:

@@ -59,6 +59,8 @@ class Row:
             self.fail(f"no .rcs/ in {self.project.path}", now)
             self.doc, self.attention = None, {}
             return
+        if self.project.remote:
+            doc.pop("partial", None)  # only this process makes partial documents; a host cannot claim one
         self.doc = doc
         raw = doc.get("attention") if isinstance(doc.get("attention"), dict) else {}
         self.attention = {k: [inert(v, 120) for v in raw.get(k, []) if isinstance(v, str)][:200]

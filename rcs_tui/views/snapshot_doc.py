@@ -83,11 +83,28 @@ class SnapshotFeed:
         doc["seq"] = self.seq
         return doc
 
+    def first_look(self) -> dict[str, Any]:
+        """A quick first document from the root and the current session only (the other sessions are read by
+        the next `document()`), marked `"partial": true` and without a sequence number: what a fleet row shows
+        while the full reads of many projects queue up. A partial document never leaves this process."""
+        world = self.loader.load(defer=("state",))
+        self._rp1 = self._rp1_json()
+        self._doctor = self._doctor_json(world)
+        doc = self._build(world)
+        doc["partial"] = True
+        return doc
+
     def build(self, changed: Iterable[Path] | None = None) -> dict[str, Any]:
         """A full document without a sequence number; `changed` (paths) limits the re-reading to their sections."""
         paths = None if changed is None else list(changed)
         sections = self.loader.sections_for(paths) if paths is not None else None
-        world = self.loader.load(paths)
+        if self.loader.deferred:  # after first_look(): the full read (it sees every change so far)
+            world = self.loader.world
+            while self.loader.deferred:
+                world = self.loader.load_deferred() or world
+            sections = None
+        else:
+            world = self.loader.load(paths)
         if sections is None or "rp1" in sections or self._rp1 is None:
             self._rp1 = self._rp1_json()
         if sections is None or sections & {"state", "team"} or self._doctor is None:
@@ -241,13 +258,14 @@ def same_content(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 
 async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_after: float = 0.5,
-                           gate: Any = None):
+                           gate: Any = None, first_look: bool = False):
     """The first document, then one per batch of changes the watcher sees (what arrives meanwhile is merged).
 
     The watcher needs a moment to start; `resync_after` seconds in, the files written since just before the
     first read are re-read (a cheap stat scan finds them), catching a change made in that gap; the document
     is sent only when it differs. A watcher that cannot start natively falls back to polling.
-    `gate` (an asyncio semaphore) bounds how many followers build a document at once.
+    `gate` (an asyncio semaphore) bounds how many followers build a document at once. `first_look` yields a
+    partial document (root and current session, see `SnapshotFeed.first_look`) before waiting at the gate.
     """
     import asyncio
     import contextlib
@@ -257,8 +275,10 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_aft
 
     from rcs_tui.ui.watcher import native_batches, poll_batches, scan, watch_targets
 
+    started = time.time_ns() - 2_000_000_000  # file times are coarse: look a little earlier
+    if first_look:
+        yield await asyncio.to_thread(feed.first_look)
     async with gated():
-        started = time.time_ns() - 2_000_000_000  # file times are coarse: look a little earlier
         last = await asyncio.to_thread(feed.document)
     yield last
 
