@@ -38,6 +38,7 @@ class Row:
     connected: bool = False
     updated_at: float | None = None
     attention: dict[str, list[str]] = field(default_factory=dict)
+    looked: bool = False  # the fleet has had a first document (or a reason for none) for this row
 
     # -- updates ----------------------------------------------------------------------------
     def take(self, doc: dict[str, Any], now: float | None = None) -> None:
