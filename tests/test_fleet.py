@@ -365,3 +365,38 @@ class TestTaskOverride:
             body = app.screen.body  # type: ignore[attr-defined]
             assert "nowhere" in body and body.endswith("Nothing was changed.")
         assert (tdir / "state.json").read_bytes() == before
+
+
+class TestReadGate:
+    async def test_full_reads_wait_for_every_first_look_then_go_two_at_a_time(self):
+        from rcs_tui.fleet.hub import ReadGate
+
+        gate = ReadGate(2, waiting_for=2, patience=30)
+        entered: list[int] = []
+
+        async def read(i: int, hold: asyncio.Event) -> None:
+            async with gate:
+                entered.append(i)
+                await hold.wait()
+
+        hold = asyncio.Event()
+        tasks = [asyncio.ensure_future(read(i, hold)) for i in range(3)]
+        await asyncio.sleep(0.05)
+        assert entered == []  # no row has had its first look yet
+        gate.looked()
+        await asyncio.sleep(0.05)
+        assert entered == []
+        gate.looked()
+        await asyncio.sleep(0.05)
+        assert entered == [0, 1]  # two at once
+        hold.set()
+        await asyncio.gather(*tasks)
+        assert entered == [0, 1, 2]
+
+    async def test_a_slow_first_look_holds_full_reads_only_so_long(self):
+        from rcs_tui.fleet.hub import ReadGate
+
+        gate = ReadGate(2, waiting_for=5, patience=0.1)
+        async with asyncio.timeout(2):
+            async with gate:
+                pass
