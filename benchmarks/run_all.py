@@ -16,6 +16,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import bench_omx  # noqa: E402
 import bench_scale  # noqa: E402
+import bench_targets  # noqa: E402
 from common import Row  # noqa: E402
 
 SCRIPTS = ("bench_rp1.py", "bench_hud.py")
@@ -46,7 +47,7 @@ def main() -> None:
         proc = subprocess.run([sys.executable, str(HERE / script), *(extra if script == "bench_hud.py" else [])])
         print(f"   ({time.perf_counter() - t:.0f} s, exit {proc.returncode})\n", flush=True)
     rows: list[Row] = []
-    for name, mod in (("bench_omx", bench_omx), ("bench_scale", bench_scale)):
+    for name, mod in (("bench_omx", bench_omx), ("bench_scale", bench_scale), ("bench_targets", bench_targets)):
         print(f"== {name}.py", flush=True)
         try:
             rows += mod.run(args.quick)

@@ -36,6 +36,7 @@ def _clean_env(monkeypatch, tmp_path_factory):
     for var in ("RCS_ROOT", "RCS_SESSION_ID", "CODEX_SESSION_ID", "SESSION_ID", "NO_COLOR", "RP1_DB"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("RP1_DB", str(tmp_path_factory.mktemp("rp1home") / "rp1.db"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
     monkeypatch.setenv("RCS_TUI_CONFIG", str(tmp_path_factory.getbasetemp() / "no-config.toml"))  # defaults only
 
 

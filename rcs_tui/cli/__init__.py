@@ -3,7 +3,7 @@
 `hud --once` is what a tmux or agent status line runs every few hundred milliseconds, so `main()`
 recognises exactly that argv shape (`hud --once` with `--json --width N --ascii --preset P --root DIR
 --session ID`) and calls `print_once` without importing click; the click command calls the same
-function. Anything else, including any option it does not know, goes through click, as does every error.
+function. objectthing else, including any option it does not know, goes through click, as does every error.
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
-from typing import Any
 
 # name -> "module:attribute"; each module owns one subcommand (group).
 SUBCOMMANDS: dict[str, str] = {
@@ -35,7 +33,7 @@ SUBCOMMANDS: dict[str, str] = {
 PRESETS = ("minimal", "focused", "full")
 
 
-def _build_group() -> tuple[Any, Any]:
+def _build_group() -> tuple[object, object]:
     """The click group (and its class), built on first use: importing click costs ~35 ms."""
     import importlib
 
@@ -75,7 +73,7 @@ def _build_group() -> tuple[Any, Any]:
     return LazyGroup, cli
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in ("cli", "LazyGroup"):
         group_cls, group = _build_group()
         globals().update(LazyGroup=group_cls, cli=group)
@@ -91,9 +89,10 @@ def once_width(flag: int | None) -> int:
     env = os.environ.get("COLUMNS", "").strip()
     if env.isdigit() and int(env) > 0:
         return int(env)
-    import shutil
-
-    return shutil.get_terminal_size((80, 24)).columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
 
 
 def color_enabled() -> bool:
@@ -101,55 +100,33 @@ def color_enabled() -> bool:
     return not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
-def print_once(root: Path, session: str | None, as_json: bool, width: int | None, ascii_only: bool,
-               preset: str | None) -> None:
-    """Print what `rcs-tui hud --once` prints: one fitted line (ANSI unless NO_COLOR) or the JSON snapshot."""
-    from rcs_tui.state.layout import Layout
-    from rcs_tui.state.metrics import PRESET_ELEMENTS, read_hud_config, resolve_preset
-    from rcs_tui.views.hud_line import render_spans, to_ansi
-    from rcs_tui.views.world import WorldLoader
-
-    config, _ = read_hud_config(Layout(root).hud_config, Layout(root).rcs)
-    chosen = resolve_preset(preset, config)
-    wanted = PRESET_ELEMENTS[chosen]
-    sections = {"state", "metrics", "config", "team"}
-    if "task" in wanted or as_json:
-        sections.add("tasks")
-    if "rp1" in wanted or as_json:
-        sections.add("rp1")
+def print_once(root: str | os.PathLike[str], session: str | None, as_json: bool, width: int | None,
+               ascii_only: bool, preset: str | None, lines: int = 1) -> None:
+    """Print what `rcs-tui hud --once` prints: the fitted line(s) (ANSI unless NO_COLOR) or the JSON snapshot."""
     import time
 
-    world = WorldLoader(root, session_id=session, all_sessions=as_json, sections=sections).load()
-    spans = render_spans(world, time.time(), once_width(width), 1, chosen, ascii_only=ascii_only)[0]
-    if as_json:
-        from rcs_tui.cli.common import dumps
-        from rcs_tui.views.snapshot_json import snapshot_json
-        from rcs_tui.views.world import world_json_extra
+    from rcs_tui.cli.once import answer, render
 
-        out = snapshot_json(world.snapshot)
-        out.update(world_json_extra(world))
-        out["line"] = "".join(t for t, _ in spans)
-        text = dumps(out)
-    else:
-        text = to_ansi(spans, color_enabled())
+    result = answer(os.fspath(root), session, as_json, ascii_only, preset)
+    text = render(result, time.time(), once_width(width), max(1, lines), ascii_only, as_json, color_enabled())
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
 
 _VALUE_OPTIONS = {"--root": "root", "--session": "session", "--session-id": "session", "--width": "width",
-                  "--preset": "preset"}
+                  "--preset": "preset", "--lines": "lines"}
 _FLAG_OPTIONS = {"--once": "once", "--json": "as_json", "--ascii": "ascii_only"}
 
 
-def parse_hud_once(argv: list[str]) -> dict[str, Any] | None:
+def parse_hud_once(argv: list[str]) -> dict[str, object] | None:
     """The options of `hud --once …` when argv is exactly that and every option is one we know, else None.
 
     None sends argv to click (help, errors, `--width abc`, `--preset bogus`, `--root=`, the live HUD…).
     """
     if not argv or argv[0] != "hud":
         return None
-    opts: dict[str, Any] = {"once": False, "as_json": False, "ascii_only": False, "root": None, "session": None,
-                            "width": None, "preset": None}
+    opts: dict[str, object] = {"once": False, "as_json": False, "ascii_only": False, "root": None, "session": None,
+                            "width": None, "preset": None, "lines": 1}
     rest = argv[1:]
     i = 0
     while i < len(rest):
@@ -170,8 +147,8 @@ def parse_hud_once(argv: list[str]) -> dict[str, Any] | None:
         if not value or value.startswith("-"):
             return None
         key = _VALUE_OPTIONS[name]
-        if key == "width":
-            if not value.isascii() or not value.isdigit():
+        if key in ("width", "lines"):
+            if not value.isascii() or not value.isdigit() or int(value) < 1:
                 return None
             opts[key] = int(value)
         elif key == "preset":
@@ -185,14 +162,15 @@ def parse_hud_once(argv: list[str]) -> dict[str, Any] | None:
     return opts
 
 
-def _hud_once_fast(opts: dict[str, Any]) -> int | None:
-    """Run `hud --once` without click; None when the root cannot be found (click reports that)."""
-    from rcs_tui.state.layout import RootNotFound, find_root
+def _hud_once_fast(opts: dict[str, object]) -> int | None:
+    """Run `hud --once` without click, with click's error contract: `{"error": ...}` on stderr, never a traceback.
 
-    try:
-        root = find_root(opts.pop("root"))
-    except RootNotFound:
-        return None
+    None when the configuration file is bad: the full path reports that.
+    """
+    from rcs_tui.cli.jsonout import fail
+    from rcs_tui.cli.once import once_root
+    from rcs_tui.state.host import RootNotFound
+
     if opts["preset"] is None:
         from rcs_tui.config.paths import quick_preset
 
@@ -201,13 +179,15 @@ def _hud_once_fast(opts: dict[str, Any]) -> int | None:
         except ValueError:
             return None  # a bad config file: the full path reports it
     try:
-        print_once(root, **opts)
+        print_once(once_root(opts.pop("root")), **opts)
+    except RootNotFound as exc:
+        return fail(str(exc), 1)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
     except Exception as exc:  # noqa: BLE001 - the same contract as `common.run`: never a traceback
-        from rcs_tui.cli.common import fail, known_errors
+        from rcs_tui.cli.common import known_errors
 
         if isinstance(exc, known_errors()):
             return fail(str(exc), 1)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import re
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
+
+from rcs_tui.cli.jsonout import dumps, fail
+
+__all__ = ["CliError", "dumps", "emit", "fail", "json_option", "resolve_root", "root_option", "run"]
 
 
 class CliError(Exception):
@@ -34,19 +35,6 @@ def resolve_root(root: str | None) -> Path:
         raise CliError(str(exc)) from exc
 
 
-_C1 = re.compile("[\x7f-\x9f]")
-
-
-def dumps(data: Any, indent: int | None = 2) -> str:
-    """JSON text with DEL and C1 controls (8-bit CSI/OSC) written as \\u escapes: same data, inert on a tty.
-
-    `json.dumps` already escapes C0 controls such as ESC, but emits U+0080–U+009F raw, which some
-    terminals act on. Outside strings JSON is pure ASCII, so the substitution only touches string content.
-    """
-    text = json.dumps(data, indent=indent, ensure_ascii=False)
-    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
 def emit(data: Any, as_json: bool, human: Callable[[Any], str] | None = None) -> None:
     """Print `data` as JSON (stable contract) or through `human` for people."""
     if as_json or human is None:
@@ -66,11 +54,6 @@ def settings(**flags: Any) -> Any:
         return load_settings(flags)
     except ConfigError as exc:
         raise CliError(str(exc)) from None
-
-
-def fail(message: str, code: int = 1) -> int:
-    sys.stderr.write(dumps({"error": message}, indent=None) + "\n")
-    return code
 
 
 def known_errors() -> tuple[type[BaseException], ...]:

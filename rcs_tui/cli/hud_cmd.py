@@ -45,20 +45,33 @@ def _tmux_split(argv: list[str]) -> None:
 @click.option("--once", is_flag=True, help="Print one status line and exit (no Textual).")
 @json_option
 @click.option("--width", type=int, default=None, help="Line width for --once (else COLUMNS, else the terminal).")
+@click.option("--lines", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Rows for --once (a status line that shows several lines).")
 @click.option("--ascii", "ascii_only", is_flag=True, help="ASCII glyphs only.")
 @click.option("--preset", type=PRESET_CHOICE, default=None, help="Override .rcs/hud-config.json's preset.")
 @click.option("--inline", is_flag=True, help="Render under the prompt instead of full screen.")
 @click.option("--tmux", "tmux", is_flag=True, help="Open the HUD in a split of the current tmux window.")
 @click.option("--poll", is_flag=True, help="Watch by polling instead of native file events.")
-def hud(root, session, once, as_json, width, ascii_only, preset, inline, tmux, poll) -> None:
-    """Live HUD of the combined active set, tasks and rp1 runs; `--once` prints one line."""
-    path = resolve_root(root)
+def hud(root, session, once, as_json, width, lines, ascii_only, preset, inline, tmux, poll) -> None:
+    """Live HUD of the combined active set, tasks and rp1 runs; `--once` prints one line.
+
+    With `--once` and no `--root`, an agent statusline's JSON on stdin (its `workspace.current_dir`
+    or `cwd`) says which project to show.
+    """
     if as_json and not once:
         raise CliError("--json goes with --once")
     preset = settings(hud_preset=preset).hud_preset  # flag, else the config file, else hud-config.json
     if once:
-        print_once(path, session, as_json, width, ascii_only, preset)
+        from rcs_tui.cli.once import once_root
+        from rcs_tui.state.host import RootNotFound
+
+        try:
+            found = once_root(root)
+        except RootNotFound as exc:
+            raise CliError(str(exc)) from exc
+        print_once(found, session, as_json, width, ascii_only, preset, lines)
         return
+    path = resolve_root(root)
     if tmux:
         argv = ["--root", str(path)] + (["--session", session] if session else []) + \
                (["--ascii"] if ascii_only else []) + (["--preset", preset] if preset else []) + \

@@ -258,6 +258,53 @@ class Rp1Db:
             return rows
         return self.read(q, [])
 
+    def runs_marks(self) -> tuple[int, int, int, str] | None:
+        """What tells whether `runs` rows or events changed: newest event id, newest run rowid, run count,
+        latest `runs.updated_at` (None when unreadable)."""
+        def q(conn: sqlite3.Connection, schema: Schema) -> tuple[int, int, int, str]:
+            top = conn.execute("SELECT MAX(id) FROM events").fetchone()[0]
+            updated = "MAX(updated_at)" if schema.has("runs", "updated_at") else "''"
+            rowid, count, latest = conn.execute(f"SELECT MAX(rowid), COUNT(*), {updated} FROM runs").fetchone()
+            return int(top or 0), int(rowid or 0), int(count or 0), _s(latest) or ""
+        return self.read(q, None)
+
+    def runs_since(self, scope: Scope | None, marks: tuple[int, int, int, str]
+                   ) -> tuple[list[RunRow], tuple[int, int, int, str]] | None:
+        """Runs in scope that have events newer than `marks` or were inserted since, and the new marks.
+
+        None when the `runs` table changed in another way (a row updated or deleted): read all runs then.
+        Costs a primary-key range scan of the new events, however large the database.
+        """
+        def q(conn: sqlite3.Connection, schema: Schema) -> tuple[list[RunRow], tuple[int, int, int, str]] | None:
+            top, rowid, count, latest = marks
+            updated = "MAX(updated_at)" if schema.has("runs", "updated_at") else "''"
+            new_rowid, new_count, new_latest = conn.execute(
+                f"SELECT MAX(rowid), COUNT(*), {updated} FROM runs").fetchone()
+            new_rowid, new_count = int(new_rowid or 0), int(new_count or 0)
+            added = new_count - count
+            if added < 0 or new_rowid - rowid != added:
+                return None  # deleted or replaced rows
+            # A rowid range scan (DISTINCT here would walk the whole run_id index instead).
+            touched = list(dict.fromkeys(_s(r[0]) or "" for r in conn.execute(
+                "SELECT run_id FROM events WHERE id > ? ORDER BY id", (top,))))
+            new_top = int(conn.execute("SELECT MAX(id) FROM events").fetchone()[0] or 0)
+            if (_s(new_latest) or "") != latest and not touched and not added:
+                return None  # a row was updated without a new event or run
+            where, params = self._scope_sql(schema, scope)
+            rows: list[RunRow] = []
+            base = (f"SELECT {schema.select_list('runs', RUN_COLUMNS, 'r')},"
+                    f" (SELECT MAX(e.id) FROM events e WHERE e.run_id = r.id) AS last_event_id FROM runs r")
+            extra = f" AND ({where[len(' WHERE '):]})" if where else ""
+            for i in range(0, len(touched), 500):
+                chunk = touched[i:i + 500]
+                marks_sql = ",".join("?" for _ in chunk)
+                rows += [self._run_row(r) for r in conn.execute(f"{base} WHERE r.id IN ({marks_sql}){extra}",
+                                                                [*chunk, *params])]
+            if added:
+                rows += [self._run_row(r) for r in conn.execute(f"{base} WHERE r.rowid > ?{extra}", [rowid, *params])]
+            return rows, (new_top, new_rowid, new_count, _s(new_latest) or "")
+        return self.read(q, None)
+
     def run(self, run_id: str) -> RunRow | None:
         """One run by id, or by a unique id prefix (at least 4 characters)."""
         def q(conn: sqlite3.Connection, schema: Schema) -> RunRow | None:

@@ -2,7 +2,9 @@
 
 Projections are cached per run and keyed by the run's newest event id, and whole answers are
 cached by the files' stat signature, so a HUD polling every few hundred ms costs two `stat` calls
-while nothing changes.
+while nothing changes. Derived statuses also outlive the process (`StatusStore`, keyed the same way),
+so a new process derives only the runs that changed since the last one: the status line's "which run
+is current" and the status-filtered feed do not re-read every event on every start.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from rcs_tui.rp1.db import DbState, Rp1Db, RunRow, Scope, project_scope
 from rcs_tui.rp1.machines import MachineRegistry, default_plugin_roots
 from rcs_tui.rp1.projection import Projection, project
+from rcs_tui.rp1.status_store import StatusStore
 from rcs_tui.rp1.timeline import Timeline, build_timeline, run_json
 
 FEED_FILTERS = ("running", "waiting", "failed", "completed", "cancelled", "abandoned", "inactive", "not_started")
@@ -71,6 +74,11 @@ class Rp1Source:
         self._status: dict[str, tuple[int, str]] = {}  # run -> (newest event id, derived status)
         self._runs_cache: tuple[tuple[Any, ...], list[RunRow]] | None = None
         self._current_cache: tuple[tuple[Any, ...], RunSummary | None] | None = None
+        self._store: StatusStore | None = None
+        self._derived_from: tuple[list[RunRow], list[RunRow], set[str]] | None = None  # (old, merged, changed)
+        self._last_statuses: tuple[list[RunRow], dict[str, str]] | None = None
+        self._marks: tuple[Any, tuple[int, int, int, str]] | None = None  # (db inode, runs_marks) of the kept runs
+        self._store_sig: Any = None
 
     @property
     def state(self) -> DbState:
@@ -78,12 +86,30 @@ class Rp1Source:
 
     # -- runs and projections ---------------------------------------------------------------
     def _runs(self) -> list[RunRow]:
+        """Runs in scope, newest activity first: all of them once, then only those that changed.
+
+        After a commit, the new events' runs (and new runs) are read and merged into the kept list,
+        so a refresh costs a range scan of the new events, not a pass over every run.
+        """
         sig = self.db.signature()
         if self._runs_cache and self._runs_cache[0] == sig and self.db.state.ok:
             return self._runs_cache[1]
+        head = sig[0][0] if sig[0] else None
+        kept = self._runs_cache[1] if self._runs_cache else None
+        if kept is not None and self._marks is not None and self._marks[0] == head:
+            delta = self.db.runs_since(self.scope, self._marks[1])
+            if delta is not None and self.db.state.ok:
+                changed, marks = delta
+                by_id = {r.id: r for r in kept}
+                by_id.update((r.id, r) for r in changed)
+                rows = sorted(by_id.values(), key=lambda r: (r.last_event_id, r.created_at or ""), reverse=True)
+                self._runs_cache, self._marks = (sig, rows), (head, marks)
+                self._derived_from = (kept, rows, {r.id for r in changed})
+                return rows
+        marks = self.db.runs_marks()
         rows = self.db.runs(self.scope)
-        if self.db.state.ok:
-            self._runs_cache = (sig, rows)
+        if self.db.state.ok and marks is not None:
+            self._runs_cache, self._marks = (sig, rows), (head, marks)
         return rows
 
     def _project(self, runs: list[RunRow]) -> list[RunSummary]:
@@ -95,21 +121,57 @@ class Rp1Source:
             last = {r.id: r.last_event_id for r in runs}
             for rid in stale:
                 self._proj[rid] = (last[rid], project(events.get(rid, [])))
+                self._remember(rid, last[rid], self._proj[rid][1].status)
         return [RunSummary(r, self._proj[r.id][1]) for r in runs if r.id in self._proj]
 
+    # -- statuses kept between processes ----------------------------------------------------
+    def _stored(self) -> StatusStore:
+        """The persistent statuses, read once per database file (again after it is replaced)."""
+        head = self.db.signature()[0]
+        identity = head[0] if head else None  # the inode: a commit changes size and mtime, not the file
+        if self._store is None or self._store_sig != identity:
+            self._store = StatusStore(self.db.path)
+            for rid, entry in self._store.load().items():
+                self._status.setdefault(rid, entry)
+            self._store_sig = identity
+        return self._store
+
+    def _remember(self, run_id: str, last_event_id: int, status: str) -> None:
+        self._status[run_id] = (last_event_id, status)
+        if self._store is not None:
+            self._store.put(run_id, last_event_id, status)
+
+    def _known(self, run: RunRow) -> str | None:
+        """The run's derived status when one was derived at its current newest event id."""
+        proj = self._proj.get(run.id)
+        if proj and proj[0] == run.last_event_id:
+            return proj[1].status
+        known = self._status.get(run.id)
+        return known[1] if known and known[0] == run.last_event_id else None
+
     def _statuses(self, runs: list[RunRow]) -> dict[str, str]:
-        """Derived status of each run, from the narrow status rows rather than full events.
+        """Derived status of each run: from the kept statuses, else from the narrow status rows.
 
         `project` runs over the few rows per run `Rp1Db.status_rows` keeps, so the rule is the same
         one the full projection applies; only a handful of stale runs take the full-event path.
         """
+        store = self._stored()
         out: dict[str, str] = {}
         stale: list[RunRow] = []
-        for r in runs:
-            known = self._status.get(r.id) or self._proj.get(r.id)
-            if known and known[0] == r.last_event_id:
-                value = known[1]
-                out[r.id] = value if isinstance(value, str) else value.status
+        last = self._last_statuses
+        base = self._derived_from
+        if last is not None and last[0] is runs:
+            return last[1]
+        if last is not None and base is not None and base[0] is last[0] and base[1] is runs:
+            # `runs` is the last list with a few runs merged in: only those can have a new status.
+            out = dict(last[1])
+            candidates = [r for r in runs if r.id in base[2]]
+        else:
+            candidates = runs
+        for r in candidates:
+            known = self._known(r)
+            if known is not None:
+                out[r.id] = known
             else:
                 stale.append(r)
         if len(stale) > 50:
@@ -122,13 +184,15 @@ class Rp1Source:
                     full.append(r)
                     continue
                 out[r.id] = project(rows.get(r.id, ())).status
-                self._status[r.id] = (r.last_event_id, out[r.id])
+                self._remember(r.id, r.last_event_id, out[r.id])
             stale = full
         for i in range(0, len(stale), 500):
             for summary in self._project(stale[i:i + 500]):
                 out[summary.run.id] = summary.status
             if not self.db.state.ok:
                 return {}
+        store.save()
+        self._last_statuses = (runs, out)
         return out
 
     def feed(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
@@ -152,23 +216,32 @@ class Rp1Source:
     def current(self) -> RunSummary | None:
         """The run this project is in right now: the most recently active non-terminal run, else the latest.
 
-        Cheap on repeat: answered from cache while the files' stat signature is unchanged.
+        Cheap on repeat: answered from cache while the files' stat signature is unchanged; a new process
+        derives only the runs whose newest event changed since a status was last kept (the idle case:
+        none, so only the latest run's own events are read).
         """
         sig = self.db.signature()
         if self._current_cache and self._current_cache[0] == sig and self.db.state.ok:
             return self._current_cache[1]
-        runs = self._runs()
+        runs = self._runs()[:200]
+        store = self._stored()
         result: RunSummary | None = None
-        for i in range(0, min(len(runs), 200), 20):
-            for summary in self._project(runs[i:i + 20]):
-                if summary.status in ("running", "waiting"):
-                    result = summary
+        for i in range(0, len(runs), 20):
+            batch = runs[i:i + 20]
+            unknown = [r for r in batch if self._known(r) is None]
+            if unknown:
+                self._project(unknown)
+                if not self.db.state.ok:
                     break
-            if result:
+            active = next((r for r in batch if self._known(r) in ("running", "waiting")), None)
+            if active is not None:
+                found = self._project([active])
+                result = found[0] if found else None
                 break
-        if result is None and runs:
+        if result is None and runs and self.db.state.ok:
             first = self._project(runs[:1])
             result = first[0] if first else None
+        store.save()
         if self.db.state.ok:
             self._current_cache = (sig, result)
         return result

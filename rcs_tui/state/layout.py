@@ -6,29 +6,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from rcs_tui.state.host import RootNotFound, find_root_dir
 
-class RootNotFound(Exception):
-    """No project root could be determined."""
+__all__ = ["Layout", "RootNotFound", "find_root"]
 
 
 def find_root(explicit: str | os.PathLike[str] | None = None, *, cwd: Path | None = None) -> Path:
-    """`--root`, else `RCS_ROOT`, else the nearest ancestor of the cwd holding `.rcs/`."""
-    if explicit:
-        path = Path(explicit).expanduser()
-        if not path.is_dir():
-            raise RootNotFound(f"--root {explicit}: not a directory")
-        return path.resolve()
-    env = os.environ.get("RCS_ROOT")
-    if env:
-        path = Path(env).expanduser()
-        if not path.is_dir():
-            raise RootNotFound(f"RCS_ROOT={env}: not a directory")
-        return path.resolve()
-    start = (cwd or Path.cwd()).resolve()
-    for candidate in (start, *start.parents):
-        if (candidate / ".rcs").is_dir():
-            return candidate
-    raise RootNotFound(f"no .rcs/ directory in {start} or any parent; pass --root DIR or set RCS_ROOT")
+    """`--root`, else `RCS_ROOT`, else the nearest ancestor of the cwd holding `.rcs/` (see `host.find_root_dir`)."""
+    return Path(find_root_dir(explicit, None if cwd is None else str(cwd)))
 
 
 @dataclass(frozen=True)

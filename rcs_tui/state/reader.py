@@ -141,6 +141,42 @@ def _session_entries(layout: Layout, errors: list[FileError]) -> list[tuple[str,
     return out
 
 
+# The last listing of each `sessions/` directory: its stat signature, entries and listing errors.
+_LISTINGS: dict[str, tuple[tuple[int, int, int], list[tuple[str, bool]], list[FileError]]] = {}
+
+
+def _dir_signature(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _listing(layout: Layout, dirty: set[str], errors: list[FileError]) -> list[tuple[str, bool]]:
+    """The session directories, listed again only when the list may have changed.
+
+    Creating, removing or renaming an entry changes the directory's mtime and ctime, so an unchanged
+    stat means an unchanged list; a changed path in a session the list lacks, or a changed session
+    whose directory is gone, forces a new listing too (an entry added within the same timestamp tick
+    as the last listing still shows up that way, through its files' events).
+    """
+    key = str(layout.sessions)
+    sig = _dir_signature(layout.sessions)
+    known = _LISTINGS.get(key)
+    if sig is not None and known is not None and known[0] == sig:
+        names = {name for name, _ in known[1]}
+        if all(name in names and os.path.isdir(layout.scope_dir(name)) for name in dirty):
+            errors.extend(known[2])
+            return known[1]
+    own: list[FileError] = []
+    entries = _session_entries(layout, own)
+    errors.extend(own)
+    if sig is not None and sig == _dir_signature(layout.sessions):
+        _LISTINGS[key] = (sig, entries, own)
+    return entries
+
+
 def list_sessions(layout: Layout, errors: list[FileError]) -> list[str]:
     return [name for name, _ in _session_entries(layout, errors)]
 
@@ -224,12 +260,13 @@ def refresh_snapshot(previous: Snapshot, changed: Iterable[Path | str], session_
     res = resolution or resolve_session(layout, session_id, environ)
     root_scope = read_scope(layout, None, errors)
     sessions: dict[str, Scope] = {}
-    for name, link in _session_entries(layout, errors):
+    for name, link in _listing(layout, dirty, errors):
         old = previous.sessions.get(name)
         if old is None or link or old.linked or name in dirty:
             sessions[name] = read_scope(layout, name, errors, linked=link)
         else:
             sessions[name] = old
-            errors.extend(old.errors)
+            if old.errors:
+                errors.extend(old.errors)
     members = compute_members(layout, res, root_scope, sessions)
     return Snapshot(previous.root, time.time(), res, root_scope, sessions, members, tuple(errors))

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from rcs_tui.core.modes import NAME_RE, check_name
+from rcs_tui.state.host import ENV_VARS, pid_alive, pid_start_ticks
 from rcs_tui.state.io import read_json
 from rcs_tui.state.layout import Layout
 
-ENV_VARS = ("RCS_SESSION_ID", "CODEX_SESSION_ID", "SESSION_ID")
+__all__ = ["ENV_VARS", "pid_alive", "pid_start_ticks", "process_matches", "read_pointer", "resolve_session"]
+
 Source = Literal["explicit", "env", "session.json", "root"]
 
 
@@ -45,33 +46,6 @@ class Resolution:
                             "stale_dead": self.pointer.stale_dead, "reason": self.pointer.reason,
                             "error": self.pointer.error},
                 "notes": list(self.notes)}
-
-
-def pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return True
-
-
-def pid_start_ticks(pid: int) -> int | None:
-    """Field 22 of /proc/<pid>/stat (process start time in clock ticks), or None off Linux."""
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    try:
-        after = raw[raw.rindex(")") + 2:].split()
-        return int(after[19])
-    except (ValueError, IndexError):
-        return None
 
 
 def process_matches(pid: object, start_ticks: object = None) -> tuple[bool, str]:

@@ -18,7 +18,7 @@ from textual.timer import Timer
 
 from rcs_tui.ui.watcher import WatchStatus, WorldUpdated, start_watcher
 from rcs_tui.ui.widgets import HudView, MemberList, OverlayBlockView
-from rcs_tui.views.hud_line import STALE_AFTER
+from rcs_tui.views.hud_line import STALE_AFTER, header, template_segments
 from rcs_tui.views.world import World, WorldLoader
 
 
@@ -29,6 +29,9 @@ def stylesheet(name: str) -> str:
     except (ModuleNotFoundError, FileNotFoundError):
         # A source checkout whose editable install predates `styles/`: read it beside the package.
         return (Path(__file__).resolve().parents[2] / "styles" / name).read_text(encoding="utf-8")
+
+
+AGE_REPAINT_S = 0.25  # an age-only change repaints the line at most this often
 
 
 def next_tick(age: float | None) -> float:
@@ -69,6 +72,9 @@ class HudApp(App[None]):
         self.notices: tuple[str, ...] = ()
         self.updates = 0
         self._tick: Timer | None = None
+        self._age_timer: Timer | None = None
+        self._age_repainted = 0.0
+        self._shown: tuple[object, ...] | None = None
         self.theme = theme
 
     def compose(self) -> ComposeResult:
@@ -85,13 +91,50 @@ class HudApp(App[None]):
             start_watcher(self, self.loader, force_polling=self.force_polling)
 
     # -- data -------------------------------------------------------------------------------
+    def _view_key(self, world: World) -> tuple[object, ...]:
+        """What the views show of a World, apart from its data age ("updated … ago")."""
+        preset = self.preset or world.config.preset
+        segs = template_segments(world, preset, ascii_only=self.ascii_only, notices=self.notices)
+        return ([s.as_json() for s in segs if s.kind != "age"], header(world), world.snapshot.members,
+                world.snapshot.authoritative.canonical, world.snapshot.authoritative.modes)
+
     def _apply(self, world: World) -> None:
-        self.world = world
+        """Show a new World: in full when anything shown changed, else only its data age, at most 4×/s.
+
+        A batch of writes to sessions the view does not show changes nothing on screen but the age of
+        the newest write, so it costs a key comparison and, now and then, one repaint of the line.
+        """
+        previous, self.world = self.world, world
         self.updates += 1
+        key = self._view_key(world)
+        views = self.query(HudView)
+        if previous is not None and key == self._shown and views:
+            views.first().world = world
+            self._age_changed()
+            self._schedule_tick()
+            return
+        self._shown = key
+        self._age_repainted = time.monotonic()
         self.query_one(HudView).show(world, self.notices)
         self.query_one(OverlayBlockView).show(world)
         self.query_one(MemberList).show(world)
         self._schedule_tick()
+
+    def _age_changed(self) -> None:
+        if self._age_timer is not None:
+            return  # a repaint is already due
+        wait = AGE_REPAINT_S - (time.monotonic() - self._age_repainted)
+        if wait <= 0:
+            self._repaint_age()
+        else:
+            self._age_timer = self.set_timer(wait, self._repaint_age)
+
+    def _repaint_age(self) -> None:
+        self._age_timer = None
+        self._age_repainted = time.monotonic()
+        views = self.query(HudView)  # none while the app is closing
+        if views:
+            views.first().refresh()
 
     def _schedule_tick(self) -> None:
         """Repaint only when the age text would change: no busy loop while idle."""
@@ -114,6 +157,7 @@ class HudApp(App[None]):
     def on_watch_status(self, message: WatchStatus) -> None:
         if not self.is_running:
             return
+        self._shown = None  # the notice line is part of what is shown
         self.notices = () if message.mode == "native" else (f"{message.mode}: {message.detail}".strip(": "),)
         if message.mode == "polling":
             self.notices = (message.detail or "polling",)

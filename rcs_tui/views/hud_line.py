@@ -10,20 +10,11 @@ tokens, quota, session age, last activity, lifetime turns, data age.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from rcs_tui.state.metrics import PRESET_ELEMENTS, parse_time
 from rcs_tui.state.snapshot import Member, ModeFile
-from rcs_tui.views.text import ago, strip_controls
+from rcs_tui.views.line_fit import ELLIPSIS, LABEL, STALE_AFTER, Seg, Span, at_time, data_age, place, plain, to_ansi
+from rcs_tui.views.text import strip_controls
 from rcs_tui.views.world import World
-
-Span = tuple[str, str]  # (plain text, style tokens such as "bold green")
-
-LABEL = "[RCS]"
-SEP = " | "
-ELLIPSIS = "…"
-STALE_AFTER = 120.0  # seconds without a runtime write before the data reads as "stale"
-RECENT_END = 15 * 60.0  # an ended mode's outcome is shown this long after it ended
 
 HEALTH_STYLE = {"live": "green", "stale": "yellow", "orphan": "magenta", "root-survivor": "red"}
 GLYPHS = {"live": "●", "stale": "○", "orphan": "◇", "root-survivor": "▲"}
@@ -32,22 +23,9 @@ OUTCOME_STYLE = {"finished": "green", "failed": "red", "blocked": "yellow", "ask
                  "userinterlude": "cyan"}
 SHORT_NAMES = {"deep-interview": "interview", "autoresearch": "research", "ultraqa": "qa"}
 
-RANKS = {"members": 0, "errors": 1, "details": 2, "outcomes": 3, "task": 4, "rp1": 5, "notice": 6, "turns": 7,
-         "tokens": 8, "quota": 9, "session": 10, "last": 11, "total_turns": 12, "age": 13}
-
-
-@dataclass(frozen=True)
-class Seg:
-    """One HUD element: its spans, a shorter form (members without details) and its kind."""
-
-    kind: str
-    spans: tuple[Span, ...]
-    short: tuple[Span, ...] | None = None
-    lines: tuple[tuple[Span, ...], ...] = field(default=())  # extra rows in the stacked layout
-
-    @property
-    def rank(self) -> int:
-        return RANKS.get(self.kind, 99)
+# Re-exported: the Textual HUD and the tests take the fitting helpers from here.
+__all__ = ["STALE_AFTER", "Seg", "Span", "build_segments", "clean", "data_age", "header", "plain", "render_spans",
+           "template_segments", "to_ansi"]
 
 
 def clean(value: object, limit: int = 60) -> str:
@@ -56,21 +34,7 @@ def clean(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + ELLIPSIS
 
 
-def plain(spans: tuple[Span, ...] | list[Span]) -> str:
-    return "".join(t for t, _ in spans)
-
-
 # -- durations and numbers -------------------------------------------------------------------
-def data_age(seconds: float) -> str:
-    """The "updated … ago" figure: exact under 10 s, then in 10 s steps, then as `ago` (minutes).
-
-    The live HUD repaints only when this text changes, so the steps are what keeps a full-screen
-    HUD from repainting every second for the first minute after each write.
-    """
-    s = max(0, int(seconds))
-    return ago(s - s % 10 if 10 <= s < 60 else s)
-
-
 def tokens(n: int) -> str:
     if n >= 1_000_000:
         return f"{n / 1_000_000:.1f}M"
@@ -182,8 +146,11 @@ def _end_time(f: ModeFile) -> float | None:
     return f.mtime
 
 
-def outcome_segs(world: World, now: float, ascii_only: bool) -> list[Seg]:
-    """Modes of the authoritative scope that ended recently, labelled by the core's lifecycle outcome."""
+def outcome_segs(world: World, ascii_only: bool) -> list[Seg]:
+    """Modes of the authoritative scope that have ended, labelled by the core's lifecycle outcome.
+
+    Each carries its end time: it is shown while that is at most `RECENT_END` old.
+    """
     members = {m.mode for m in world.snapshot.members}
     out = []
     arrow = "->" if ascii_only else "→"
@@ -193,17 +160,23 @@ def outcome_segs(world: World, now: float, ascii_only: bool) -> list[Seg]:
         outcome = f.outcome
         label = outcome.display
         end = _end_time(f)
-        if label is None or end is None or now - end > RECENT_END:
+        if label is None or end is None:
             continue
         style = "dim" if outcome.internal else OUTCOME_STYLE.get(label, "")
         name = SHORT_NAMES.get(mode, mode)
-        out.append(Seg("outcomes", ((f"{name}{arrow}", "dim"), (label, style))))
+        out.append(Seg("outcomes", ((f"{name}{arrow}", "dim"), (label, style)), at=end))
     return out
 
 
 def build_segments(world: World, now: float, preset: str = "focused", *, ascii_only: bool = False,
                    notices: tuple[str, ...] = ()) -> list[Seg]:
-    """All HUD elements the preset allows, in display order."""
+    """All HUD elements the preset allows, in display order, as shown at `now`."""
+    return at_time(template_segments(world, preset, ascii_only=ascii_only, notices=notices), now)
+
+
+def template_segments(world: World, preset: str = "focused", *, ascii_only: bool = False,
+                      notices: tuple[str, ...] = ()) -> list[Seg]:
+    """All HUD elements the preset allows, in display order; the clock-dependent ones carry their time."""
     allowed = PRESET_ELEMENTS.get(preset, PRESET_ELEMENTS["focused"])
     segs: list[Seg] = [member_seg(m, world, ascii_only) for m in world.snapshot.members]
     if not segs:
@@ -216,7 +189,7 @@ def build_segments(world: World, now: float, preset: str = "focused", *, ascii_o
         rows = tuple((("  ! ", "red"), (clean(b.text(world.root), 200), "")) for b in world.badges)
         segs.append(Seg("errors", ((f"! {n} error{'s' if n != 1 else ''}", "bold red"),), lines=rows))
     if "outcomes" in allowed:
-        segs += outcome_segs(world, now, ascii_only)
+        segs += outcome_segs(world, ascii_only)
     task = world.current_task()
     if task and "task" in allowed:
         segs.append(Seg("task", (("task:", "dim"), (clean(task.id, 24), ""), (":" + (task.phase or "?"), "cyan"))))
@@ -237,68 +210,19 @@ def build_segments(world: World, now: float, preset: str = "focused", *, ascii_o
         if quota and "quota" in allowed:
             segs.append(Seg("quota", ((f"quota:{','.join(quota)}", "dim"),)))
     if world.session_started is not None and "session" in allowed:
-        segs.append(Seg("session", ((f"session:{ago(now - world.session_started)}", "dim"),)))
+        segs.append(Seg("session", (), at=world.session_started))
     hud = world.hud_state
     if hud is not None and hud.last_turn_at is not None and "last" in allowed:
-        segs.append(Seg("last", ((f"last:{ago(now - hud.last_turn_at)} ago", "dim"),)))
+        segs.append(Seg("last", (), at=hud.last_turn_at))
     if m is not None and m.total_turns and "total_turns" in allowed:
         segs.append(Seg("total_turns", ((f"total-turns:{m.total_turns}", "dim"),)))
     if world.newest_write is not None and "age" in allowed:
-        age = now - world.newest_write
-        segs.append(Seg("age", ((f"stale {ago(age)}", "yellow"),) if age >= STALE_AFTER
-                        else ((f"updated {data_age(age)} ago", "dim"),)))
+        segs.append(Seg("age", (), at=world.newest_write))
     return segs
 
 
-# -- fitting ---------------------------------------------------------------------------------
-def truncate(spans: list[Span], width: int) -> list[Span]:
-    """Cut spans to `width` cells, ending in `…` when something was cut (plain text, so no escape is split)."""
-    total = sum(len(t) for t, _ in spans)
-    if total <= width:
-        return spans
-    if width <= 0:
-        return []
-    out: list[Span] = []
-    room = width - 1
-    for text, style in spans:
-        if room <= 0:
-            break
-        out.append((text[:room], style))
-        room -= len(text[:room])
-    out.append((ELLIPSIS, "dim"))
-    return out
-
-
-def _join(segs: list[Seg], use_short: set[int], label: bool) -> list[Span]:
-    spans: list[Span] = [(LABEL, "bold"), (" ", "")] if label else []
-    for i, seg in enumerate(segs):
-        if i:
-            spans.append((SEP, "dim"))
-        spans.extend(seg.short if i in use_short and seg.short else seg.spans)
-    return spans
-
-
-def fit_line(segs: list[Seg], width: int, *, label: bool = True) -> list[Span]:
-    """One line: drop the lowest-ranked elements first, then member details, then cut with `…`."""
-    keep = list(segs)
-    short: set[int] = set()
-
-    def width_of() -> int:
-        return len(plain(_join(keep, short, label)))
-
-    while width_of() > width:
-        droppable = [s for s in keep if s.kind != "members"]
-        if droppable:
-            keep.remove(max(droppable, key=lambda s: (s.rank, keep.index(s))))
-            continue
-        longer = [i for i, s in enumerate(keep) if s.short and i not in short]
-        if not longer:
-            break
-        short.add(longer[-1])
-    return truncate(_join(keep, short, label), width)
-
-
-def header(world: World, now: float, ascii_only: bool = False) -> list[Span]:
+def header(world: World) -> list[Span]:
+    """The stacked layout's first row: which scope is shown and why."""
     res = world.snapshot.resolution
     scope = "root" if res.session_id is None else f"session {clean(res.session_id, 40)}"
     spans: list[Span] = [(LABEL, "bold"), (" ", ""), (scope, ""), (f" ({res.source})", "dim")]
@@ -307,60 +231,10 @@ def header(world: World, now: float, ascii_only: bool = False) -> list[Span]:
     return spans
 
 
-PACKED = frozenset({"outcomes", "turns", "tokens", "quota", "session", "last", "total_turns", "age"})
-PACK_SEP = " · "
-
-
-def stack(segs: list[Seg], world: World, now: float, width: int, height: int,
-          ascii_only: bool = False) -> list[list[Span]]:
-    """Vertical layout: a header, one row per element (plus detail rows), fitted to width × height.
-
-    Small elements (outcomes, metrics, data age) share rows while they fit the width. When there are
-    more rows than `height`, the least important rows go first and a `… N more` row says so.
-    """
-    rows: list[tuple[float, list[Span]]] = [(-1, header(world, now, ascii_only))]
-    packing: tuple[str, list[Span]] | None = None
-    sep = " - " if ascii_only else PACK_SEP
-    for seg in segs:
-        group = "outcomes" if seg.kind == "outcomes" else "metrics" if seg.kind in PACKED else None
-        if group and packing and packing[0] == group and len(plain(packing[1])) + len(sep) + len(
-                plain(seg.spans)) <= width:
-            packing[1].extend([(sep, "dim"), *seg.spans])
-            continue
-        row = list(seg.spans)
-        rows.append((seg.rank, row))
-        packing = (group, row) if group else None
-        for sub in seg.lines:
-            rows.append((seg.rank + 0.5, list(sub)))
-    if len(rows) > height:
-        ranked = sorted(range(len(rows)), key=lambda i: (rows[i][0], i))
-        keep = sorted(ranked[: max(1, height - 1)])
-        dropped = len(rows) - len(keep)
-        rows = [rows[i] for i in keep]
-        if height >= 2:
-            rows.append((99, [(f"{ELLIPSIS} {dropped} more", "dim")]))
-    return [truncate(r[1], width) for r in rows]
-
-
 def render_spans(world: World, now: float, width: int, height: int = 1, preset: str = "focused", *,
                  ascii_only: bool = False, notices: tuple[str, ...] = ()) -> list[list[Span]]:
     """The HUD for a `width` × `height` area: one fitted line, or a stack when taller than one row."""
-    segs = build_segments(world, now, preset, ascii_only=ascii_only, notices=notices)
-    if height <= 1:
-        return [fit_line(segs, width)]
-    return stack(segs, world, now, width, height, ascii_only)
+    segs = template_segments(world, preset, ascii_only=ascii_only, notices=notices)
+    return place(segs, header(world), now, width, height, ascii_only)
 
 
-# -- output ----------------------------------------------------------------------------------
-_SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "magenta": "35", "cyan": "36"}
-
-
-def to_ansi(spans: list[Span], color: bool = True) -> str:
-    """Compose ANSI only after fitting, one complete SGR sequence per span."""
-    if not color:
-        return plain(spans)
-    out = []
-    for text, style in spans:
-        codes = [_SGR[t] for t in style.split() if t in _SGR]
-        out.append(f"\x1b[{';'.join(codes)}m{text}\x1b[0m" if codes and text else text)
-    return "".join(out)

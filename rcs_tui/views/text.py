@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import re
 
+from rcs_tui.views.line_fit import ago
+
+__all__ = ["ago", "clip", "escape_markup", "safe", "strip_controls"]
+
 # CSI, OSC (terminated by BEL or ST), other ESC sequences, then remaining C0/C1 controls except tab.
 _ANSI = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"          # CSI ... final byte
@@ -44,13 +48,3 @@ def clip(text: str, width: int, ellipsis: str = "…") -> str:
     return text[: max(0, width - len(ellipsis))] + ellipsis[:width]
 
 
-def ago(seconds: float) -> str:
-    """A compact duration: `42s`, `5m`, `2h07m`, `3d` (negative clock skew reads as 0s)."""
-    s = max(0, int(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m"
-    if s < 86400:
-        return f"{s // 3600}h{(s % 3600) // 60:02d}m"
-    return f"{s // 86400}d"

@@ -99,6 +99,7 @@ class ConsoleApp(App):
         self.paused = False
         self.last_error: str | None = None
         self.watches: list[ClearWatch] = []
+        self._redraw_due = False
         if theme:
             self.theme = theme
 
@@ -124,7 +125,19 @@ class ConsoleApp(App):
         self.call_after_refresh(self._fit_footer)
 
     def on_world_updated(self, message: WorldUpdated) -> None:
+        """Keep the newest World; draw once for a run of updates that queued up while drawing.
+
+        The redraw is a callback queued behind the updates already waiting, so a busy source (a
+        runtime writing many files, rp1 appending events) gets one redraw of its latest state, not
+        one per stale batch.
+        """
         self.world = message.world
+        if not self.paused and not self._redraw_due:
+            self._redraw_due = True
+            self.call_later(self._redraw)
+
+    def _redraw(self) -> None:
+        self._redraw_due = False
         if not self.paused:
             self.refresh_views()
 

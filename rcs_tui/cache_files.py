@@ -1,0 +1,71 @@
+"""rcs-tui's own cache files under `$XDG_CACHE_HOME/rcs-tui/`: read only when ours, written atomically.
+
+Nothing here is state: every cache file can be deleted at any time. A file is read only when it and
+its directory belong to the current user and are writable by nobody else (another user could have put
+anything there), and is replaced in one `rename`, so a reader sees the old file or the new one, never
+half of one. Callers validate the content itself; an unreadable file is simply a miss.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+MAX_BYTES = 16 * 1024 * 1024
+
+
+def cache_dir() -> str:
+    """`$XDG_CACHE_HOME/rcs-tui` (an absolute XDG_CACHE_HOME only, as the XDG spec says), else `~/.cache/rcs-tui`."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "rcs-tui")
+
+
+def _ours(st: os.stat_result) -> bool:
+    return st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
+def read_own(path: str, max_bytes: int = MAX_BYTES) -> bytes | None:
+    """The file's bytes when it is a regular file we own in a directory we own; else None."""
+    try:
+        if not _ours(os.lstat(os.path.dirname(path))):
+            return None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or not _ours(st) or st.st_size > max_bytes:
+            return None
+        return os.read(fd, st.st_size + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def write_own(path: str, data: bytes) -> bool:
+    """Replace `path` with `data` atomically (a private temp file, then rename); False when it could not."""
+    directory = os.path.dirname(path)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        st = os.lstat(directory)
+        if not stat.S_ISDIR(st.st_mode) or not _ours(st):
+            return False
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False

@@ -1,0 +1,79 @@
+"""What the host says, read with `os` alone: process liveness, session environment variables, the project root.
+
+Kept free of the readers and of `pathlib` so the cached `hud --once` path can re-check a stored answer
+(is that pid still the same process?) and find the project root at the cost of a few syscalls.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Environment variables naming the current session, in the order they are tried.
+ENV_VARS = ("RCS_SESSION_ID", "CODEX_SESSION_ID", "SESSION_ID")
+
+
+def pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def pid_start_ticks(pid: int) -> int | None:
+    """Field 22 of /proc/<pid>/stat (process start time in clock ticks), or None off Linux."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            raw = fh.read(4096).decode("ascii", "replace")
+    except OSError:
+        return None
+    try:
+        after = raw[raw.rindex(")") + 2:].split()
+        return int(after[19])
+    except (ValueError, IndexError):
+        return None
+
+
+class RootNotFound(Exception):
+    """No project root could be determined."""
+
+
+def find_root_dir(explicit: str | os.PathLike[str] | None = None, cwd: str | None = None) -> str:
+    """`--root`, else `RCS_ROOT`, else the nearest ancestor of `cwd` (the process's own by default) holding `.rcs/`.
+
+    Returns the resolved path; raises `RootNotFound` with the reason.
+    """
+    if explicit:
+        path = os.path.expanduser(os.fspath(explicit))
+        if not os.path.isdir(path):
+            raise RootNotFound(f"--root {os.fspath(explicit)}: not a directory")
+        return os.path.realpath(path)
+    env = os.environ.get("RCS_ROOT")
+    if env:
+        path = os.path.expanduser(env)
+        if not os.path.isdir(path):
+            raise RootNotFound(f"RCS_ROOT={env}: not a directory")
+        return os.path.realpath(path)
+    start = os.path.realpath(cwd or os.getcwd())
+    found = nearest_root(start)
+    if found is None:
+        raise RootNotFound(f"no .rcs/ directory in {start} or any parent; pass --root DIR or set RCS_ROOT")
+    return found
+
+
+def nearest_root(start: str) -> str | None:
+    """The nearest directory at or above `start` (made absolute and resolved) holding `.rcs/`, else None."""
+    here = os.path.realpath(start)
+    while True:
+        if os.path.isdir(os.path.join(here, ".rcs")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent

@@ -1,0 +1,103 @@
+"""Updates proportional to what changed: the live HUD and the refresh behind it."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from rcs_tui.state import reader
+from rcs_tui.state.reader import read_snapshot, refresh_snapshot
+from rcs_tui.ui.hud_app import HudApp
+from rcs_tui.ui.widgets import HudView, MemberList
+from rcs_tui.views.world import WorldLoader
+
+CURRENT = "s-current"
+
+
+def write(path: Path, doc: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(doc))
+    os.replace(tmp, path)
+
+
+def tree(root: Path, sessions: int) -> Path:
+    for i in range(sessions):
+        sid = CURRENT if i == 0 else f"s-{i:03d}"
+        write(root / ".rcs/state/sessions" / sid / "forge-state.json",
+              {"active": True, "current_phase": "executing", "iteration": 1, "max_iterations": 10})
+        write(root / ".rcs/state/sessions" / sid / "skill-active-state.json",
+              {"version": 1, "active": True, "active_skills": [{"skill": "forge", "active": True, "session_id": sid}]})
+    return root
+
+
+def forge(root: Path, sid: str, i: int) -> Path:
+    path = root / ".rcs/state/sessions" / sid / "forge-state.json"
+    write(path, {"active": True, "current_phase": "executing", "iteration": i, "max_iterations": 10})
+    return path
+
+
+async def test_a_write_to_another_session_repaints_only_the_age(tmp_path):
+    root = tree(tmp_path, 20)
+    loader = WorldLoader(root, session_id=CURRENT, rp1_db=False)
+    app = HudApp(root, session_id=CURRENT, rp1_db=False, watch=False, loader=loader)
+    async with app.run_test(size=(100, 12)) as pilot:
+        await pilot.pause()
+        members_world = app.query_one(MemberList).world
+        elsewhere = forge(root, "s-007", 5)
+        app._apply(loader.load([elsewhere]))
+        await pilot.pause()
+        assert app.query_one(HudView).world is app.world  # the age is computed from the newest world
+        assert app.query_one(MemberList).world is members_world  # nothing it shows changed: not rebuilt
+        mine = forge(root, CURRENT, 6)
+        app._apply(loader.load([mine]))
+        await pilot.pause()
+        assert app.query_one(MemberList).world is app.world
+        line = "".join(t for row in app.query_one(HudView).rows(100, 1) for t, _ in row)
+        assert "forge:6/10" in line
+
+
+def test_refresh_lists_sessions_again_only_when_the_list_can_have_changed(tmp_path, monkeypatch):
+    root = tree(tmp_path, 30)
+    calls = []
+    listing = reader._session_entries
+
+    def counted(layout, errors):
+        calls.append(1)
+        return listing(layout, errors)
+
+    monkeypatch.setattr(reader, "_session_entries", counted)
+    base = read_snapshot(root, CURRENT)
+    first = refresh_snapshot(base, [forge(root, "s-003", 4)], CURRENT)  # learns the listing
+    calls.clear()
+    again = refresh_snapshot(first, [forge(root, "s-004", 5)], CURRENT)
+    assert calls == []  # a file rewritten in a known session: the list is reused
+    assert again.sessions["s-004"].modes["forge"].iteration == 5
+    assert again.sessions.keys() == read_snapshot(root, CURRENT).sessions.keys()
+    new = forge(root, "s-new", 2)
+    grown = refresh_snapshot(again, [new], CURRENT)
+    assert calls and "s-new" in grown.sessions
+    calls.clear()
+    os.unlink(new)
+    new.parent.rmdir()
+    shrunk = refresh_snapshot(grown, [new], CURRENT)
+    assert calls and "s-new" not in shrunk.sessions
+    assert shrunk.sessions.keys() == read_snapshot(root, CURRENT).sessions.keys()
+
+
+async def test_console_draws_once_for_updates_that_queued_up(tmp_path):
+    from rcs_tui.ui.watcher import WorldUpdated
+    from tests.console_fixtures import app
+
+    a = app(tmp_path)
+    async with a.run_test(size=(100, 32)) as pilot:
+        await pilot.pause()
+        drawn = []
+        original = a.refresh_views
+        a.refresh_views = lambda: (drawn.append(a.world), original())
+        worlds = [a.loader.load() for _ in range(5)]
+        for world in worlds:  # five batches arrive before the app gets to draw
+            a.post_message(WorldUpdated(world, frozenset()))
+        await pilot.pause()
+        assert drawn == [worlds[-1]]  # one redraw, of the latest state

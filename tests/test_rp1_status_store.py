@@ -1,0 +1,174 @@
+"""Derived rp1 statuses kept between processes: used only for the same database and the same newest event."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+from rcs_tui.cache_files import cache_dir
+from rcs_tui.rp1.fixtures import Rp1Writer, create_db
+from rcs_tui.rp1.machines import MachineRegistry
+from rcs_tui.rp1.source import Rp1Source
+
+
+def checkpoint(path: Path) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+
+
+def make_db(path: Path, root: Path, finished: int, *, open_run: str | None = "running") -> tuple[Path, list[str]]:
+    """`finished` completed runs, then (optionally) one run left in `open_run`, all in project `root`."""
+    create_db(path)
+    ids = []
+    with Rp1Writer(path) as w:
+        for i in range(finished):
+            run = w.start_run("build", project_path=root, run_id=f"run-{i:03d}")
+            w.step(run, "plan", "running")
+            w.step(run, "plan", "completed")
+            ids.append(run)
+        if open_run:
+            run = w.start_run("build", project_path=root, run_id="run-open")
+            w.step(run, "plan", open_run)
+            ids.append(run)
+    checkpoint(path)
+    return path, ids
+
+
+class Spy:
+    """Counts the runs whose full events a source reads, and its aggregate status queries."""
+
+    def __init__(self, source: Rp1Source) -> None:
+        self.runs: list[str] = []
+        self.aggregates = 0
+        events, status_rows = source.db.events, source.db.status_rows
+
+        def spy_events(run_ids):
+            self.runs += list(run_ids)
+            return events(run_ids)
+
+        def spy_rows(scope=None):
+            self.aggregates += 1
+            return status_rows(scope)
+
+        source.db.events = spy_events
+        source.db.status_rows = spy_rows
+
+
+def source(db: Path, root: Path, **kw) -> tuple[Rp1Source, Spy]:
+    src = Rp1Source(db, root=root, machines=MachineRegistry({}), **kw)
+    return src, Spy(src)
+
+
+def test_a_new_process_does_not_rederive_an_idle_project(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    db, ids = make_db(tmp_path / "rp1" / "rp1.db", root, 60, open_run=None)
+    first, spy1 = source(db, root)
+    assert first.current().run.id == ids[-1]
+    assert len(set(spy1.runs)) == 60  # nothing active: every run had to be derived once
+    again, spy2 = source(db, root)  # a new process
+    summary = again.current()
+    assert summary.run.id == ids[-1] and summary.status == "completed"
+    assert spy2.runs == [ids[-1]]  # only the latest run's own events, for its step and activity
+
+
+def test_a_run_with_a_new_event_is_derived_again(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    db, ids = make_db(tmp_path / "rp1" / "rp1.db", root, 60, open_run=None)
+    src, _ = source(db, root)
+    assert src.current().status == "completed"
+    with Rp1Writer(db) as w:
+        w.step(ids[10], "review", "running")  # an old run comes back to life
+    checkpoint(db)
+    again, spy = source(db, root)
+    summary = again.current()
+    assert summary.run.id == ids[10] and summary.status == "running"
+    assert set(spy.runs) == {ids[10]}
+
+
+def test_filtered_feed_in_a_new_process_uses_kept_statuses(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    db, ids = make_db(tmp_path / "rp1" / "rp1.db", root, 80)
+    cold, cold_spy = source(db, None, all_projects=True)
+    feed = cold.feed(status="running")
+    assert [s.run.id for s in feed.runs] == ["run-open"] and cold_spy.aggregates == 1
+    warm, warm_spy = source(db, None, all_projects=True)
+    again = warm.feed(status="running")
+    assert [s.run.id for s in again.runs] == ["run-open"]
+    assert warm_spy.aggregates == 0 and warm_spy.runs == ["run-open"]  # only the page shown is projected
+
+
+def test_statuses_of_a_replaced_database_are_not_used(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    db, _ = make_db(tmp_path / "rp1" / "rp1.db", root, 60, open_run="running")
+    src, _ = source(db, None, all_projects=True)
+    assert src.feed(status="running").total == 1
+    # Same path, same run ids and event ids, but the open run failed in this one.
+    other, _ = make_db(tmp_path / "other" / "rp1.db", root, 60, open_run="failed")
+    os.replace(other, db)
+    fresh, spy = source(db, None, all_projects=True)
+    assert fresh.feed(status="running").total == 0
+    assert [s.run.id for s in fresh.feed(status="failed").runs] == ["run-open"]
+
+
+def test_a_corrupt_or_foreign_store_is_ignored(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    db, _ = make_db(tmp_path / "rp1" / "rp1.db", root, 60)
+    src, _ = source(db, None, all_projects=True)
+    src.feed(status="running")
+    [path] = Path(cache_dir()).glob("rp1-status-*.json")
+    doc = json.loads(path.read_text())
+    doc["runs"] = {k: [v[0], "failed"] for k, v in doc["runs"].items()}  # lies, but well formed
+    path.write_text(json.dumps(doc))
+    liar, _ = source(db, None, all_projects=True)
+    assert liar.feed(status="failed").total == 61  # proof the store is read when it is ours and matches
+    os.chmod(path, 0o666)  # anyone could have written it
+    assert source(db, None, all_projects=True)[0].feed(status="failed").total == 0
+    path.write_bytes(b'{"format": 1, "identity"')  # truncated
+    fresh, _ = source(db, None, all_projects=True)
+    assert fresh.feed(status="running").total == 1 and fresh.feed(status="completed").total == 60
+
+
+def test_the_database_directory_is_never_written(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    db, _ = make_db(tmp_path / "rp1" / "rp1.db", root, 60)
+    before = sorted(os.listdir(db.parent))
+    src, _ = source(db, None, all_projects=True)
+    src.feed(status="running")
+    src.current()
+    assert sorted(os.listdir(db.parent)) == before
+    assert list(Path(cache_dir()).glob("rp1-status-*.json"))
+
+
+def test_in_process_refresh_reads_only_what_changed(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    db, ids = make_db(tmp_path / "rp1" / "rp1.db", root, 60)
+    src, _ = source(db, None, all_projects=True)
+    assert src.feed(status="running").total == 1
+    full_reads = []
+    original = src.db.runs
+    src.db.runs = lambda scope=None: (full_reads.append(1), original(scope))[1]
+    with Rp1Writer(db) as w:
+        w.step(ids[5], "review", "running")  # an old run comes back to life
+        fresh = w.start_run("build", project_path=root, run_id="run-new")
+        w.step(fresh, "plan", "running")
+    feed = src.feed(status="running")
+    assert full_reads == []  # merged from the new events, not a pass over every run
+    assert [s.run.id for s in feed.runs] == ["run-new", ids[5], "run-open"]
+    other, _ = source(db, None, all_projects=True)
+    assert [s.run.id for s in other.feed(status="running").runs] == [s.run.id for s in feed.runs]
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE runs SET name = 'renamed', updated_at = '2030-01-01T00:00:00.000Z' WHERE id = ?", (ids[0],))
+    conn.commit()
+    conn.close()
+    renamed = {s.run.id: s.run.name for s in src.feed(limit=100).runs}
+    assert renamed[ids[0]] == "renamed" and full_reads == [1]  # a row changed without an event: read all
