@@ -96,6 +96,13 @@ class TestOnce:
         assert res.stdout == ("fleet: 4 of 6 need you: api (1 waiting), billing (1 failed), docs (1 stale), "
                               f"not-a-project (no .rcs/ in {base / 'not-a-project'})\n")
 
+    def test_counts_what_waits_in_any_session_not_only_the_current_one(self, run_cli, tmp_path):
+        root = idle(tmp_path / "api")
+        mode(root, "forge", session="s7", active=False, lifecycle_outcome="askuserQuestion")
+        res = run_cli("fleet", "--once", "--project", str(root))
+        assert res.code == 0, res.stderr
+        assert res.stdout == "fleet: 1 of 1 need you: api (1 waiting)\n"
+
     def test_json_is_sorted_by_attention_and_projects_come_from_the_config(self, run_cli, tmp_path):
         base = fleet_dir(tmp_path)
         cfg = tmp_path / "config.toml"

@@ -155,7 +155,7 @@ class FleetHub:
             else:
                 try:
                     async for doc in follow_documents(SnapshotFeed(root), poll=self.poll, gate=self._readers,
-                                                      first_look=True):
+                                                      first_look=not self.once):
                         self._take(row, doc)
                         self._looked(row)
                         delay = 1.0
@@ -249,6 +249,8 @@ async def gather_once(projects: list[Project], *, ssh: Ssh | None = None, timeou
     done = asyncio.Event()
 
     def changed(row: Row) -> None:
+        if row.doc is not None and row.doc.get("partial"):
+            return  # a status line says what the whole project shows
         pending.discard(row.project.key)
         if not pending:
             done.set()

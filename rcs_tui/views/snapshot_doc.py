@@ -84,13 +84,14 @@ class SnapshotFeed:
         return doc
 
     def first_look(self) -> dict[str, Any]:
-        """A quick first document from the root and the current session only (the other sessions are read by
-        the next `document()`), marked `"partial": true` and without a sequence number: what a fleet row shows
-        while the full reads of many projects queue up. A partial document never leaves this process."""
+        """A quick first document from the root and the current session only (the other sessions, and the
+        doctor, come with the next `document()`), marked `"partial": true` and without a sequence number: what
+        a fleet row shows while the full reads of many projects queue up. It never leaves this process."""
         world = self.loader.load(defer=("state",))
         self._rp1 = self._rp1_json()
-        self._doctor = self._doctor_json(world)
+        self._doctor = {"count": None, "findings": []}  # the doctor scans the whole tree: the full read runs it
         doc = self._build(world)
+        self._doctor = None
         doc["partial"] = True
         return doc
 
