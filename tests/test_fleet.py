@@ -296,6 +296,20 @@ async def open_override_form(app: FleetApp, pilot, project_open: bool = False) -
     await pilot.pause()
 
 
+def task_project(tmp_path: Path, done_too: bool = False) -> tuple[FleetApp, Path, Path]:
+    """A fleet (no watcher) over one project whose task t1 is in codegen (and t0 done)."""
+    from tests.fixtures_tasks import make_task
+
+    root = running(tmp_path / "api")
+    tdir = make_task(root, "t1", phase="codegen")
+    if done_too:
+        make_task(root, "t0", phase="done")
+    found, _ = expand_projects([str(root)])
+    app = FleetApp(found, live=False)
+    app.rows[found[0].key].take(SnapshotFeed(root).document(), time.time())
+    return app, root, tdir
+
+
 class TestTaskOverride:
     async def test_override_needs_a_reason_confirms_on_cancel_and_runs_through_the_cli(self, tmp_path):
         import json
@@ -304,15 +318,8 @@ class TestTaskOverride:
 
         from rcs_tui.state.journal import read_journal
         from rcs_tui.ui.console.confirm import ConfirmPlan
-        from tests.fixtures_tasks import make_task
-
-        root = running(tmp_path / "api")
-        tdir = make_task(root, "t1", phase="codegen")
-        make_task(root, "t0", phase="done")
+        app, root, tdir = task_project(tmp_path, done_too=True)
         before = (tdir / "state.json").read_bytes()
-        found, _ = expand_projects([str(root)])
-        app = FleetApp(found, live=False)
-        app.rows[found[0].key].take(SnapshotFeed(root).document(), time.time())
         async with app.run_test(size=(120, 36)) as pilot:
             await open_override_form(app, pilot)
             form = app.screen
@@ -353,14 +360,8 @@ class TestTaskOverride:
         from textual.widgets import Button, Input
 
         from rcs_tui.ui.console.notice import Notice
-        from tests.fixtures_tasks import make_task
-
-        root = running(tmp_path / "api")
-        tdir = make_task(root, "t1", phase="codegen")
+        app, root, tdir = task_project(tmp_path)
         before = (tdir / "state.json").read_bytes()
-        found, _ = expand_projects([str(root)])
-        app = FleetApp(found, live=False)
-        app.rows[found[0].key].take(SnapshotFeed(root).document(), time.time())
         async with app.run_test(size=(120, 36)) as pilot:
             await open_override_form(app, pilot)
             form = app.screen
