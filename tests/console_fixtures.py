@@ -105,3 +105,12 @@ def select_row(app, table_id: str, key: str) -> None:
 
 def member_row(mode_name: str, view: str | None = SESSION, scope: str | None = SESSION) -> str:
     return f"member:{view or ''}:{scope or ''}:{mode_name}"
+
+
+async def open_override(pilot, task_id: str = "login-api") -> None:
+    """Tasks view, select `task_id`, press `o`: the override dialog is open."""
+    await pilot.press("3")
+    await pilot.pause()
+    select_row(pilot.app, "tasks-table", task_id)
+    await pilot.press("o")
+    await pilot.pause()

@@ -10,7 +10,7 @@ from rcs_tui.ui.console.confirm import ConfirmPlan
 from rcs_tui.ui.console.doctor import DoctorScreen
 from rcs_tui.ui.console.notice import Notice
 from tests.conftest import tree_digest
-from tests.console_fixtures import OTHER, SESSION, app, member_row, select_row
+from tests.console_fixtures import OTHER, SESSION, app, member_row, open_override, select_row
 from tests.statefix import canonical, mode, read, state_dir
 
 SIZE = (100, 32)
@@ -36,7 +36,8 @@ async def test_clear_team_from_team_forge_session_keeps_forge(tmp_path):
     async with a.run_test(size=SIZE) as pilot:
         await open_clear(pilot, member_row("team"))
         preview = text_of(pilot.app.screen)
-        assert "DELETE" in preview and "team-state.json" in preview and "Active set after" in preview
+        assert "DELETE" in preview and "team-state.json" in preview
+        assert f"{SESSION}  forge + team → forge" in preview  # this scope, before → after
         await pilot.press("y")
         await pilot.pause()
     assert not (state_dir(root, SESSION) / "team-state.json").exists()
@@ -71,21 +72,109 @@ async def test_clear_across_all_sessions(tmp_path):
         "ultrawork"]
 
 
-async def test_changed_underneath_between_preview_and_confirm_is_refused(tmp_path):
+async def test_confirm_replans_when_a_planned_file_changes(tmp_path):
+    a = app(tmp_path)
+    cpath = state_dir(a.root, SESSION) / "skill-active-state.json"
+    async with a.run_test(size=SIZE) as pilot:
+        await open_clear(pilot, member_row("team"))
+        pilot.app.screen.query_one("#confirm").focus()
+        canonical(a.root, ["team"], SESSION, source="hook")  # the runtime rewrote the set meanwhile
+        modal = pilot.app.screen
+        for _ in range(30):  # the modal's own timer notices (every 0.4 s)
+            await pilot.pause(0.1)
+            if modal.replans:
+                break
+        assert isinstance(modal, ConfirmPlan) and modal.replans == 1
+        shown = text_of(modal)
+        assert "Re-planned with fresh data (.rcs/state/sessions/" in shown
+        assert "skill-active-state.json changed" in shown
+        assert pilot.app.focused.id == "cancel"  # focus goes back to Cancel after a re-plan
+        await pilot.press("y")
+        await pilot.pause()
+    assert not (state_dir(a.root, SESSION) / "team-state.json").exists()
+    assert [e["skill"] for e in read(cpath)["active_skills"]] == []  # applied on the fresh bytes
+
+
+async def test_y_on_a_moved_plan_replans_instead_of_applying(tmp_path):
     a = app(tmp_path)
     team = state_dir(a.root, SESSION) / "team-state.json"
     async with a.run_test(size=SIZE) as pilot:
         await open_clear(pilot, member_row("team"))
         team.write_text(json.dumps({"active": True, "current_phase": "team-fix", "source": "hook"}))
         after_write = tree_digest(a.root)
+        await pilot.press("y")  # before the modal's own poll noticed: it re-plans, it does not apply
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, ConfirmPlan) and pilot.app.screen.replans == 1
+        assert tree_digest(a.root) == after_write
+        await pilot.press("y")
+        await pilot.pause()
+    assert not team.exists()
+
+
+async def test_clear_under_a_writer_thread_applies_the_plan_on_screen(tmp_path):
+    import threading
+
+    a = app(tmp_path)
+    forge = state_dir(a.root, SESSION) / "forge-state.json"
+    stop = threading.Event()
+
+    def writer() -> None:  # the runtime: rewrites forge every 100 ms, 5 times
+        for i in range(5):
+            if stop.wait(0.1):
+                return
+            mode(a.root, "forge", SESSION, current_phase="executing", iteration=4 + i, source="simulator")
+
+    async with a.run_test(size=SIZE) as pilot:
+        await open_clear(pilot, member_row("forge"))
+        thread = threading.Thread(target=writer)
+        thread.start()
+        await pilot.pause(0.3)
+        thread.join()
+        for _ in range(30):
+            await pilot.pause(0.1)
+            if pilot.app.screen.replans and not pilot.app.screen.moved():
+                break
+        assert pilot.app.screen.replans >= 1
+        await pilot.press("y")
+        await pilot.pause()
+        stop.set()
+    assert not forge.exists()
+    entries = [json.loads(line) for line in (a.root / ".rcs/logs/rcs-tui-journal.jsonl").read_text().splitlines()]
+    assert [e["action"] for e in entries if "action" in e] == ["state clear forge"]
+
+
+async def test_refusal_offers_replan_and_repeated_refusals_name_the_writer(tmp_path, monkeypatch):
+    a = app(tmp_path)
+    team = state_dir(a.root, SESSION) / "team-state.json"
+    calls = []
+
+    def write_in_the_race_window(self) -> bool:  # a runtime write lands after the modal's last look
+        calls.append(1)
+        team.write_text(json.dumps({"active": True, "iteration": len(calls), "source": "simulator"}))
+        return False
+
+    monkeypatch.setattr(ConfirmPlan, "follow_files", write_in_the_race_window)
+    async with a.run_test(size=SIZE) as pilot:
+        await open_clear(pilot, member_row("team"))
+        after_write = None
         await pilot.press("y")
         await pilot.pause()
         assert isinstance(pilot.app.screen, Notice)
         body = text_of(pilot.app.screen)
-        assert "changed underneath since it was read" in body and "nothing was changed" in body
-    digest = tree_digest(a.root)
-    assert {k: v for k, v in digest.items() if "logs" not in k} == \
-        {k: v for k, v in after_write.items() if "logs" not in k}
+        assert "changed underneath since it was read" in body and "r re-plan with fresh data" in body
+        assert "Refused" not in body
+        after_write = tree_digest(a.root)
+        await pilot.press("r")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, ConfirmPlan) and pilot.app.focused.id == "cancel"
+        await pilot.press("y")
+        await pilot.pause()
+        body = text_of(pilot.app.screen)
+        assert "Refused 2 times" in body and "team-state.json keeps changing" in body
+        assert "source=simulator" in body and "pause the runtime" in body and "doctor (D)" in body
+    assert {k: v for k, v in tree_digest(a.root).items() if "logs" not in k and "team-state" not in k} == \
+        {k: v for k, v in after_write.items() if "logs" not in k and "team-state" not in k}
+    assert team.exists()
 
 
 async def test_denial_leaves_every_file_identical(tmp_path):
@@ -138,11 +227,7 @@ async def test_override_writes_state_and_transcript(tmp_path):
     a = app(tmp_path)
     tdir = a.root / ".rcs" / "tasks" / "login-api"
     async with a.run_test(size=SIZE) as pilot:
-        await pilot.press("3")
-        await pilot.pause()
-        select_row(pilot.app, "tasks-table", "login-api")
-        await pilot.press("o")
-        await pilot.pause()
+        await open_override(pilot)
         modal = pilot.app.screen
         phases = [str(o.prompt) for o in modal.query_one("#override-phase").options]
         assert "codegen" not in phases and "test" in phases  # reachable only, never the current phase

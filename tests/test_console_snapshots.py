@@ -109,3 +109,72 @@ class TestModals:
 
     def test_readonly(self, tmp_path, snap_compare):
         assert snap_compare(app(tmp_path, readonly=True), terminal_size=(80, 24))
+
+
+def _journal_with_a_clear(root: Path) -> str:
+    """Clear team through the core, then pin the entry's id and time so the snapshot is stable."""
+    import re
+
+    from rcs_tui.state.ops import plan_clear
+
+    plan_clear(root, "team", SESSION).run(root, actor="operator@console (console, pid 4242)")
+    journal = root / ".rcs/logs/rcs-tui-journal.jsonl"
+    text = journal.read_text()
+    entry_id = re.search(r'"id": "([^"]+)"', text).group(1)
+    text = text.replace(entry_id, "20261125T214400-a1b2c3")
+    journal.write_text(re.sub(r'"at": "[^"]+"', '"at": "2026-11-25T21:44:00.000Z"', text))
+    return "20261125T214400-a1b2c3"
+
+
+class TestWide:
+    """120×36: columns grow, whole ids and names show."""
+
+    def test_scopes(self, console, snap_compare):
+        assert snap_compare(console, terminal_size=(120, 36), run_before=_select("scopes-table", member_row("team")))
+
+    def test_team(self, console, snap_compare):
+        assert snap_compare(console, terminal_size=(120, 36), press=["2"])
+
+    def test_journal(self, tmp_path, snap_compare):
+        a = app(tmp_path)
+        _journal_with_a_clear(a.root)
+        assert snap_compare(a, terminal_size=(120, 36), press=["5"])
+
+    def test_doctor(self, tmp_path, snap_compare):
+        a = app(tmp_path)
+        mode(a.root, "forge", None, current_phase="executing")
+        assert snap_compare(a, terminal_size=(120, 36), press=["D"])
+
+    def test_clear_all_sessions_confirm(self, console, snap_compare):
+        assert snap_compare(console, terminal_size=(120, 36), press=["C"],
+                            run_before=_select("scopes-table", member_row("team")))
+
+
+class TestRecovery:
+
+    def test_journal_entry(self, tmp_path, snap_compare):
+        a = app(tmp_path)
+        _journal_with_a_clear(a.root)
+        assert snap_compare(a, terminal_size=(80, 24), press=["5", "enter"])
+
+    def test_journal_entry_narrow(self, tmp_path, snap_compare):
+        a = app(tmp_path)
+        _journal_with_a_clear(a.root)
+        assert snap_compare(a, terminal_size=(60, 20), press=["5", "enter"])
+
+    def test_confirm_replanned(self, console, snap_compare):
+        from tests.statefix import canonical
+
+        async def rewrite(pilot) -> None:
+            select_row(pilot.app, "scopes-table", member_row("team"))
+            await pilot.press("d")
+            await pilot.pause()
+            canonical(console.root, ["team"], SESSION, source="hook")
+            pilot.app.screen.follow_files()  # what its timer does; called here so the picture never races it
+            await pilot.pause()
+        assert snap_compare(console, terminal_size=(80, 24), run_before=rewrite)
+
+    def test_demo_banner(self, tmp_path, snap_compare):
+        from rcs_tui.cli.demo_cmd import DEMO_BANNER
+
+        assert snap_compare(app(tmp_path, banner=DEMO_BANNER), terminal_size=(80, 24))

@@ -98,6 +98,7 @@ def test_console_team_view_agrees_with_the_doctor_on_a_dead_worker(tmp_path):
     # A heartbeat that still says alive:true for a pid that is gone must read "dead" in the team view,
     # as the doctor reports it, not "alive".
     import os
+    import time
 
     from rcs_tui.state.team import read_teams
     from rcs_tui.ui.console.team import heartbeat
@@ -107,8 +108,9 @@ def test_console_team_view_agrees_with_the_doctor_on_a_dead_worker(tmp_path):
     write(team / "workers" / "worker-1" / "heartbeat.json", {"pid": dead_pid(), "alive": True})
     write(team / "workers" / "worker-2" / "heartbeat.json", {"pid": os.getpid(), "alive": True})
     workers = {w.name: w for w in read_teams(team.parent)["login-flow"].workers}
-    assert heartbeat(workers["worker-1"]).plain == "✖ dead"
-    assert heartbeat(workers["worker-2"]).plain == "♥ alive"
+    now = time.time()
+    assert heartbeat(workers["worker-1"], now).plain == "✖ dead"
+    assert heartbeat(workers["worker-2"], now).plain == "♥ alive"
     assert [f.subject for f in diagnose(tmp_path) if f.kind == "dead-worker"] == ["worker-1"]
 
 
@@ -180,3 +182,51 @@ def test_interrupted_operator_action_is_found_and_rolled_back(tmp_path, monkeypa
     result = fix(tmp_path, [f], session_id="s1")
     assert result["applied"][0]["held"] is True
     assert tree_digest(tmp_path / ".rcs" / "state") == before
+
+
+def test_a_worker_silent_past_the_threshold_is_not_alive(tmp_path):
+    import os
+    from datetime import UTC, datetime
+
+    from rcs_tui.state.team import HEARTBEAT_STALE_SECONDS, read_teams
+    from rcs_tui.ui.console.team import heartbeat
+
+    now = datetime(2026, 11, 25, 22, 0, tzinfo=UTC).timestamp()
+    team = state_dir(tmp_path) / "team" / "t"
+    write(team / "config.json", {"name": "t"})
+    write(team / "workers" / "w1" / "heartbeat.json", {"pid": os.getpid(), "alive": True,
+                                                        "last_turn_at": "2026-11-25T21:50:00Z"})
+    write(team / "workers" / "w2" / "heartbeat.json", {"pid": os.getpid(), "alive": True,
+                                                        "last_turn_at": "2026-11-25T21:59:30Z"})
+    workers = {w.name: w for w in read_teams(team.parent)["t"].workers}
+    assert HEARTBEAT_STALE_SECONDS < 600
+    assert heartbeat(workers["w1"], now).plain == "◌ silent 10m"
+    assert heartbeat(workers["w2"], now).plain == "♥ alive"
+
+
+def test_doctor_exit_status_says_whether_findings_remain(run_cli, tmp_path):
+    mode(tmp_path, "team", "s1", active=False, current_phase="cleared")
+    mode(tmp_path, "team", None, current_phase="team-exec")
+    canonical(tmp_path, ["team"])
+    r = run_cli("doctor", "--json", "--root", str(tmp_path))
+    assert r.code == 3 and r.json["findings"]
+    r = run_cli("doctor", "--fix", "--json", "--root", str(tmp_path))
+    assert r.code == 0 and r.json["remaining"] == []
+    assert run_cli("doctor", "--root", str(tmp_path)).code == 0
+    assert "3  findings remain" in run_cli("doctor", "--help").stdout
+
+
+def test_root_survivor_is_offered_a_repair_when_session_json_is_stale_dead(run_cli, tmp_path):
+    import json as _json
+
+    mode(tmp_path, "team", None, current_phase="team-exec")
+    canonical(tmp_path, ["team"], None)
+    mode(tmp_path, "team", "s1", active=False, current_phase="cancelled")
+    mode(tmp_path, "forge", "s2", current_phase="executing")
+    (state_dir(tmp_path) / "session.json").write_text(_json.dumps({"session_id": "s1", "pid": dead_pid()}))
+    findings = {f.kind: f for f in diagnose(tmp_path)}
+    assert "stale-dead-pointer" in findings
+    assert findings["root-survivor"].plan is not None
+    r = run_cli("doctor", "--fix", "--json", "--root", str(tmp_path))
+    assert ("root-survivor:root:team", True) in [(a["id"], a["held"]) for a in r.json["fix"]["applied"]]
+    assert not (state_dir(tmp_path) / "team-state.json").exists()

@@ -116,3 +116,23 @@ def test_tail_prints_new_events(tmp_path):
         proc.terminate()
         proc.wait(5)
     assert [(e["step"], e["status"]) for e in (line1, line2)] == [("plan", "completed"), ("build", "running")]
+
+
+def test_runs_human_output_matches_the_console(run_cli, tmp_path):
+    from tests.console_fixtures import build_rp1
+
+    root = tmp_path / "p"
+    (root / ".rcs").mkdir(parents=True)
+    build_rp1(tmp_path / "rp1.db", root)
+    out = run_cli("rp1", "runs", "--db", str(tmp_path / "rp1.db"), "--root", str(root)).stdout
+    lines = out.splitlines()
+    assert lines[0].split() == ["RUN", "WORKFLOW", "STATUS", "STEP", "NAME", "AGE"]
+    review = next(line for line in lines if line.startswith("run-0002"))
+    import re
+
+    assert "waiting (1?)" in review and "PR #42 review" in review
+    assert re.search(r"  \d+(s|m|h\d\dm|d)$", review)  # an age, like the console's
+    assert "2026-" not in out
+    assert lines[-1].startswith("(N?) = N questions waiting for an answer")
+    show = run_cli("rp1", "show", "run-0001-research", "--db", str(tmp_path / "rp1.db"), "--root", str(root)).stdout
+    assert " 7.0s" in show

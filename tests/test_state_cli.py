@@ -195,3 +195,103 @@ def test_what_if_reports_decision_without_writing(run_cli, project):
     d = r.json
     assert d["deferred"] == ["team", "forge"] and d["decisions"][0]["decision"] == "deny"
     assert json.dumps(d["decisions"][0]["rollback"]) == "true"
+
+
+def test_dry_run_of_clear_all_sessions_shows_every_scope_before_and_after(run_cli, project):
+    mode(project, "team", None, current_phase="team-exec")
+    mode(project, "ultrawork", None)
+    canonical(project, ["team", "ultrawork"], None)
+    mode(project, "ultrawork", "s2")
+    mode(project, "team", "s2", current_phase="team-verify")
+    canonical(project, ["team", "ultrawork"], "s2")
+    r = run_cli("state", "clear", "--mode", "ultrawork", "--all-sessions", "--dry-run", "--root", str(project))
+    assert r.code == 0
+    assert r.json["scopes"] == [{"scope": "root", "before": ["team", "ultrawork"], "after": ["team"]},
+                                {"scope": "s2", "before": ["team", "ultrawork"], "after": ["team"]}]
+    assert "active_after" not in r.json and r.json["warning"].startswith("ultrawork will be cleared")
+
+
+def test_clear_retry_replans_while_a_writer_keeps_changing_the_file(project):
+    """`--retry N`: a refused attempt is re-planned on fresh bytes and journaled only once applied."""
+    from rcs_tui.cli import main
+
+    path = state_dir(project, "s1") / "team-state.json"
+    from rcs_tui.state import txn
+
+    real_read = txn._read_before
+    rewrites = []
+
+    def runtime_writes_first(tree, rel):  # the runtime rewrites the file in the race window, twice
+        if rel.endswith("team-state.json") and len(rewrites) < 2:
+            rewrites.append(1)
+            mode(project, "team", "s1", current_phase="team-exec", iteration=len(rewrites))
+        return real_read(tree, rel)
+
+    txn._read_before = runtime_writes_first
+    try:
+        with pytest.raises(SystemExit) as done:
+            main(["state", "clear", "--mode", "team", "--session-id", "s1", "--retry", "1", "--root", str(project)])
+        assert done.value.code == 1 and path.exists()  # 2 attempts, both refused
+        rewrites.clear()
+        with pytest.raises(SystemExit) as done:
+            main(["state", "clear", "--mode", "team", "--session-id", "s1", "--retry", "3", "--root", str(project)])
+        assert done.value.code == 0 and not path.exists()
+    finally:
+        txn._read_before = real_read
+    journal = (project / ".rcs/logs/rcs-tui-journal.jsonl").read_text().splitlines()
+    applied = [json.loads(x) for x in journal if '"action"' in x]
+    aborted = {json.loads(x)["abort"] for x in journal if '"abort"' in x}
+    assert [e["action"] for e in applied if e["id"] not in aborted] == ["state clear team"]
+
+
+def test_redo_reapplies_an_undone_clear_through_the_journal(run_cli, project):
+    path = state_dir(project, "s1") / "team-state.json"
+    before = path.read_bytes()
+    assert run_cli("state", "clear", "--mode", "team", "--session-id", "s1", "--root", str(project)).code == 0
+    assert run_cli("redo", "--root", str(project)).code == 1  # nothing undone yet
+    assert run_cli("undo", "--root", str(project)).code == 0
+    assert path.read_bytes() == before
+    r = run_cli("redo", "--root", str(project))
+    assert r.code == 0 and r.json["redone"] and not path.exists()
+    entries = run_cli("journal", "--json", "--root", str(project)).json["entries"]
+    assert [(e["action"], e["undone"]) for e in entries] == [
+        ("redo state clear team", False), ("undo state clear team", False), ("state clear team", False)]
+    r = run_cli("undo", "--root", str(project))  # undoing the redo brings the file back again
+    assert r.code == 0 and path.read_bytes() == before
+
+
+def test_undo_refusal_names_the_later_entry_to_undo_first(run_cli, project):
+    run_cli("state", "clear", "--mode", "team", "--session-id", "s1", "--root", str(project))
+    first = run_cli("journal", "--json", "--root", str(project)).json["entries"][0]["id"]
+    run_cli("state", "clear", "--mode", "forge", "--session-id", "s1", "--root", str(project))
+    second = run_cli("journal", "--json", "--root", str(project)).json["entries"][0]["id"]
+    r = run_cli("undo", first, "--root", str(project))
+    assert r.code == 1 and f"undo {second} (state clear forge) first" in r.error
+
+
+def test_root_given_before_the_subcommand(run_cli, project, tmp_path_factory):
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    r = run_cli("--root", str(project), "state", "list-active", "--session-id", "s1", "--json", cwd=elsewhere)
+    assert r.code == 0 and r.json == {"active_modes": ["forge", "team"]}
+
+
+def test_usage_error_prints_the_usage_line_then_the_json_error(run_cli, project):
+    r = run_cli("state", "clear", "--retry", "x", "--root", str(project))
+    assert r.code == 2 and r.stderr.startswith("Usage: rcs-tui state clear [OPTIONS]")
+    assert "'x' is not a valid integer" in r.error
+    r = run_cli("state", "clear", "--retry")
+    assert r.code == 2 and r.stderr.startswith("Usage: rcs-tui") and "requires an argument" in r.error
+
+
+def test_help_texts_do_not_cite_internal_documents(run_cli):
+    for args in (("--help",), ("task", "--help"), ("task", "override", "--help"), ("state", "clear", "--help"),
+                 ("state", "write", "--help")):
+        out = run_cli(*args).stdout
+        assert "seed" not in out and "formats.md" not in out and "§" not in out, args
+    assert "tombstone: an inactive marker" in " ".join(run_cli("state", "clear", "--help").stdout.split())
+
+
+def test_journal_human_output_shows_relative_ages(run_cli, project):
+    run_cli("state", "clear", "--mode", "team", "--session-id", "s1", "--root", str(project))
+    out = run_cli("journal", "--root", str(project)).stdout
+    assert "s ago  state clear team" in out and "T" not in out.split()[1]

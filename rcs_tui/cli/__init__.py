@@ -16,6 +16,7 @@ import sys
 SUBCOMMANDS: dict[str, str] = {
     "state": "rcs_tui.cli.state_cmd:state",
     "undo": "rcs_tui.cli.state_cmd:undo_cmd",
+    "redo": "rcs_tui.cli.state_cmd:redo_cmd",
     "journal": "rcs_tui.cli.state_cmd:journal_cmd",
     "snapshot": "rcs_tui.cli.state_cmd:snapshot_cmd",
     "task": "rcs_tui.cli.task_cmd:task",
@@ -60,9 +61,13 @@ def _build_group() -> tuple[object, object]:
     @click.group(cls=LazyGroup, invoke_without_command=True,
                  context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(package_name="rcs-tui")
+    @click.option("--root", "root", type=click.Path(file_okay=False), default=None,
+                  help="Project root for the subcommand (same as its own --root).")
     @click.pass_context
-    def cli(ctx: click.Context) -> None:
+    def cli(ctx: click.Context, root: str | None) -> None:
         """Live HUD and operator recovery console for RCS workflow state."""
+        if root is not None:
+            ctx.meta["rcs_root"] = root
         if ctx.invoked_subcommand is None:
             console = cli.get_command(ctx, "console")
             if console is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,9 +27,18 @@ def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(func)
 
 
+def given_root(root: str | None) -> str | None:
+    """`--root` of the subcommand, else the one given before it (`rcs-tui --root X state …`)."""
+    if root is not None:
+        return root
+    ctx = click.get_current_context(silent=True)
+    return ctx.meta.get("rcs_root") if ctx is not None else None
+
+
 def resolve_root(root: str | None) -> Path:
     from rcs_tui.state.layout import RootNotFound, find_root
 
+    root = given_root(root)
     try:
         return find_root(root)
     except RootNotFound as exc:
@@ -79,6 +89,11 @@ def run(group: click.Group, argv: list[str] | None) -> int:
     except click.exceptions.Abort:
         return fail("aborted", 1)
     except click.UsageError as exc:
+        # The usage line first, so a person sees how to call it; the JSON stays last.
+        if exc.ctx is not None:
+            sys.stderr.write(f"{exc.ctx.get_usage()}\nTry '{exc.ctx.command_path} --help' for help.\n")
+        else:  # raised by the parser before a context existed: the command line as typed says which command
+            sys.stderr.write("Usage: rcs-tui [OPTIONS] COMMAND [ARGS]...\nTry 'rcs-tui COMMAND --help' for help.\n")
         return fail(exc.format_message(), 2)
     except click.ClickException as exc:
         return fail(exc.format_message(), exc.exit_code or 1)

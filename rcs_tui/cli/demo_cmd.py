@@ -7,6 +7,7 @@ default viewer is one line (`DEFAULT_VIEWER`); the console is the default, `--hu
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -26,7 +27,10 @@ def run_hud(ws) -> None:
 def run_console(ws) -> None:
     from rcs_tui.ui.console.app import ConsoleApp
 
-    ConsoleApp(ws.project, rp1_db=ws.rp1_db).run()
+    ConsoleApp(ws.project, rp1_db=ws.rp1_db, banner=DEMO_BANNER).run()
+
+
+DEMO_BANNER = "DEMO: a simulator changes this workspace every few seconds, as a live runtime would"
 
 
 VIEWERS: dict[str, Callable[..., None]] = {"hud": run_hud, "console": run_console}
@@ -51,10 +55,15 @@ def demo(directory, use_hud, interval, no_sim, build_only) -> None:
     if not temp and base.exists() and any(base.iterdir()) and not (base / "project").is_dir():
         raise CliError(f"--dir {base}: not empty and not a previous demo workspace; choose an empty directory")
     try:
-        ws = build_workspace(base)
+        # Built to outlive this command, the live session belongs to the shell that ran it: a pointer to
+        # our own pid would be stale-dead the moment we exit.
+        ws = build_workspace(base, pid=os.getppid() if build_only else None)
         if build_only:
             click.echo(f"project: {ws.project}\ncopy: {ws.copy}\nrp1 db: {ws.rp1_db}")
-            click.echo(f"try: RP1_DB={ws.rp1_db} rcs-tui hud --root {ws.project}")
+            click.echo("try (the demo's view, without its simulator):")
+            for command in ("console", "hud", "rp1 runs"):
+                click.echo(f"  RP1_DB={shlex.quote(str(ws.rp1_db))} rcs-tui {command} --root "
+                           f"{shlex.quote(str(ws.project))}")
             return
         os.environ["RP1_DB"] = str(ws.rp1_db)
         viewer = VIEWERS["hud" if use_hud else DEFAULT_VIEWER]

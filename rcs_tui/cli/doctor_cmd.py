@@ -19,7 +19,14 @@ from rcs_tui.cli.common import CliError, emit, json_option, resolve_root, root_o
 @root_option
 @json_option
 def doctor(do_fix, only, session_id, db, idle_minutes, root, as_json):
-    """Find stale members, orphans, root survivors, dead pointers/owners/workers and idle rp1 runs."""
+    """Find stale members, orphans, root survivors, dead pointers/owners/workers and idle rp1 runs.
+
+    \b
+    Exit status:
+      0  no findings (or only informational ones) remain
+      3  findings remain (after --fix: those it could not repair or that did not hold)
+      1  error (e.g. no .rcs/ directory); 2  usage error
+    """
     from rcs_tui.state.doctor import diagnose, fix
 
     root_path = resolve_root(root)
@@ -35,10 +42,21 @@ def doctor(do_fix, only, session_id, db, idle_minutes, root, as_json):
         click.echo(_human({"findings": report["findings"], "fix": None}))
         apply = click.confirm(f"Apply {len(repairable)} repair(s)?", default=False)
         if not apply:
-            return
+            return remaining_code(findings)
     if apply and repairable:
         report["fix"] = fix(root_path, findings, list(only) or None, session_id=session_id, rp1_db=db)
+        findings = diagnose(root_path, session_id, rp1_db=db, idle_seconds=idle_minutes * 60)
+        report["remaining"] = [f.id for f in findings]
     emit(report, as_json, _human)
+    return remaining_code(findings)
+
+
+FINDINGS_REMAIN = 3
+
+
+def remaining_code(findings: list) -> int:
+    """The exit status: 3 while any finding that is more than informational remains, else 0."""
+    return FINDINGS_REMAIN if any(f.severity != "info" for f in findings) else 0
 
 
 def _human(report: dict) -> str:

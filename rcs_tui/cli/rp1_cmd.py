@@ -16,8 +16,10 @@ db_option = click.option("--db", "db", type=click.Path(dir_okay=False), default=
 
 def _root(root: str | None) -> Path:
     """The project root; without a .rcs/ tree the cwd scopes the runs (not an error for rp1)."""
+    from rcs_tui.cli.common import given_root
     from rcs_tui.state.layout import RootNotFound, find_root
 
+    root = given_root(root)
     try:
         return find_root(root)
     except RootNotFound as exc:
@@ -66,10 +68,20 @@ def runs_cmd(root: str | None, db: str | None, as_json: bool, all_projects: bool
             return d["status"]
         if not d["runs"]:
             return "rp1: no runs"
-        lines = [f"{'RUN':<10} {'WORKFLOW':<14} {'STATUS':<11} {'STEP':<16} LAST ACTIVITY"]
+        from rcs_tui.state.metrics import parse_time
+        from rcs_tui.views.text import ago
+
+        now = time.time()
+        lines = [f"{'RUN':<9} {'WORKFLOW':<14} {'STATUS':<13} {'STEP':<14} {'NAME':<20} AGE"]
         for r in d["runs"]:
-            lines.append(f"{_clean(r['id'])[:8]:<10} {_clean(r['workflow'])[:14]:<14} {r['status']:<11} "
-                         f"{_clean(r['current_step'] or '-')[:16]:<16} {_clean(r['last_activity'] or '-')}")
+            last = parse_time(r["last_activity"])
+            status = r["status"] + (f" ({len(r['waiting'])}?)" if r["waiting"] else "")
+            lines.append(f"{_clean(r['id'])[:8]:<9} {_clean(r['workflow'])[:14]:<14} {status:<13} "
+                         f"{_clean(r['current_step'] or '-')[:14]:<14} "
+                         f"{_clean(r['name'] or r['feature_id'] or '-')[:20]:<20} "
+                         f"{ago(now - last) if last is not None else '-'}")
+        if any(r["waiting"] for r in d["runs"]):
+            lines.append("(N?) = N questions waiting for an answer; `rcs-tui rp1 show RUN` shows them")
         return "\n".join(lines)
 
     emit(data, as_json, human)
@@ -90,12 +102,14 @@ def show_cmd(run_id: str, root: str | None, db: str | None, as_json: bool) -> No
 
 
 def _human_timeline(t: dict[str, Any]) -> str:
+    from rcs_tui.views.text import duration
+
     run = t["run"]
     lines = [f"{_clean(run['workflow'])} {_clean(run['id'])}  {t['status']}"
              + ("" if t["tracked"] else "  (untracked: no state machine)")]
     for s in t["steps"]:
         mark = " ↻" * (s["attempts"] - 1) if s["retried"] else ""
-        dur = f" {s['duration_s']}s" if s["duration_s"] is not None else ""
+        dur = f" {duration(s['duration_s'])}" if s["duration_s"] is not None else ""
         lines.append(f"  {_clean(s['name']):<16} {s['status']:<11}{dur}{mark}")
         for u in s["units"] + s["agents"]:
             lines.append(f"    {_clean(u['key']):<20} {_clean(u['state'])} ({u['status']})")

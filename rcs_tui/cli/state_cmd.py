@@ -35,7 +35,8 @@ def _load_input(raw: str | None, file: str | None) -> dict[str, Any]:
 
 def _opts(func):
     for deco in reversed([
-        click.option("--input", "input_json", default=None, help="JSON object input (formats.md §4 shapes)."),
+        click.option("--input", "input_json", default=None,
+                     help='JSON object input, e.g. {"mode": "team", "session_id": "…"}.'),
         click.option("--input-file", "input_file", default=None, help="Read the JSON input from a file."),
         click.option("--mode", "mode", default=None, help="Mode name (else input.mode)."),
         click.option("--session-id", "session_id", default=None, help="Session scope (else resolved)."),
@@ -98,18 +99,40 @@ def write_cmd(root, as_json, input_json, input_file, mode, session_id, dry_run):
 @click.option("--all-sessions", is_flag=True, help="Clear the mode in root and every session.")
 @click.option("--in-root", is_flag=True, help="Clear the root copy even when a session is current.")
 @click.option("--dry-run", is_flag=True, help="Print the exact plan and touch nothing.")
-def clear_cmd(root, as_json, input_json, input_file, mode, session_id, all_sessions, in_root, dry_run):
-    """Clear one member of the active set (tombstone when a root copy exists)."""
+@click.option("--retry", type=click.IntRange(0, 100), default=0, show_default=True,
+              help="When a file changes underneath (a runtime still writing), re-plan on fresh data and try "
+                   "again up to N times; only an applied attempt is journaled.")
+def clear_cmd(root, as_json, input_json, input_file, mode, session_id, all_sessions, in_root, dry_run, retry):
+    """Clear one member of the active set.
+
+    In a session whose mode also has a root copy, the session's file becomes a tombstone: an inactive
+    marker that keeps the root copy from bringing the mode back in that session.
+    """
     from rcs_tui.state.inputs import validate_clear
     from rcs_tui.state.ops import ROOT_SCOPE, plan_clear
+    from rcs_tui.state.txn import ChangedUnderneath
 
     if in_root and (session_id or all_sessions):
         raise click.UsageError("--in-root goes without --session-id and --all-sessions")
     root, data, mode, sid = _common(root, input_json, input_file, mode, session_id)
     sid = ROOT_SCOPE if in_root else sid
     parsed = validate_clear(data, "--input" if input_file is None else "--input-file")
-    op = plan_clear(root, _need_mode(mode), sid, all_sessions or parsed.all_sessions)
-    emit(op.preview(root) if dry_run else op.run(root), True)
+    mode = _need_mode(mode)
+    for attempt in range(retry + 1):
+        op = plan_clear(root, mode, sid, all_sessions or parsed.all_sessions)
+        if dry_run:
+            emit(op.preview(root), True)
+            return
+        try:
+            result = op.run(root)
+        except ChangedUnderneath as exc:
+            if attempt == retry:
+                raise ChangedUnderneath(f"{exc} (after {attempt + 1} attempt(s); a runtime is still writing: "
+                                        "pause it, or use --all-sessions, or run `rcs-tui doctor`)"
+                                        if retry else str(exc)) from None
+            continue
+        emit({**result, "attempts": attempt + 1} if retry else result, True)
+        return
 
 
 @state.command("list-active")
@@ -195,15 +218,39 @@ def undo_cmd(entry, dry_run, root, as_json):
     emit(undo(resolve_root(root), entry, dry_run=dry_run), True)
 
 
+@click.command("redo")
+@click.argument("entry", required=False)
+@click.option("--dry-run", is_flag=True, help="Print what would be re-applied and touch nothing.")
+@root_option
+@json_option
+def redo_cmd(entry, dry_run, root, as_json):
+    """Re-apply the most recently undone (or the given) journal entry, through the same checked write path."""
+    from rcs_tui.state.redo import redo_operation
+
+    path = resolve_root(root)
+    op = redo_operation(path, entry)
+    emit(op.preview(path) if dry_run else op.run(path), True)
+
+
 @click.command("journal")
 @click.option("--limit", type=int, default=20, show_default=True)
 @root_option
 @json_option
 def journal_cmd(limit, root, as_json):
     """Operator actions recorded in `.rcs/logs/rcs-tui-journal.jsonl`, newest first."""
+    import time
+
     from rcs_tui.state.journal import load
+    from rcs_tui.state.metrics import parse_time
+    from rcs_tui.views.text import ago
 
     entries, warnings = load(resolve_root(root), limit=max(limit, 0))
+    now = time.time()
+
+    def when(at: Any) -> str:
+        t = parse_time(at)
+        return f"{ago(now - t)} ago" if t is not None else "?"
+
     rows = [{"id": e["id"], "at": e.get("at"), "actor": e.get("actor"), "action": e.get("action"),
              "files": [f.get("path") for f in e["files"]], "undone": e["undone"],
              "complete": e["complete"],
@@ -213,6 +260,6 @@ def journal_cmd(limit, root, as_json):
         if not as_json:
             click.echo(f"warning: {warning}", err=True)
     emit({"entries": rows, "warnings": warnings}, as_json, lambda d: "\n".join(
-        f"{r['id']}  {r['at']}  {r['action']}{'  (undone)' if r['undone'] else ''}"
+        f"{r['id']}  {when(r['at']):>8}  {r['action']}{'  (undone)' if r['undone'] else ''}"
         f"{'' if r['complete'] else '  (INTERRUPTED: run doctor)'}  {', '.join(r['files'])}"
         for r in d["entries"]) or "journal is empty")

@@ -50,7 +50,7 @@ def _human_result(data: dict[str, Any]) -> str:
 
 @click.group()
 def task() -> None:
-    """Task lifecycle (seed 003): list, show, next, advance, override, redo."""
+    """Task lifecycle: list, show, next, advance, override, redo."""
 
 
 @task.command("list")
@@ -142,7 +142,7 @@ def advance_cmd(task_id, to, actor, dry_run, root, as_json):
 @root_option
 @json_option
 def override_cmd(task_id, to, reason, actor, dry_run, root, as_json):
-    """Human override past the guards, recorded with its reason (seed 003 §7)."""
+    """Move a task to a phase its guards do not (yet) allow; the reason is required and recorded."""
     from rcs_tui.state.tasks import plan_override
 
     _run(root, as_json, dry_run, actor, lambda p, who: plan_override(p, task_id, to, reason, actor=who))

@@ -74,12 +74,19 @@ def _member_findings(snap: Snapshot, layout: Layout, sid: str | None) -> list[Fi
                                f"{m.mode} has an active mode file in {where} that no canonical entry lists",
                                "clear the orphaned mode file",
                                lambda mode=m.mode, t=target: plan_clear(root, mode, t)))
-        elif m.health == "root-survivor" and (current or sid is None):
+        elif m.health == "root-survivor" and (current or sid is None or _pointed(snap, sid)):
             out.append(Finding(fid, "root-survivor", "error", "root", m.mode,
                                f"root {m.mode}-state.json is still active ({m.reason}); it can resurrect "
                                f"{m.mode} after a clear", "clear the root copy",
                                lambda mode=m.mode: plan_clear(root, mode, ROOT_SCOPE)))
     return out
+
+
+def _pointed(snap: Snapshot, sid: str | None) -> bool:
+    """A stale-dead session.json still names the session the operator was in: its root survivors resurrect
+    modes there as soon as the session is current again, so they are findings there too."""
+    pointer = snap.resolution.pointer
+    return bool(pointer.stale_dead) and sid is not None and sid == pointer.session_id
 
 
 def _softener_findings(scope: Any, sid: str | None) -> list[Finding]:
@@ -121,8 +128,7 @@ FindingCache = dict[tuple[str, str | None], tuple[tuple[Any, ...], list[Finding]
 def _state_findings(snap: Snapshot, cache: FindingCache | None = None) -> list[Finding]:
     """State findings over every scope. `cache` (kept by a caller that diagnoses the same project again and
     again) reuses a scope's findings while the scopes they were computed from are unchanged (the same objects,
-    or equal ones: the root is re-read every time), so a
-    one-file change re-diagnoses one session, not all of them."""
+    or equal ones: the root is re-read every time), so a one-file change re-diagnoses one session, not all."""
     layout = Layout(snap.root)
     scopes: list[str | None] = [None, *sorted(snap.sessions)]
 
@@ -143,7 +149,7 @@ def _state_findings(snap: Snapshot, cache: FindingCache | None = None) -> list[F
         scope = snap.scope(sid)
         # the root's view depends on every session (tombstones); a session's on itself and the root
         inputs = (snap.root_scope, *snap.sessions.values()) if sid is None else (snap.root_scope, scope)
-        inputs += (sid == snap.session_id,)
+        inputs += (sid == snap.session_id, _pointed(snap, sid))
         for f in cached("members", sid, inputs, lambda sid=sid: _member_findings(snap, layout, sid)):
             if f.id not in seen:
                 seen.add(f.id)

@@ -35,6 +35,7 @@ class JournalScan:
 
     warnings: list[str] = field(default_factory=list)
     undone: set[str] = field(default_factory=set)
+    redone: set[str] = field(default_factory=set)
     commits: set[str] = field(default_factory=set)
     aborts: set[str] = field(default_factory=set)
     generations: int = 0
@@ -195,8 +196,13 @@ def _entries(fd: int, size: int, st: JournalScan, bad: list[tuple[int, str]]) ->
             continue
         entry["complete"] = entry.get("state", "done") == "done" or entry["id"] in st.commits
         entry["undone"] = entry["id"] in st.undone
+        if isinstance(entry.get("redoes"), str) and not entry["undone"]:  # newest first: a live redo
+            st.redone.add(entry["redoes"])                                   # cancels the undo before it
         if isinstance(entry.get("undoes"), str):
-            st.undone.add(entry["undoes"])
+            if entry["undoes"] in st.redone:
+                st.redone.discard(entry["undoes"])
+            else:
+                st.undone.add(entry["undoes"])
         yield entry
 
 
@@ -230,7 +236,30 @@ def find_interrupted(root: Path) -> tuple[list[dict[str, Any]], list[str]]:
 
 
 def undone_ids(entries: list[dict[str, Any]]) -> set[str]:
-    return {e["undoes"] for e in entries if isinstance(e.get("undoes"), str)}
+    """Entries whose effect is currently undone: an undo marks one, a later redo of it unmarks it, and
+    undoing that redo marks the original again."""
+    undone: set[str] = set()
+    redo_of: dict[str, str] = {}
+    for e in entries:
+        if isinstance(e.get("undoes"), str):
+            undone.add(e["undoes"])
+            if e["undoes"] in redo_of:
+                undone.add(redo_of[e["undoes"]])
+        if isinstance(e.get("redoes"), str):
+            undone.discard(e["redoes"])
+            redo_of[e["id"]] = e["redoes"]
+    return undone
+
+
+def blocking_entry(entries: list[dict[str, Any]], entry: dict[str, Any], rel: str) -> dict[str, Any] | None:
+    """The newest later entry that changed `rel` and is still in effect: the one to undo first."""
+    ids = [e["id"] for e in entries]
+    later = entries[ids.index(entry["id"]) + 1:] if entry["id"] in ids else []
+    done = undone_ids(entries)
+    for e in reversed(later):
+        if e["id"] not in done and any(isinstance(f, dict) and f.get("path") == rel for f in e.get("files") or []):
+            return e
+    return None
 
 
 def find_entry(root: Path, entry_id: str | None) -> dict[str, Any]:
@@ -330,7 +359,8 @@ def plan_undo(root: Path, entry: dict[str, Any]) -> Plan:
     A file already at its before-image is left alone, which is what rolls back an interrupted entry
     whose process died before changing every file. Every path is checked before anything is planned.
     """
-    if entry.get("undone"):
+    entries = read_journal(root)
+    if entry.get("undone") or entry["id"] in undone_ids(entries):
         raise TxnError(f"journal entry {entry['id']} was already undone")
     tree = Tree(root)
     items = [(checked_path(tree, entry, item.get("path")), item) for item in entry["files"]]
@@ -345,7 +375,10 @@ def plan_undo(root: Path, entry: dict[str, Any]) -> Plan:
         if current == (digest(before) if before is not None else None):
             continue
         if current != item.get("after_sha"):
-            raise TxnError(f"cannot undo {entry['id']}: {rel} changed since ({entry.get('action')}); "
+            blocker = blocking_entry(entries, entry, rel)
+            first = (f"; undo {blocker['id']} ({blocker.get('action')}) first, it changed {rel} later"
+                     if blocker else " by something outside rcs-tui")
+            raise TxnError(f"cannot undo {entry['id']}: {rel} changed since ({entry.get('action')}){first}; "
                            "nothing was changed")
         if before is None:
             changes.append(FileChange(root / rel, "delete", expect=current, why="restore: did not exist"))

@@ -175,7 +175,7 @@ def plan_clear(root: Path, mode: str, session_id: str | None = None, all_session
     after = _active_after(layout, sid, changes)
     plan = Plan(f"state clear {mode}", tuple(changes),
                 summary={"mode": mode, "scope": sid or "root", "canonical_removed": removed,
-                         "active_after": after})
+                         "active_after": after, "scopes": scope_changes(layout, changes)})
     return Operation(plan, {"cleared": True, "mode": mode, "path": str(path)})
 
 
@@ -213,9 +213,27 @@ def _plan_clear_all(layout: Layout, mode: str, now: str) -> Operation:
                "those sessions may write it again")
     plan = Plan(f"state clear {mode} --all-sessions", tuple(changes),
                 summary={"mode": mode, "scope": "all_sessions", "canonical_removed": removed,
-                         "active_after": _active_after(layout, snap.session_id, changes)})
+                         "scopes": scope_changes(layout, changes),
+                         "warning": f"{mode} will be cleared in root and {len(touched_sessions)} session(s); agents "
+                                    "still running in those sessions may write it again"})
     return Operation(plan, {"cleared": True, "mode": mode, "all_sessions": True, "removed": len(paths),
                             "paths": paths, "warning": warning})
+
+
+def scope_changes(layout: Layout, changes: list[FileChange]) -> list[dict[str, Any]]:
+    """Every scope the plan touches with its active set before and after, so a preview shows each one
+    (an all-sessions clear changes root and each session differently; none of them is "the" set)."""
+    touched: list[str | None] = []
+    for change in changes:
+        sid = change.path.parent.name if change.path.parent.parent == layout.sessions else None
+        if sid not in touched:
+            touched.append(sid)
+    out = []
+    for sid in sorted(touched, key=lambda s: (s is not None, s or "")):
+        scope = read_snapshot(layout.root, sid, all_sessions=False).scope(sid)
+        out.append({"scope": sid or "root", "before": list(scope.active_modes()) if scope else [],
+                    "after": _active_after(layout, sid, changes)})
+    return out
 
 
 def _active_after(layout: Layout, sid: str | None, changes: list[FileChange]) -> list[str]:

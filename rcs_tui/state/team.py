@@ -22,6 +22,11 @@ MAX_TASK_FILES = 2000
 EVENT_TAIL_BYTES = 64 * 1024
 
 
+HEARTBEAT_STALE_SECONDS = 120.0
+"""A worker whose last turn is older than this has stopped beating, whatever its `alive` flag says
+(the team runtime beats on every turn and treats a silent worker as stuck after about two minutes)."""
+
+
 @dataclass(frozen=True)
 class Worker:
     name: str
@@ -33,6 +38,17 @@ class Worker:
     last_turn_at: str | None = None
     pid: int | None = None
     pid_running: bool | None = None
+
+    def heartbeat_age(self, now: float) -> float | None:
+        """Seconds since the last heartbeat turn, None when it carries no readable time."""
+        from rcs_tui.state.metrics import parse_time
+
+        at = parse_time(self.last_turn_at)
+        return None if at is None else now - at
+
+    def beat_is_stale(self, now: float) -> bool:
+        age = self.heartbeat_age(now)
+        return age is not None and age > HEARTBEAT_STALE_SECONDS
 
     @property
     def dead_reason(self) -> str | None:

@@ -11,11 +11,14 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
+from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Container
 from textual.timer import Timer
+from textual.widgets import Static
 
+from rcs_tui.ui.hud_help import KEY_HINT, HudHelp
 from rcs_tui.ui.watcher import WatchStatus, WorldUpdated, start_watcher
 from rcs_tui.ui.widgets import HudView, MemberList, OverlayBlockView
 from rcs_tui.views.hud_line import STALE_AFTER, header, template_segments
@@ -53,6 +56,7 @@ class HudApp(App[None]):
         Binding("q", "quit", "quit"),
         Binding("o", "toggle_overlay", "overlay"),
         Binding("r", "reload", "reload"),
+        Binding("question_mark", "help", "help"),
     ]
     ENABLE_COMMAND_PALETTE = False
 
@@ -82,10 +86,12 @@ class HudApp(App[None]):
         with Container(id="overlay"):
             yield OverlayBlockView(id="overlay-block")
             yield MemberList(self.ascii_only, id="members")
+        yield Static(Text(KEY_HINT, style="dim"), id="hud-keys")
 
     def on_mount(self) -> None:
         if self.is_inline:
             self.add_class("-inline")
+        self._fit_hint()
         self._apply(self.loader.load())
         if self.watch_enabled:
             start_watcher(self, self.loader, force_polling=self.force_polling)
@@ -165,10 +171,18 @@ class HudApp(App[None]):
 
     def on_resize(self) -> None:
         self.query_one("#overlay").set_class(self.size.width < 70, "-narrow")
+        self._fit_hint()
+
+    def _fit_hint(self) -> None:
+        """The key hint takes a row only when the HUD has rows to spare (never in a 1–3 row or inline HUD)."""
+        self.query_one("#hud-keys").display = self.size.height >= 4 and not self.is_inline
 
     # -- actions ----------------------------------------------------------------------------
     def action_toggle_overlay(self) -> None:
         self.toggle_class("-show-overlay")
+
+    def action_help(self) -> None:
+        self.push_screen(HudHelp(self.ascii_only))
 
     def action_reload(self) -> None:
         self._apply(self.loader.load())

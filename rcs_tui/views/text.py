@@ -48,3 +48,8 @@ def clip(text: str, width: int, ellipsis: str = "…") -> str:
     return text[: max(0, width - len(ellipsis))] + ellipsis[:width]
 
 
+def duration(seconds: float | None) -> str:
+    """A step's duration as the console shows it: `14.0s`, `3m07s`; empty when unknown."""
+    if seconds is None:
+        return ""
+    return f"{seconds:.1f}s" if seconds < 60 else f"{int(seconds // 60)}m{int(seconds % 60):02d}s"

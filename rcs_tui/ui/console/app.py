@@ -19,19 +19,22 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Input
 
 from rcs_tui.core.modes import BadName
-from rcs_tui.state.journal import undo
 from rcs_tui.state.ops import ROOT_SCOPE, Operation, plan_clear
+from rcs_tui.state.redo import redo_operation, undo_operation
 from rcs_tui.state.tasks import apply_plan
-from rcs_tui.state.txn import Plan, TxnError, default_actor
+from rcs_tui.state.txn import ChangedUnderneath, Plan, TxnError, default_actor
 from rcs_tui.ui.console.clearwatch import DEFAULT_WATCH_SECONDS, ClearWatch
 from rcs_tui.ui.console.commands import ConsoleCommands
 from rcs_tui.ui.console.confirm import ConfirmPlan
 from rcs_tui.ui.console.doctor import DoctorScreen
+from rcs_tui.ui.console.editor import edit_file
+from rcs_tui.ui.console.entry import EntryScreen
 from rcs_tui.ui.console.help import HelpModal
 from rcs_tui.ui.console.main import TABS, MainScreen
 from rcs_tui.ui.console.member import MemberScreen
 from rcs_tui.ui.console.notice import Notice
 from rcs_tui.ui.console.override import OverrideModal
+from rcs_tui.ui.console.refusals import Refusal, busy_writer_advice, refusal_record
 from rcs_tui.ui.console.run import RunScreen
 from rcs_tui.ui.console.runs import RunsPane
 from rcs_tui.ui.console.statusbar import StatusBar
@@ -41,7 +44,7 @@ from rcs_tui.ui.hud_app import stylesheet
 from rcs_tui.ui.watcher import WatchStatus, WorldUpdated, start_watcher
 from rcs_tui.views.world import World, WorldLoader
 
-MUTATING = frozenset({"clear", "clear_all", "override", "undo"})
+MUTATING = frozenset({"clear", "clear_all", "override", "undo", "redo", "edit"})
 NARROW = 80
 
 
@@ -58,10 +61,12 @@ class ConsoleApp(App):
     COMMANDS = App.COMMANDS | {ConsoleCommands}
     BINDINGS = [
         Binding("q", "quit", "Quit"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
         Binding("question_mark", "help", "Help"),
         Binding("d", "clear", "Clear"),
         Binding("o", "override", "Override"),
         Binding("u", "undo", "Undo"),
+        Binding("U", "redo", "Redo", show=False),
         Binding("D", "doctor", "Doctor"),
         Binding("w", "whatif", "What-if"),
         Binding("C", "clear_all", "Clear ALL sessions", show=False),
@@ -69,6 +74,8 @@ class ConsoleApp(App):
         Binding("ctrl+p", "command_palette", "Commands", show=False, priority=True),
         Binding("colon", "command_palette", "Commands", show=False),
         Binding("slash", "filter", "Filter", show=False),
+        Binding("e", "edit", "Edit", show=False),
+        Binding("y", "copy", "Copy", show=False),
         Binding("r", "reload", "Reload", show=False),
         Binding("space", "pause", "Pause", show=False),
         Binding("j", "cursor('down')", "Down", show=False),
@@ -79,8 +86,9 @@ class ConsoleApp(App):
     def __init__(self, root: Path, *, session_id: str | None = None, readonly: bool = False,
                  rp1_db: Path | None = None, clock: Callable[[], float] = time.time, live: bool = True,
                  force_polling: bool = False, watch_seconds: float = DEFAULT_WATCH_SECONDS, blink: bool = True,
-                 actor: str | None = None, theme: str | None = None) -> None:
+                 actor: str | None = None, theme: str | None = None, banner: str | None = None) -> None:
         super().__init__()
+        self.banner = banner
         self.root = Path(root)
         self.session_id = session_id
         self.readonly = readonly
@@ -100,6 +108,7 @@ class ConsoleApp(App):
         self.last_error: str | None = None
         self.watches: list[ClearWatch] = []
         self._redraw_due = False
+        self.refusals: dict[str, list[Refusal]] = {}
         if theme:
             self.theme = theme
 
@@ -206,6 +215,33 @@ class ConsoleApp(App):
         self.push_screen(TaskScreen(task_id))
         self.call_after_refresh(self.refresh_views)
 
+    def open_entry(self, entry_id: str) -> None:
+        self.push_screen(EntryScreen(entry_id))
+        self.call_after_refresh(self.refresh_views)
+
+    def _selection(self) -> tuple[Path | None, str | None]:
+        getter = getattr(self.screen, "selection", None)
+        return getter() if getter else (None, None)
+
+    def action_edit(self) -> None:
+        path, _ = self._selection()
+        if path is None:
+            self.notify("nothing to edit here: select a member, scope, task or journal entry", severity="warning")
+            return
+        ran, message = edit_file(self, path)
+        self.notify(message, severity="information" if ran else "error", timeout=5)
+        if ran:
+            self.reload_now()
+
+    def action_copy(self) -> None:
+        path, ident = self._selection()
+        text = str(path) if path is not None else ident
+        if not text:
+            self.notify("nothing to copy here", severity="warning")
+            return
+        self.copy_to_clipboard(text)
+        self.notify(f"copied:\n{text}", timeout=3)
+
     def open_run(self, run_id: str) -> None:
         self.push_screen(RunScreen(run_id))
         self.call_after_refresh(self.refresh_views)
@@ -222,6 +258,7 @@ class ConsoleApp(App):
             ("Clear selected mode across ALL sessions", "root + every session copy (previewed first)", "clear_all"),
             ("Override task phase", "move the selected task to a reachable phase, with a reason", "override"),
             ("Undo last action", "restore the before-image of the newest journal entry", "undo"),
+            ("Redo", "re-apply the most recently undone (or selected) journal entry", "redo"),
             ("Doctor", "find stale state and repair it through the core", "doctor"),
             ("What-if", "see the policy's decision for a request; writes nothing", "whatif"),
             ("Reload", "read everything again now", "reload"),
@@ -268,9 +305,22 @@ class ConsoleApp(App):
         else:
             self.refresh_views()
 
-    def _refuse(self, title: str, exc: BaseException) -> None:
+    def _refuse(self, title: str, exc: BaseException, replan: Callable[[], None] | None = None) -> None:
+        """Show a refusal. A "changed underneath" one offers re-planning in one key (`r`), and once it
+        repeats, says which file keeps changing, how often, and what to do about the writer."""
         self.last_error = str(exc)
-        self.push_screen(Notice(title, f"{exc}\n\nNothing was changed."))
+        body = str(exc) if "nothing was changed" in str(exc).lower() else f"{exc}\n\nNothing was changed."
+        offers: tuple[tuple[str, str, str], ...] = ()
+        if isinstance(exc, ChangedUnderneath) and replan is not None:
+            history = self.refusals.setdefault(title, [])
+            history.append(refusal_record(self.root, str(exc)))
+            offers = (("r", "Re-plan with fresh data", "replan"),)
+            if len(history) >= 2:
+                body += "\n\n" + busy_writer_advice(history)
+                offers += (("D", "Open doctor", "doctor"),)
+        self.push_screen(Notice(title, body, offers=offers),
+                         lambda choice: replan() if choice == "replan" and replan else
+                         self.action_doctor() if choice == "doctor" else None)
         self.refresh_views()
 
     # -- clear ------------------------------------------------------------------------------
@@ -281,13 +331,9 @@ class ConsoleApp(App):
             return
         sid, mode = member
         where = "root" if sid is None else f"session {sid}"
-        try:
-            op = plan_clear(self.root, mode, sid if sid is not None else ROOT_SCOPE)
-        except (TxnError, BadName) as exc:
-            self._refuse(f"Cannot clear {mode}", exc)
-            return
-        self.push_screen(ConfirmPlan(f"Clear {mode} in {where}", op.preview(self.root), "Clear"),
-                         lambda ok: self._run_clear(op, mode, sid) if ok else None)
+        title = f"Clear {mode} in {where}"
+        self._confirm_clear(title, "Clear", lambda: plan_clear(self.root, mode, sid if sid is not None else ROOT_SCOPE),
+                            mode, sid, everywhere=False)
 
     def action_clear_all(self) -> None:
         member = self._selected_member()
@@ -295,22 +341,28 @@ class ConsoleApp(App):
             self.notify("select a member row in Scopes first", severity="warning")
             return
         _, mode = member
+        self._confirm_clear(f"Clear {mode} in ROOT AND ALL SESSIONS", "Clear everywhere",
+                            lambda: plan_clear(self.root, mode, all_sessions=True), mode, None, everywhere=True)
+
+    def _confirm_clear(self, title: str, label: str, planner: Callable[[], Operation], mode: str, sid: str | None,
+                       everywhere: bool) -> None:
         try:
-            op = plan_clear(self.root, mode, all_sessions=True)
+            modal = ConfirmPlan(title, confirm_label=label, planner=planner, root=self.root)
         except (TxnError, BadName) as exc:
             self._refuse(f"Cannot clear {mode}", exc)
             return
-        self.push_screen(ConfirmPlan(f"Clear {mode} in ROOT AND ALL SESSIONS", op.preview(self.root),
-                                     "Clear everywhere", warning=op.result.get("warning")),
-                         lambda ok: self._run_clear(op, mode, None, everywhere=True) if ok else None)
+        again = lambda: self._confirm_clear(title, label, planner, mode, sid, everywhere)  # noqa: E731
+        self.push_screen(modal, lambda op: self._run_clear(op, mode, sid, everywhere, again) if op else None)
 
-    def _run_clear(self, op: Operation, mode: str, sid: str | None, everywhere: bool = False) -> None:
+    def _run_clear(self, op: Operation, mode: str, sid: str | None, everywhere: bool = False,
+                   again: Callable[[], None] | None = None) -> None:
         try:
             op.run(self.root, actor=self.actor)
         except (TxnError, BadName) as exc:
-            self._refuse(f"Clear {mode} refused", exc)
+            self._refuse(f"Clear {mode} refused", exc, again)
             return
         self.last_error = None
+        self.refusals.pop(f"Clear {mode} refused", None)
         scopes = [None, *sorted(self.world.snapshot.sessions)] if everywhere and self.world else [sid]
         for scope in scopes:
             self.watches.append(ClearWatch.start(self.root, mode, scope, time.time(), self.watch_seconds))
@@ -364,25 +416,41 @@ class ConsoleApp(App):
         self.notify(f"task {plan.summary['task']}: {plan.summary['from']} → {plan.summary['to']} (recorded)")
         self.reload_now()
 
-    def action_undo(self) -> None:
+    def action_undo(self, entry_id: str | None = None) -> None:
         getter = getattr(self.screen, "current_entry", None)
-        entry_id = getter() if getter else None
-        try:
-            preview = undo(self.root, entry_id, dry_run=True)
-        except (TxnError, BadName) as exc:
-            self._refuse("Undo refused", exc)
-            return
-        self.push_screen(ConfirmPlan(f"Undo: {preview.get('action', '')}", preview, "Undo"),
-                         lambda ok: self._run_undo(preview["undoes"]) if ok else None)
+        entry_id = entry_id or (getter() if getter else None)
+        self._confirm_history("Undo", lambda: undo_operation(self.root, entry_id))
 
-    def _run_undo(self, entry_id: str) -> None:
+    def action_redo(self, entry_id: str | None = None) -> None:
+        getter = getattr(self.screen, "current_entry", None)
+        entry_id = entry_id or (getter() if getter else None)
+        self._confirm_history("Redo", lambda: redo_operation(self.root, entry_id))
+
+    def _confirm_history(self, verb: str, planner: Callable[[], Operation]) -> None:
+        """Undo or redo: previewed (following the files while open), then applied through the core."""
         try:
-            result = undo(self.root, entry_id, actor=self.actor)
+            modal = ConfirmPlan("", confirm_label=verb, planner=planner, root=self.root)
         except (TxnError, BadName) as exc:
-            self._refuse("Undo refused", exc)
+            self._refuse(f"{verb} refused", exc)
+            return
+        modal.title_text = f"{verb}: {modal.preview.get('action', '')}"
+        again = lambda: self._confirm_history(verb, planner)  # noqa: E731
+        self.push_screen(modal, lambda op: self._run_history(verb, op, again) if op else None)
+
+    def _run_history(self, verb: str, op: Operation, again: Callable[[], None]) -> None:
+        try:
+            result = op.run(self.root, actor=self.actor)
+        except (TxnError, BadName) as exc:
+            self._refuse(f"{verb} refused", exc, again)
             return
         self.last_error = None
-        self.notify(f"undone {entry_id}: restored {', '.join(result['restored'])}")
+        restored = " ".join(result["restored"])  # the operator brought these back: not a resurrection
+        self.watches = [w for w in self.watches if f"{w.mode}-state.json" not in restored]
+        target = result.get("undone") or result.get("redone")
+        done = "undone" if verb == "Undo" else "redone"
+        self.notify(f"{done} {target}; restored:\n" + ("\n".join(result["restored"]) or "nothing"))
+        if hasattr(self.screen, "entry_id"):
+            self.pop_screen()
         self.reload_now()
 
     # -- doctor / what-if -------------------------------------------------------------------

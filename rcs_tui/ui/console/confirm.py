@@ -1,7 +1,15 @@
-"""The confirmation modal for every write: shows the core's plan exactly, focus starts on Cancel."""
+"""The confirmation modal for every write: shows the core's plan exactly, focus starts on Cancel.
+
+When it is given a planner, the plan follows the files while the modal is open: a planned file that
+changes on disk makes the modal re-plan, say what changed in the plan and move focus back to Cancel,
+so `y` always applies the plan on screen (never one made on bytes that are gone).
+"""
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -11,9 +19,14 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from rcs_tui.core.modes import BadName
+from rcs_tui.state.io import file_digest
+from rcs_tui.state.ops import Operation
+from rcs_tui.state.txn import TxnError
 from rcs_tui.ui.console.format import plain
 
-ACTION_WORDS = {"delete": "delete", "write": "rewrite"}
+POLL_SECONDS = 0.4
+KEYS_HINT = "y apply · n/esc cancel · tab next button · enter press the focused one"
 
 
 def change_word(change: dict[str, Any]) -> str:
@@ -28,6 +41,10 @@ def change_word(change: dict[str, Any]) -> str:
     return "WRITE"
 
 
+def active_words(names: list[str] | tuple[str, ...]) -> str:
+    return " + ".join(plain(n) for n in names) or "(none)"
+
+
 def plan_text(preview: dict[str, Any]) -> Text:
     """The plan as the core described it: files and how they change, entries removed, the set after."""
     out = Text()
@@ -39,6 +56,9 @@ def plan_text(preview: dict[str, Any]) -> Text:
             out.append(f"  {word}", style="bold red" if word == "DELETE" else "bold yellow")
             out.append(f" — {plain(c.get('why'))}\n" if c.get("why") else "\n", style="dim")
             out.append(f"    {plain(c.get('path'))}\n")
+        if any(change_word(c) == "TOMBSTONE" for c in changes):
+            out.append("  (tombstone: the session's copy becomes an inactive marker, so the root copy cannot\n"
+                       "   make the mode come back in this session)\n", style="dim")
     else:
         out.append("No file changes.\n", style="bold")
     for app in preview.get("appends") or []:
@@ -47,9 +67,20 @@ def plan_text(preview: dict[str, Any]) -> Text:
         out.append("  " + plain(app.get("line")) + "\n", style="italic")
     removed = preview.get("canonical_removed")
     if removed:
-        out.append("Canonical entries removed: ", style="bold")
+        out.append("Entries removed from the active-set record: ", style="bold")
         out.append(", ".join(plain(r) for r in removed) + "\n")
-    if "active_after" in preview:
+    scopes = preview.get("scopes") or []
+    if scopes:
+        out.append("Active set, before → after\n", style="bold")
+        width = max(len(plain(s.get("scope"))) for s in scopes)
+        for s in scopes:
+            before, after = s.get("before") or [], s.get("after") or []
+            out.append(f"  {plain(s.get('scope')):<{width}}  ")
+            out.append(active_words(before), style="dim" if before == after else "")
+            out.append(" → ")
+            out.append(active_words(after) + ("  (unchanged)" if before == after else "") + "\n",
+                       style="dim" if before == after else "green")
+    elif "active_after" in preview:
         after = preview.get("active_after") or []
         out.append("Active set after: ", style="bold")
         out.append((" + ".join(plain(a) for a in after) or "(empty)") + "\n", style="green")
@@ -60,40 +91,127 @@ def plan_text(preview: dict[str, Any]) -> Text:
     return out
 
 
-class ConfirmPlan(ModalScreen[bool]):
-    """Yes/no over a plan preview. `y` confirms, `n`/esc cancels; the Cancel button has focus."""
+class ConfirmPlan(ModalScreen[Any]):
+    """Yes/no over a plan preview. `y` confirms, `n`/esc cancels; the Cancel button has focus.
+
+    Dismisses with the operation on screen (or True for a fixed preview) when confirmed, None when not.
+    With `planner`, the modal re-plans whenever a planned file changes, and `y` on a plan whose files
+    moved re-plans instead of applying.
+    """
 
     BINDINGS = [Binding("y", "confirm", "Confirm"), Binding("n", "cancel", "Cancel"),
                 Binding("escape", "cancel", "Cancel", show=False)]
 
-    def __init__(self, title: str, preview: dict[str, Any], confirm_label: str = "Confirm",
-                 warning: str | None = None) -> None:
+    def __init__(self, title: str, preview: dict[str, Any] | None = None, confirm_label: str = "Confirm",
+                 warning: str | None = None, *, planner: Callable[[], Operation] | None = None,
+                 root: Path | None = None) -> None:
         super().__init__()
         self.title_text = title
-        self.preview = preview
         self.confirm_label = confirm_label
         self.warning = warning
+        self.planner = planner
+        self.root = root or Path(".")
+        self.op: Operation | None = None
+        self.replans = 0
+        if planner is not None:
+            self.op = planner()
+            preview = self.op.preview(self.root)
+        self.preview: dict[str, Any] = preview or {}
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog"):
             yield Static(Text(self.title_text, style="bold"), id="dialog-title")
+            yield Static(id="plan-changed")
             with VerticalScroll(id="plan"):
                 yield Static(plan_text(self.preview), id="plan-text")
-                if self.warning:
-                    yield Static(Text(self.warning, style="bold yellow"), id="plan-warning")
+                yield Static(self._warning_text(), id="plan-warning")
             with Horizontal(classes="buttons"):
-                yield Button("Cancel", id="cancel", variant="primary")
+                yield Button("Cancel (n)", id="cancel", variant="primary")
                 yield Button(f"{self.confirm_label} (y)", id="confirm", variant="error")
+            yield Static(Text(KEYS_HINT, style="dim"), id="dialog-keys", classes="keys")
+
+    def _warning_text(self) -> Text:
+        warning = self.warning or self.preview.get("warning")
+        return Text(plain(warning), style="bold yellow") if warning else Text("")
 
     def on_mount(self) -> None:
+        self.query_one("#cancel", Button).focus()
+        self.query_one("#plan-changed", Static).display = False
+        if self.planner is not None:
+            self.set_interval(POLL_SECONDS, self.follow_files)
+
+    def moved(self) -> list[str]:
+        """The planned files whose bytes are no longer those the plan was made on, with how they moved."""
+        if self.op is None:
+            return []
+        out = []
+        for change in self.op.plan.changes:
+            current = file_digest(change.path)
+            if current != change.expect:
+                how = "appeared" if change.expect is None else ("was removed" if current is None else "changed")
+                out.append(f"{change.describe(self.root)['path']} {how}")
+        return out
+
+    def follow_files(self) -> bool:
+        """Re-plan when a planned file moved (or when the last attempt to plan failed); True if it re-planned."""
+        moved = self.moved()
+        if self.op is not None and not moved:
+            return False
+        self.replan(moved)
+        return True
+
+    def replan(self, moved: list[str]) -> None:
+        assert self.planner is not None
+        old = plan_text(self.preview).plain.splitlines()
+        note = self.query_one("#plan-changed", Static)
+        confirm = self.query_one("#confirm", Button)
+        try:
+            self.op = self.planner()
+        except (TxnError, BadName) as exc:
+            self.op = None
+            confirm.disabled = True
+            note.update(Text(f"⟳ {'; '.join(moved) or 'the files changed'} on disk, and the action cannot be "
+                             f"planned now:\n{plain(exc)}", style="bold yellow"))
+            note.display = True
+            self.query_one("#cancel", Button).focus()
+            return
+        self.replans += 1
+        self.preview = self.op.preview(self.root)
+        confirm.disabled = False
+        new = plan_text(self.preview).plain.splitlines()
+        diff = [line for line in difflib.ndiff(old, new) if line[:1] in "+-"]
+        out = Text(f"⟳ Re-planned with fresh data ({'; '.join(moved) or 'files changed'} on disk).\n",
+                   style="bold yellow")
+        if diff:
+            out.append("What changed in the plan:\n", style="bold")
+            for line in diff[:8]:
+                out.append(f"  {line}\n", style="red" if line.startswith("-") else "green")
+        else:
+            out.append("The plan itself is the same; it now expects the new bytes.\n", style="dim")
+        note.update(out)
+        note.display = True
+        self.query_one("#plan-text", Static).update(plan_text(self.preview))
+        self.query_one("#plan-warning", Static).update(self._warning_text())
         self.query_one("#cancel", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        self.dismiss(event.button.id == "confirm")
+        if event.button.id == "confirm":
+            self.action_confirm()
+        else:
+            self.dismiss(None)
 
     def action_confirm(self) -> None:
-        self.dismiss(True)
+        if self.planner is not None:
+            if self.follow_files():  # the plan on screen is not the one on disk any more: show the fresh one
+                self.notify("the files changed: the plan was re-made; read it and press y again",
+                            severity="warning")
+                return
+            if self.op is None:
+                return
+            self.dismiss(self.op)
+        else:
+            self.dismiss(True)
 
     def action_cancel(self) -> None:
-        self.dismiss(False)
+        self.dismiss(None)

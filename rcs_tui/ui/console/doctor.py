@@ -18,8 +18,11 @@ from textual.widgets import DataTable, Static
 from rcs_tui.state.doctor import Finding, diagnose, fix
 from rcs_tui.ui.console.confirm import ConfirmPlan
 from rcs_tui.ui.console.format import plain, styled
-from rcs_tui.ui.console.table import selected_key, sync_rows
+from rcs_tui.ui.console.table import Column, project, selected_key, set_columns, sync_rows
 
+# Scope and subject grow so session ids and subjects show whole at 120 columns; the detail line says all.
+COLUMNS = (Column("sev", 5, 9), Column("kind", 18, 8), Column("scope", 12, 6, grow=14),
+           Column("subject", 14, 7, grow=30), Column("repair", 6, 5))
 SEVERITY_STYLE = {"error": "bold red", "warn": "yellow", "info": "dim"}
 
 
@@ -41,7 +44,8 @@ class DoctorScreen(ModalScreen[None]):
     """`a`/enter repairs the selected finding, `A` all repairable ones; both ask first. esc closes."""
 
     BINDINGS = [Binding("escape", "close", "Close"), Binding("a", "repair", "Repair"),
-                Binding("A", "repair_all", "Repair all"), Binding("r", "rediagnose", "Re-check")]
+                Binding("A", "repair_all", "Repair all"), Binding("r", "rediagnose", "Re-check"),
+                Binding("j", "move('down')", show=False), Binding("k", "move('up')", show=False)]
 
     def __init__(self, root: Path, session_id: str | None, rp1_db: str | None, readonly: bool, actor: str,
                  clock: Callable[[], float] = time.time) -> None:
@@ -59,12 +63,12 @@ class DoctorScreen(ModalScreen[None]):
         with Vertical(id="dialog", classes="dialog wide"):
             yield Static(Text("Doctor", style="bold"), id="dialog-title")
             table = DataTable(id="doctor-table", cursor_type="row")
-            for label, width in (("sev", 5), ("kind", 18), ("scope", 12), ("subject", 14), ("repair", 6)):
-                table.add_column(label, width=width, key=label)
+            set_columns(table, COLUMNS, self._table_width())
             yield table
             yield Static(id="doctor-detail", classes="detail")
             yield Static(id="doctor-result")
-            yield Static(Text("esc close · r re-check" + ("" if self.readonly else " · a/enter repair · A repair all"),
+            yield Static(Text("j/k move · esc close · r re-check" + ("" if self.readonly else
+                                                                   " · a/enter repair · A repair all"),
                               style="dim"), id="doctor-keys")
 
     def on_mount(self) -> None:
@@ -76,14 +80,25 @@ class DoctorScreen(ModalScreen[None]):
             return False
         return True
 
+    def action_move(self, direction: str) -> None:
+        table = self.query_one("#doctor-table", DataTable)
+        table.action_cursor_down() if direction == "down" else table.action_cursor_up()
+
+    def _table_width(self) -> int:
+        return self.app.size.width - 4  # the dialog's border and padding
+
+    def on_resize(self) -> None:
+        self.action_rediagnose()
+
     def action_rediagnose(self) -> None:
         self.findings = diagnose(self.root, self.session_id, rp1_db=self.rp1_db, now=self.clock())
         rows = [(f.id, [Text(f.severity, style=SEVERITY_STYLE.get(f.severity, "")), styled(f.kind),
-                        styled(f.scope, width=12), styled(f.subject),
+                        styled(f.scope), styled(f.subject),
                         Text("yes" if f.plan else "-", style="green" if f.plan else "dim")])
                 for f in self.findings]
         table = self.query_one("#doctor-table", DataTable)
-        sync_rows(table, rows)
+        shown = set_columns(table, COLUMNS, self._table_width())
+        sync_rows(table, project(rows, COLUMNS, shown))
         self._detail(selected_key(table))
 
     def _selected(self) -> Finding | None:
@@ -96,6 +111,7 @@ class DoctorScreen(ModalScreen[None]):
         if not self.findings:
             out.append("No problems found.", style="green")
         elif f is not None:
+            out.append(f"{plain(f.kind)} in {plain(f.scope)}: {plain(f.subject)}\n", style="bold")
             out.append(plain(f.message) + "\n")
             out.append("repair: ", style="bold")
             out.append(plain(f.repair) if f.repair else "none automatic — fix it at its source", style="cyan")

@@ -1,4 +1,4 @@
-"""The journal of operator actions, newest first; enter or `u` on an entry offers to undo it."""
+"""The journal of operator actions, newest first; enter opens an entry, `u` / `U` undo / redo it."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from rcs_tui.state.journal import interrupted, read_journal, undone_ids
 from rcs_tui.ui.console.format import plain, styled
 from rcs_tui.ui.console.table import Column, Row, matches, project, selected_key, set_columns, sync_rows
 
-COLUMNS = (Column("at", 19, 6), Column("action", 20, 9), Column("files", 5, 2), Column("state", 11, 8),
-           Column("actor", 13, 3))
+JOURNAL_KEYS = "enter details · u undo · U redo (refused if a file changed since)"
+COLUMNS = (Column("at", 19, 6), Column("action", 20, 9, grow=30), Column("files", 5, 2), Column("state", 11, 8),
+           Column("actor", 13, 3, grow=40))
 
 
 def entry_state(entry: dict, undone: set[str], cut_short: set[str]) -> Text:
@@ -37,9 +38,9 @@ def journal_rows(root: Path, needle: str = "") -> list[Row]:
         if needle and not matches(needle, e.get("action"), e.get("actor"), e.get("id"), *[
                 f.get("path") for f in (e.get("files") or []) + (e.get("appends") or []) if isinstance(f, dict)]):
             continue
-        rows.append((e["id"], [styled(str(e.get("at", ""))[:19].replace("T", " ")), styled(e.get("action"), width=40),
+        rows.append((e["id"], [styled(str(e.get("at", ""))[:19].replace("T", " ")), styled(e.get("action"), width=200),
                                Text(str(len(e.get("files") or []))), entry_state(e, undone, cut_short),
-                               styled(e.get("actor"), width=40)]))
+                               styled(e.get("actor"), width=200)]))
     return rows
 
 
@@ -49,8 +50,7 @@ class JournalPane(Vertical):
         table = DataTable(id="journal-table", cursor_type="row")
         set_columns(table, COLUMNS, self.app.size.width)
         yield table
-        yield Static(Text("u / enter: undo the selected entry (refused if a file changed since)", style="dim"),
-                     id="journal-note", classes="detail")
+        yield Static(Text(JOURNAL_KEYS, style="dim"), id="journal-note", classes="detail")
 
     def show(self, root: Path) -> None:
         needle = self.query_one("#journal-filter", Input).value.strip()
@@ -62,7 +62,7 @@ class JournalPane(Vertical):
             note.update(Text("No entry matches the filter." if needle else "No operator actions recorded yet.",
                              style="dim"))
         else:
-            note.update(Text("u / enter: undo the selected entry (refused if a file changed since)", style="dim"))
+            note.update(Text(JOURNAL_KEYS, style="dim"))
 
     def selected(self) -> str | None:
         return selected_key(self.query_one("#journal-table", DataTable))

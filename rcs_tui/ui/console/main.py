@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, TabbedContent, TabPane
+from pathlib import Path
 
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
+
+from rcs_tui.state.layout import Layout
+from rcs_tui.state.txn import JOURNAL_REL
 from rcs_tui.ui.console.journal import JournalPane
 from rcs_tui.ui.console.runs import RunsPane
-from rcs_tui.ui.console.scopes import ScopesPane, parse_member_key
+from rcs_tui.ui.console.scopes import ScopesPane, parse_member_key, split_member_key
 from rcs_tui.ui.console.statusbar import StatusBar
 from rcs_tui.ui.console.table import selected_key
 from rcs_tui.ui.console.tasks import TasksPane
@@ -17,9 +23,25 @@ from rcs_tui.ui.console.team import TeamPane
 TABS = ("scopes", "team", "tasks", "rp1", "journal")
 
 
+def task_state_path(root: Path, task_id: str) -> Path | None:
+    """A task's state.json, also when it is unreadable (editing it is how one fixes that)."""
+    from rcs_tui.core.modes import BadName, check_name
+    from rcs_tui.state.tasks import STATE, tasks_dir
+
+    try:
+        return tasks_dir(root) / check_name(task_id, "task id") / STATE
+    except BadName:
+        return None
+
+
 class MainScreen(Screen):
+    BINDINGS = [Binding("escape", "clear_filter", "Clear filter", show=False)]
+
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
+        banner = getattr(self.app, "banner", None)
+        if banner:
+            yield Static(Text(banner, style="bold"), id="banner")
         with TabbedContent(initial="scopes", id="tabs"):
             with TabPane("1 Scopes", id="scopes"):
                 yield ScopesPane(id="scopes-pane")
@@ -69,6 +91,48 @@ class MainScreen(Screen):
         found = self.query_one(f"#{self.tab}", TabPane).query(".filter")
         return found.first(Input) if found else None
 
+    def action_clear_filter(self) -> None:
+        """Esc: empty the filter of this view and hide its bar (the rp1 filter bar stays, emptied)."""
+        field = self.filter_input()
+        if field is None or not (field.value or field.has_class("shown")):
+            return
+        field.value = ""
+        field.remove_class("shown")
+        self.focus_table()
+        self.app.refresh_views()  # type: ignore[attr-defined]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "clear_filter":
+            field = self.filter_input()
+            return field is not None and bool(field.value or field.has_class("shown"))
+        return True
+
+    def selection(self) -> tuple[Path | None, str | None]:
+        """The selected row's file (what `e` edits, `y` copies) and id."""
+        root = self.app.root  # type: ignore[attr-defined]
+        if self.tab == "scopes":
+            key = self.query_one(ScopesPane).selected()
+            parts = split_member_key(key)
+            if parts is not None:
+                _, scope, mode = parts
+                return Layout(root).mode_file(mode, scope), mode
+            if key and key.startswith("scope:"):
+                sid = key.split(":", 1)[1] or None
+                return Layout(root).canonical_file(sid), sid or "root"
+        elif self.tab == "tasks":
+            task_id = self.current_task()
+            if task_id:
+                return task_state_path(root, task_id), task_id
+        elif self.tab == "journal":
+            entry = self.current_entry()
+            return root / JOURNAL_REL, entry
+        elif self.tab == "rp1":
+            return None, self.query_one(RunsPane).selected()
+        elif self.tab == "team":
+            focused = self.focused
+            return None, selected_key(focused) if isinstance(focused, DataTable) else None
+        return None, None
+
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.has_class("filter"):
             self.app.refresh_views()  # type: ignore[attr-defined]
@@ -90,7 +154,7 @@ class MainScreen(Screen):
         elif table == "runs-table" and key:
             app.open_run(key)  # type: ignore[attr-defined]
         elif table == "journal-table" and key:
-            app.action_undo()  # type: ignore[attr-defined]
+            app.open_entry(key)  # type: ignore[attr-defined]
 
     def on_screen_resume(self) -> None:
         self.app.refresh_views()  # type: ignore[attr-defined]

@@ -3,6 +3,8 @@ the transitions the policy would allow from the scope's current set."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -12,6 +14,7 @@ from textual.widgets import Footer, Static
 
 from rcs_tui.core.modes import TRACKED_MODES
 from rcs_tui.core.policy import decide
+from rcs_tui.state.layout import Layout
 from rcs_tui.state.snapshot import Member, Scope
 from rcs_tui.ui.console.format import HEALTH_STYLE, plain, pretty_json, rel
 from rcs_tui.ui.console.scopes import iter_scope_views, scope_view
@@ -104,6 +107,9 @@ class MemberScreen(Screen):
 
     def current_member(self) -> tuple[str | None, str] | None:
         return self.sid, self.mode
+
+    def selection(self) -> tuple[Path | None, str | None]:
+        return Layout(self.app.root).mode_file(self.mode, self.sid), self.mode  # type: ignore[attr-defined]
 
     def show(self, world: World, now: float) -> None:
         text, _ = member_text(world, self.sid, self.mode)

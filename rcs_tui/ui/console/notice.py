@@ -13,15 +13,17 @@ from rcs_tui.views.text import strip_controls
 
 
 class Notice(ModalScreen[str]):
-    """Title + body; dismisses with "ok", or "doctor" when the doctor is offered and chosen."""
+    """Title + body; dismisses with "ok", or the value of an offered choice (`offers`: key, label, value),
+    e.g. "doctor" or "replan". Its keys are shown on its buttons and in a key line."""
 
-    BINDINGS = [Binding("escape", "close", "Close"), Binding("enter", "close", "Close", show=False)]
+    BINDINGS = [Binding("escape", "close", "Close")]
 
-    def __init__(self, title: str, body: str, *, level: str = "error", offer_doctor: bool = False) -> None:
+    def __init__(self, title: str, body: str, *, level: str = "error", offer_doctor: bool = False,
+                 offers: tuple[tuple[str, str, str], ...] = ()) -> None:
         super().__init__(classes=f"notice-{level}")
         self.title_text = title
         self.body = body
-        self.offer_doctor = offer_doctor
+        self.offers = offers + ((("D", "Open doctor", "doctor"),) if offer_doctor else ())
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog"):
@@ -29,17 +31,21 @@ class Notice(ModalScreen[str]):
             with VerticalScroll(id="notice-body"):
                 yield Static(Text(strip_controls(self.body, keep_newlines=True)), id="notice-text")
             with Horizontal(classes="buttons"):
-                yield Button("OK", id="ok", variant="primary")
-                if self.offer_doctor:
-                    yield Button("Open doctor (D)", id="doctor", variant="warning")
+                yield Button("OK (esc)", id="ok", variant="primary")
+                for key, label, value in self.offers:
+                    yield Button(f"{label} ({key})", id=value, variant="warning")
+            keys = " · ".join(f"{key} {label.lower()}" for key, label, _ in self.offers)
+            yield Static(Text(f"{keys + ' · ' if keys else ''}esc/enter close", style="dim"), classes="keys")
 
     def on_mount(self) -> None:
         self.query_one("#ok", Button).focus()
 
     def on_key(self, event) -> None:
-        if self.offer_doctor and event.key == "D":
-            event.stop()
-            self.dismiss("doctor")
+        for key, _, value in self.offers:
+            if event.key == key or event.character == key:
+                event.stop()
+                self.dismiss(value)
+                return
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

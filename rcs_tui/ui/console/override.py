@@ -22,7 +22,9 @@ from rcs_tui.ui.console.format import plain
 class OverrideModal(ModalScreen[tuple[Plan, str] | None]):
     """Dismisses with (plan, actor) when the operator applies a valid override, else None."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "apply", "Apply", priority=True)]
+    KEYS = ("↑/↓ pick a phase · enter next field · tab/shift+tab move · "
+            "enter in the actor field or ctrl+s applies · esc cancel")
 
     def __init__(self, root: Path, task_id: str, default_actor: str, at: Callable[[], str]) -> None:
         super().__init__()
@@ -45,8 +47,9 @@ class OverrideModal(ModalScreen[tuple[Plan, str] | None]):
             yield Input(placeholder=f"actor (default: {self.default_actor})", id="override-actor")
             yield Static(id="override-preview")
             with Horizontal(classes="buttons"):
-                yield Button("Cancel", id="cancel", variant="primary")
-                yield Button("Override", id="apply", variant="error", disabled=True)
+                yield Button("Cancel (esc)", id="cancel", variant="primary")
+                yield Button("Override (ctrl+s)", id="apply", variant="error", disabled=True)
+            yield Static(Text(self.KEYS, style="dim"), classes="keys", id="override-keys")
 
     def on_mount(self) -> None:
         if not getattr(self.app, "blink", True):
@@ -80,7 +83,7 @@ class OverrideModal(ModalScreen[tuple[Plan, str] | None]):
         try:
             plan = plan_override(self.root, self.task_id, to, reason, actor=self._actor(), at=self.at())
         except (TxnError, ValueError) as exc:
-            preview.update(Text(plain(exc), style="yellow"))
+            preview.update(Text(in_console_words(plain(exc)), style="yellow"))
             apply.disabled = True
             return
         self.plan = plan
@@ -117,5 +120,15 @@ class OverrideModal(ModalScreen[tuple[Plan, str] | None]):
         else:
             self.dismiss(None)
 
+    def action_apply(self) -> None:
+        if self.plan is not None:
+            self.dismiss((self.plan, self._actor()))
+
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+def in_console_words(message: str) -> str:
+    """A core message that names CLI flags, said the way this dialog asks for the same thing."""
+    return message.replace("a non-empty --reason", "a reason (type it in the reason field)").replace(
+        "--reason R", "with a reason").replace("--reason", "the reason field")

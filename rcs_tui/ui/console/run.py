@@ -14,15 +14,10 @@ from rcs_tui.rp1.source import Rp1Source
 from rcs_tui.rp1.timeline import SubEntry, Timeline
 from rcs_tui.ui.console.format import STATUS_STYLE, plain
 from rcs_tui.ui.console.statusbar import StatusBar
+from rcs_tui.views.text import duration
 from rcs_tui.views.world import World
 
 GLYPH = {"completed": "✓", "running": "▶", "waiting": "?", "failed": "✖", "skipped": "↷", "not_started": "·"}
-
-
-def _dur(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    return f"{seconds:.1f}s" if seconds < 60 else f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
 
 
 def _sub(out: Text, sub: SubEntry, kind: str) -> None:
@@ -52,7 +47,7 @@ def timeline_text(t: Timeline) -> Text:
         out.append(f"{GLYPH.get(s.status, '·')} ", style=style)
         out.append(f"{plain(s.name, 20):<14}", style="bold" if s.status in ("running", "waiting") else "")
         out.append(f"{s.status:<12}", style=style)
-        out.append(f"{_dur(s.duration_s):>7}")
+        out.append(f"{duration(s.duration_s):>7}")
         if s.retried:
             out.append(f"  retried ×{s.attempts}", style="yellow")
         if not s.in_machine:
@@ -88,6 +83,9 @@ class RunScreen(Screen):
     def __init__(self, run_id: str) -> None:
         super().__init__()
         self.run_id = run_id
+
+    def selection(self) -> tuple[None, str]:
+        return None, self.run_id
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")

@@ -11,11 +11,11 @@ from textual.widgets import DataTable, Input, Static
 
 from rcs_tui.rp1.source import FEED_FILTERS, Rp1Source, RunSummary
 from rcs_tui.ui.console.format import STATUS_STYLE, age, parse_ts, plain, styled
-from rcs_tui.ui.console.table import Column, Row, project, selected_key, set_columns, sync_rows
+from rcs_tui.ui.console.table import Column, Row, column_width, project, selected_key, set_columns, sync_rows
 
 # "deep-research" and "waiting (1?)" whole at 80 columns; at 60 the run id and age give way.
-COLUMNS = (Column("run", 8, 2), Column("workflow", 13, 5), Column("status", 12, 9), Column("step", 12, 6),
-           Column("name", 14, 7), Column("age", 5, 3))
+COLUMNS = (Column("run", 8, 2, grow=12), Column("workflow", 13, 5), Column("status", 12, 9),
+           Column("step", 12, 6, grow=10), Column("name", 14, 7, grow=30), Column("age", 5, 3))
 FEED_LIMIT = 200
 
 
@@ -54,8 +54,9 @@ class RunFilter:
         return all(w in hay for w in self.text.split())
 
 
-def run_rows(source: Rp1Source, flt: RunFilter, now: float) -> tuple[list[Row], str | None]:
-    """Feed rows, and a status line (database problem, or the counts)."""
+def run_rows(source: Rp1Source, flt: RunFilter, now: float, id_width: int = 8) -> tuple[list[Row], str | None]:
+    """Feed rows, and a status line (database problem, or the counts). Run ids are cut to `id_width`
+    from the end, like short commit hashes (their start is what tells runs apart)."""
     if flt.problem():
         return [], flt.problem()
     feed = source.feed(status=flt.status, workflow=flt.workflow, limit=FEED_LIMIT)
@@ -68,7 +69,7 @@ def run_rows(source: Rp1Source, flt: RunFilter, now: float) -> tuple[list[Row], 
         p = s.projection
         last = parse_ts(p.last_activity)
         status = p.status + (f" ({len(p.pending_prompts)}?)" if p.pending_prompts else "")
-        rows.append((s.run.id, [styled(s.run.id[:8]), styled(s.run.flow),
+        rows.append((s.run.id, [styled(s.run.id[:id_width]), styled(s.run.flow),
                                 styled(status, STATUS_STYLE.get(p.status, "")),
                                 styled(p.current_step or "-"), styled(s.run.name or s.run.feature_id or "-", width=40),
                                 Text(age(now - last) if last else "-")]))
@@ -92,7 +93,7 @@ class RunsPane(Vertical):
             note.update(Text("no rp1 database", style="dim"))
             return
         flt = RunFilter.parse(self.query_one("#runs-filter", Input).value)
-        rows, message = run_rows(source, flt, now)
+        rows, message = run_rows(source, flt, now, column_width(table, "run") or 8)
         sync_rows(table, project(rows, COLUMNS, shown))
         note.update(Text(plain(message or ""), style="dim" if rows else "yellow"))
 

@@ -15,13 +15,13 @@ from rcs_tui.state.reader import compute_members
 from rcs_tui.state.session import Resolution
 from rcs_tui.state.snapshot import Member, Snapshot
 from rcs_tui.ui.console.format import HEALTH_GLYPH, HEALTH_STYLE, age_of, plain, rel, short_sid, styled
-from rcs_tui.ui.console.table import Column, Row, project, selected_key, set_columns, sync_rows
+from rcs_tui.ui.console.table import Column, Row, column_width, project, selected_key, set_columns, sync_rows
 from rcs_tui.views.world import World
 
 COLLAPSE_OVER = 30  # scopes
 # At 80 columns all fit; at 60 iter and phase give way (the detail line still names the phase).
-COLUMNS = (Column("scope / mode", 19, 9), Column("health", 11, 8), Column("phase", 12, 2), Column("iter", 5, 1),
-           Column("label", 15, 6), Column("age", 5, 3))
+COLUMNS = (Column("scope / mode", 19, 9, grow=9), Column("health", 11, 8), Column("phase", 12, 2, grow=8),
+           Column("iter", 5, 1), Column("label", 15, 6, grow=25), Column("age", 5, 3))
 LABEL_WIDTH = COLUMNS[4].width
 
 
@@ -118,12 +118,14 @@ def member_cells(m: Member, now: float) -> list[Text]:
 
 
 def scope_rows(world: World, now: float, needle: str = "", expanded: Collection[str | None] = (),
-               cache: dict[str, tuple[object, bool, Row]] | None = None, how: bool = True) -> list[Row]:
+               cache: dict[str, tuple[object, bool, Row]] | None = None, how: bool = True,
+               fit: tuple[int, int] = (17, LABEL_WIDTH)) -> list[Row]:
     """Rows of the table. With more than COLLAPSE_OVER scopes (and no filter) only root, the current
     scope and the `expanded` ones list their members; the others are one row each, and their members
     are not even computed (at 1 000 sessions that is 1 000 rows instead of 11 000). `cache` keeps
     those one-row scopes between calls, keyed by the (immutable, reused) Scope they show. `how`:
-    the phase column is shown, so the current scope's row says there how it was resolved."""
+    the phase column is shown, so the current scope's row says there how it was resolved. `fit`: the
+    cells a scope's id and its active set have (whole session ids whenever the column allows)."""
     snap = world.snapshot
     rows: list[Row] = []
     pointer = snap.resolution.pointer
@@ -139,14 +141,14 @@ def scope_rows(world: World, now: float, needle: str = "", expanded: Collection[
             scope, stale = snap.sessions.get(sid), pointer.stale_dead and sid == pointer.session_id
             hit = cache.get(sid) if cache is not None else None
             row = hit[2] if hit is not None and hit[0] is scope and hit[1] == stale else \
-                scope_header(snap, sid, False, collapsed=True)
+                scope_header(snap, sid, False, collapsed=True, fit=fit)
             kept[sid] = (scope, stale, row)
             rows.append(row)
             continue
         view = scope_view(snap, sid, layout)
         if needle and not any(needle in m.mode for m in view.members) and needle not in (view.session_id or "root"):
             continue
-        rows.append(scope_header(snap, sid, current, how=how))
+        rows.append(scope_header(snap, sid, current, how=how, fit=fit))
         for m in view.members:
             if needle and needle not in m.mode:
                 continue
@@ -158,7 +160,7 @@ def scope_rows(world: World, now: float, needle: str = "", expanded: Collection[
 
 
 def scope_header(snap: Snapshot, sid: str | None, current: bool, *, collapsed: bool = False,
-                 how: bool = True) -> Row:
+                 how: bool = True, fit: tuple[int, int] = (17, LABEL_WIDTH)) -> Row:
     """A scope's own row: name, current/stale-dead, how it was resolved (`current via` in the health
     column, the source in the phase column; just `current` when that column is not shown), its active set."""
     pointer = snap.resolution.pointer
@@ -167,11 +169,11 @@ def scope_header(snap: Snapshot, sid: str | None, current: bool, *, collapsed: b
     marker = "◆" if current else ("▸" if collapsed else "◇")
     stale_ptr = pointer.stale_dead and sid == pointer.session_id
     return (f"scope:{sid or ''}", [
-        Text(f"{marker} {short_sid(sid, 17)}", style="bold cyan" if current else "bold"),
+        Text(f"{marker} {short_sid(sid, fit[0])}", style="bold cyan" if current else "bold"),
         Text(("current via" if how else "current") if current else ("stale-dead" if stale_ptr else ""),
              style="bold cyan" if current else "bold yellow"),
         Text(snap.resolution.source if current else "", style="dim"), Text(""),
-        Text(active_label(active), style="green" if active else "dim"), Text("")])
+        Text(active_label(active, fit[1]), style="green" if active else "dim"), Text("")])
 
 
 def scope_detail(world: World, key: str | None) -> Text:
@@ -227,12 +229,18 @@ class ScopesPane(Vertical):
         super().__init__(*args, **kwargs)
         self.expanded: set[str | None] = set()
         self._rows: dict[str, tuple[object, bool, Row]] = {}
+        self._fit: tuple[int, int] = (17, LABEL_WIDTH)
 
     def show(self, world: World, now: float) -> None:
         needle = self.query_one("#scopes-filter", Input).value.strip()
         table = self.query_one("#scopes-table", DataTable)
         shown = set_columns(table, COLUMNS, self.app.size.width)
-        rows = scope_rows(world, now, needle, self.expanded, self._rows, how=COLUMNS[2] in shown)
+        fit = ((column_width(table, COLUMNS[0].label) or COLUMNS[0].width) - 2,
+               column_width(table, COLUMNS[4].label) or LABEL_WIDTH)
+        if fit != self._fit:  # cached one-row scopes were cut for other widths
+            self._rows.clear()
+            self._fit = fit
+        rows = scope_rows(world, now, needle, self.expanded, self._rows, how=COLUMNS[2] in shown, fit=fit)
         sync_rows(table, project(rows, COLUMNS, shown), group=row_scope)
         self.query_one("#scopes-detail", Static).update(scope_detail(world, selected_key(table)))
 

@@ -20,7 +20,7 @@ HEALTHS = ("live", "stale", "orphan", "root-survivor")
 # (shorter) form; a part whose last form is empty disappears. Counts, PAUSED, READ-ONLY and the
 # last error are the last to shrink and never vanish.
 STEPS = ("scope", "live", "project", "counts", "problem", "live", "project", "scope", "problem", "live",
-         "problem", "scope", "readonly", "counts", "problem")
+         "problem", "scope", "readonly", "counts", "problem", "scope")
 
 
 def clip_words(text: str, width: int) -> str:
@@ -52,7 +52,8 @@ def _parts(world: World, now: float, *, paused: bool, readonly: bool, last_error
             out.append(stale, style="bold yellow")
         return out
 
-    parts["scope"] = [scope(14, True, " ⚠ stale-dead pointer"), scope(14, False, " ⚠ stale-dead"),
+    parts["scope"] = [scope(64, True, " ⚠ stale-dead pointer"), scope(14, True, " ⚠ stale-dead pointer"),
+                      scope(14, False, " ⚠ stale-dead"),
                       scope(10, False, " ⚠ stale"), scope(10, False, " ⚠")]
     data_age = f" {age(now - world.loaded_at)}"
     if paused:

@@ -14,11 +14,13 @@ Row = tuple[str, Sequence[str | Text]]
 
 @dataclass(frozen=True)
 class Column:
-    """A table column; when the table is too narrow, columns with the lowest `keep` go first."""
+    """A table column; when the table is too narrow, columns with the lowest `keep` go first; when it is
+    wide, a column with `grow` takes up to that many more cells (so ids and names show whole)."""
 
     label: str
     width: int
     keep: int = 0
+    grow: int = 0
 
 
 def fit_columns(columns: Sequence[Column], width: int) -> tuple[Column, ...]:
@@ -30,16 +32,50 @@ def fit_columns(columns: Sequence[Column], width: int) -> tuple[Column, ...]:
     return tuple(shown)
 
 
+def grown_widths(shown: Sequence[Column], width: int) -> list[int]:
+    """Each shown column's width once the spare cells of `width` are shared among the growing ones
+    (in proportion to how much each may grow, never past it)."""
+    spare = width - 1 - sum(c.width + 2 for c in shown)
+    total = sum(c.grow for c in shown)
+    if spare <= 0 or total == 0:
+        return [c.width for c in shown]
+    return [c.width + min(c.grow, spare * c.grow // total) for c in shown]
+
+
 def set_columns(table: DataTable, columns: Sequence[Column], width: int) -> tuple[Column, ...]:
-    """Show the columns of `columns` that fit `width`; rebuilds the table (keeping its cursor) when they change."""
+    """Show the columns of `columns` that fit `width`, grown into the spare width; rebuilds the table
+    (keeping its cursor) when they change."""
     shown = fit_columns(columns, width)
-    if [str(k.value) for k in table.columns] != [c.label for c in shown]:
+    widths = grown_widths(shown, width)
+    current = [(str(k.value), c.width) for k, c in table.columns.items()]
+    if current != [(c.label, w) for c, w in zip(shown, widths, strict=True)]:
         selected = selected_key(table)
         table.clear(columns=True)
-        for c in shown:
-            table.add_column(c.label, width=c.width, key=c.label)
+        for c, w in zip(shown, widths, strict=True):
+            table.add_column(c.label, width=w, key=c.label)
         table._fit_selected = selected  # type: ignore[attr-defined]  # restored by the next sync_rows
     return shown
+
+
+def column_width(table: DataTable, label: str) -> int | None:
+    """The width a column has now (None when it is not shown)."""
+    for key, column in table.columns.items():
+        if str(key.value) == label:
+            return column.width
+    return None
+
+
+def clip_cell(value: str | Text, width: int) -> str | Text:
+    """A cell cut to its column with an ellipsis, never silently cropped mid-word by the table."""
+    if width <= 0:
+        return value
+    if isinstance(value, Text):
+        if value.cell_len <= width:
+            return value
+        clipped = value.copy()
+        clipped.truncate(width, overflow="ellipsis")
+        return clipped
+    return value if len(value) <= width else value[: width - 1] + "…"
 
 
 def project(rows: list[Row], columns: Sequence[Column], shown: Sequence[Column]) -> list[Row]:
@@ -62,6 +98,8 @@ def sync_rows(table: DataTable, rows: list[Row], group: Callable[[str], object] 
     When the selected row is gone (cleared, filtered out), the cursor moves to the row that followed
     it (or, at the end, the one before), preferring rows of the same `group`.
     """
+    widths = [c.width for c in table.columns.values()]
+    rows = [(key, [clip_cell(v, w) for v, w in zip(cells, widths, strict=False)]) for key, cells in rows]
     keys = [k for k, _ in rows]
     current = [str(r.value) for r in table.rows]
     pending = getattr(table, "_fit_selected", None)

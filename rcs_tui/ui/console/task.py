@@ -3,6 +3,8 @@ guards on each move out of it (`next`), and its transcript."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -113,6 +115,11 @@ class TaskScreen(Screen):
 
     def current_task(self) -> str | None:
         return self.task_id
+
+    def selection(self) -> tuple[Path | None, str | None]:
+        from rcs_tui.ui.console.main import task_state_path
+
+        return task_state_path(self.app.root, self.task_id), self.task_id  # type: ignore[attr-defined]
 
     def show(self, world: World, now: float) -> None:
         self.query_one("#task-text", Static).update(task_text(world.root, self.task_id))

@@ -12,7 +12,8 @@ from rcs_tui.ui.console.format import age, plain, styled
 from rcs_tui.ui.console.table import Column, Row, project, selected_key, set_columns, sync_rows
 from rcs_tui.views.world import World
 
-COLUMNS = (Column("task", 18, 9), Column("phase", 12, 8), Column("next (guards hold)", 22, 5), Column("age", 6, 3))
+COLUMNS = (Column("task", 18, 9, grow=20), Column("phase", 12, 8), Column("next (guards hold)", 22, 5, grow=30),
+           Column("age", 6, 3))
 
 
 def task_rows(world: World, now: float, needle: str = "") -> list[Row]:

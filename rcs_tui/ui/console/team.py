@@ -12,16 +12,19 @@ from rcs_tui.ui.console.format import STATUS_STYLE, age, parse_ts, plain, styled
 from rcs_tui.ui.console.table import Column, Row, matches, project, set_columns, sync_rows
 from rcs_tui.views.world import World
 
-WORKER_COLUMNS = (Column("team", 12, 5), Column("worker", 10, 9), Column("state", 8, 8), Column("task", 5, 4),
-                  Column("beat", 6, 3), Column("heartbeat", 16, 7))
-TASK_COLUMNS = (Column("team", 12, 3), Column("id", 4, 8), Column("status", 11, 9), Column("owner", 9, 4),
-                Column("subject", 30, 6))
+WORKER_COLUMNS = (Column("team", 12, 5, grow=12), Column("worker", 10, 9, grow=10), Column("state", 8, 8),
+                  Column("task", 5, 4), Column("beat", 6, 3), Column("heartbeat", 16, 7))
+TASK_COLUMNS = (Column("team", 12, 3, grow=12), Column("id", 4, 8), Column("status", 11, 9),
+                Column("owner", 9, 4, grow=6), Column("subject", 30, 6, grow=60))
 STATUS_ORDER = {s: i for i, s in enumerate(("in_progress", "blocked", "failed", "pending", "completed"))}
 
 
-def heartbeat(worker: Worker) -> Text:
+def heartbeat(worker: Worker, now: float) -> Text:
+    """Dead, silent past the runtime's threshold, not reporting, or alive: only a recent beat is `♥ alive`."""
     if worker.dead_reason:
         return Text("✖ dead", style="bold red")
+    if worker.beat_is_stale(now):
+        return Text("◌ silent " + age(worker.heartbeat_age(now)), style="yellow")
     if worker.alive is None:
         return Text("? not reporting", style="yellow")
     return Text("♥ alive", style="green")
@@ -32,9 +35,9 @@ def worker_rows(world: World, now: float) -> list[Row]:
     for name, team in sorted(world.teams.items()):
         for w in team.workers:
             beat = parse_ts(w.last_turn_at)
-            rows.append((f"{name}/{w.name}", [styled(name, width=12), styled(w.name), styled(w.state, STATUS_STYLE.get(
+            rows.append((f"{name}/{w.name}", [styled(name), styled(w.name), styled(w.state, STATUS_STYLE.get(
                 w.state, "")), styled(w.current_task_id or "-"), Text(age(now - beat) if beat else "-"),
-                heartbeat(w)]))
+                heartbeat(w, now)]))
     return rows
 
 
@@ -42,8 +45,8 @@ def task_rows(world: World) -> list[Row]:
     rows: list[Row] = []
     for name, team in sorted(world.teams.items()):
         for t in sorted(team.tasks, key=lambda t: (STATUS_ORDER.get(t.status, 9), t.id)):
-            rows.append((f"{name}/{t.id}", [styled(name, width=12), styled(t.id), styled(t.status, STATUS_STYLE.get(
-                t.status, "")), styled(t.owner or "-"), styled(t.subject, width=60)]))
+            rows.append((f"{name}/{t.id}", [styled(name), styled(t.id), styled(t.status, STATUS_STYLE.get(
+                t.status, "")), styled(t.owner or "-"), styled(t.subject, width=200)]))
     return rows
 
 

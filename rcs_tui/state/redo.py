@@ -1,0 +1,52 @@
+"""Undo and redo as operations over the one transaction path.
+
+Redo re-applies an undone entry by rolling back the undo that undid it: the undo entry's before-images
+are exactly the undone entry's after-images, so redo is that undo's plan, journaled as a redo. It is
+refused, naming the cause, when a file changed since the undo.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rcs_tui.state.journal import pick_entry, plan_undo, read_journal, undone_ids
+from rcs_tui.state.ops import Operation
+from rcs_tui.state.txn import Plan, TxnError
+
+
+def undo_operation(root: Path, entry_id: str | None = None) -> Operation:
+    """Undo of the given (or newest undoable) entry, as an operation the console and CLI apply alike."""
+    entry = pick_entry(read_journal(root), entry_id)
+    plan = plan_undo(root, entry)
+    return Operation(plan, {"undone": entry["id"], "restored": plan.summary["restores"]}, {"undoes": entry["id"]})
+
+
+def pick_redo(entries: list[dict[str, Any]], entry_id: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The entry to redo (given, else the most recently undone one) and the undo entry that undid it."""
+    undone = undone_ids(entries)
+    undos = [e for e in entries if isinstance(e.get("undoes"), str) and e["undoes"] in undone]
+    if entry_id is not None:
+        if not any(e["id"] == entry_id for e in entries):
+            raise TxnError(f"no journal entry {entry_id!r}")
+        if entry_id not in undone:
+            raise TxnError(f"journal entry {entry_id} is not undone; there is nothing to redo")
+        undos = [u for u in undos if u["undoes"] == entry_id]
+    if not undos:
+        raise TxnError("nothing to redo: no journal entry is currently undone")
+    undo_entry = undos[-1]
+    target = next(e for e in entries if e["id"] == undo_entry["undoes"])
+    return target, undo_entry
+
+
+def redo_operation(root: Path, entry_id: str | None = None) -> Operation:
+    entries = read_journal(root)
+    target, undo_entry = pick_redo(entries, entry_id)
+    try:
+        undo_plan = plan_undo(root, undo_entry)
+    except TxnError as exc:
+        reason = str(exc).removeprefix(f"cannot undo {undo_entry['id']}: ")
+        raise TxnError(f"cannot redo {target['id']}: {reason}") from None
+    plan = Plan(action=f"redo {target.get('action')}", changes=undo_plan.changes,
+                summary={"redoes": target["id"], "restores": undo_plan.summary["restores"]})
+    return Operation(plan, {"redone": target["id"], "restored": plan.summary["restores"]}, {"redoes": target["id"]})
