@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The one test command: make a venv, install rcs-tui with its test extras, lint, run the whole suite.
+# The one test command: make a venv, install rcs-tui with its test extras, lint, run the whole suite,
+# long `slow` variants included (add -m "not slow" to leave them out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The fleet's ssh tests run a real OpenSSH server on 127.0.0.1: install it when missing (CI runs as root).
@@ -18,7 +19,7 @@ if ! command -v strace >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-g
 fi
 "$VENV/bin/ruff" check rcs_tui tests benchmarks scripts
 set +e
-"$VENV/bin/python" -m pytest "$@"
+"$VENV/bin/python" -m pytest --run-slow "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi

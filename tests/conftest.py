@@ -12,7 +12,11 @@ from pathlib import Path
 
 import pytest
 
+import rcs_tui
+
 RCS_TUI = str(Path(sys.executable).parent / "rcs-tui")
+# The directory holding the `rcs_tui` these tests import: the work tree, or mutmut's mutated copy.
+CODE_ROOT = str(Path(rcs_tui.__file__).resolve().parent.parent)
 
 
 @dataclass
@@ -32,7 +36,12 @@ class CliResult:
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch, tmp_path_factory):
-    """No test sees the developer's session ids, RCS_ROOT or rp1 database."""
+    """No test sees the developer's session ids, RCS_ROOT or rp1 database.
+
+    Every `rcs-tui` subprocess imports the same code as the test process (PYTHONPATH first), so a
+    mutation run tests its mutants through the CLI too, not the installed tree.
+    """
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (CODE_ROOT, os.environ.get("PYTHONPATH")) if p))
     for var in ("RCS_ROOT", "RCS_SESSION_ID", "CODEX_SESSION_ID", "SESSION_ID", "NO_COLOR", "RP1_DB"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("RP1_DB", str(tmp_path_factory.mktemp("rp1home") / "rp1.db"))

@@ -80,7 +80,7 @@ async def test_confirm_replans_when_a_planned_file_changes(tmp_path):
         pilot.app.screen.query_one("#confirm").focus()
         canonical(a.root, ["team"], SESSION, source="hook")  # the runtime rewrote the set meanwhile
         modal = pilot.app.screen
-        for _ in range(30):  # the modal's own timer notices (every 0.4 s)
+        for _ in range(150):  # the modal's own timer notices (every 0.4 s); generous for a busy machine
             await pilot.pause(0.1)
             if modal.replans:
                 break
@@ -130,7 +130,7 @@ async def test_clear_under_a_writer_thread_applies_the_plan_on_screen(tmp_path):
         thread.start()
         await pilot.pause(0.3)
         thread.join()
-        for _ in range(30):
+        for _ in range(150):
             await pilot.pause(0.1)
             if pilot.app.screen.replans and not pilot.app.screen.moved():
                 break

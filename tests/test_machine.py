@@ -379,3 +379,155 @@ def test_a_skill_whose_fence_never_closes_is_untracked(tmp_path):
     (closed / "SKILL.md").write_text("## STATE-MACHINE\n```mermaid\nstateDiagram-v2\n  [*] --> a\n```\n")
     found = discover_machines([tmp_path], builtins=False)
     assert sorted(found) == ["done"] and found["done"].error is None
+
+
+# --- Graph rules pinned one by one ---
+
+BRANCHY = """stateDiagram-v2
+    state late
+    [*] --> start
+    mid --> late
+    start --> far
+    start --> mid
+    far --> mid
+    far --> late
+    island --> island2
+"""
+
+
+def test_bfs_order_is_breadth_first_not_declaration_order():
+    m = parse_machine(BRANCHY, "b")
+    assert m.states == ("late", "start", "mid", "far", "island", "island2")
+    assert m.bfs_order() == ("start", "far", "mid", "late", "island", "island2")
+
+
+def test_bfs_starts_from_every_initial_state_in_order():
+    m = parse_machine("stateDiagram-v2\n[*] --> b\n[*] --> a\na --> c\nb --> d\n", "two")
+    assert m.initial == ("b", "a") and m.bfs_order() == ("b", "a", "d", "c")
+
+
+def test_transition_from_an_unknown_state_says_so():
+    m = parse_machine(BUILD, "build")
+    assert m.validate_transition("ghost", "design") == (
+        "Invalid transition from 'ghost' to 'design'. 'ghost' is not a state of \"build\"")
+    assert m.validate_transition("ghost", "ghost").startswith('step "ghost" is not a valid state')
+
+
+def test_a_state_without_outgoing_edges_lists_none():
+    m = parse_machine(BUILD, "build")
+    assert m.validate_transition("archive", "design") == (
+        "Invalid transition from 'archive' to 'design'. Valid next states: (none)")
+    assert m.next_states("archive") == () and m.sinks() == ("archive",)
+
+
+def test_graph_queries_return_distinct_states_in_diagram_order():
+    m = parse_machine(BRANCHY, "b")
+    assert m.next_states("start") == ("far", "mid") and m.next_states("late") == ()
+    assert m.direct_predecessors("late") == ("mid", "far") and m.direct_predecessors("start") == ()
+    assert m.has_edge("far", "late") and not m.has_edge("late", "far")
+    assert m.reachable_from("start") == {"far", "mid", "late"}
+    assert m.transitive_predecessors("late") == {"mid", "far", "start"}
+    assert m.sinks() == ("late", "island2")
+
+
+def test_repeated_edges_and_initial_lines_count_once():
+    m = parse_machine("stateDiagram-v2\n[*] --> a\n[*] --> a\na --> b : go\na --> b : go\na --> b : again\n"
+                      "b --> [*]\nb --> [*]\n", "r")
+    assert m.initial == ("a",) and m.terminal == ("b",)
+    assert m.edges == (Edge("a", "b", "go"), Edge("a", "b", "again")) and m.next_states("a") == ("b",)
+
+
+def test_unknown_step_lists_every_state_and_current_transitions():
+    m = parse_machine(BRANCHY, "b")
+    assert m.validate_step("nope", "start") == (
+        'step "nope" is not a valid state in the "b" state machine. '
+        "Valid states: [late, start, mid, far, island, island2]. "
+        'Current state: "start". Valid transitions from "start": [far, mid].')
+
+
+@pytest.mark.parametrize("line, why", [
+    ("--", "concurrency regions (`--`) are not supported"),
+    ("state fork1 <<fork>>", "fork/join/choice pseudo-states are not supported"),
+    ("state c1 [[choice]]", "fork/join/choice pseudo-states are not supported"),
+    ("state Parent {", "composite states (`state X { ... }`) are not supported"),
+    ("}", "composite states (`state X { ... }`) are not supported"),
+    ("note right of a : hello", "notes are not supported"),
+    ("end note", "notes are not supported"),
+    ("direction LR", "direction directives are not supported"),
+    ("direction", "direction directives are not supported"),
+    ("a --> b direction TB", "direction directives are not supported"),
+    ("classDef hot fill:#f00", "unsupported syntax: styling and accessibility statements are not supported"),
+    ("hide empty description", "unsupported syntax: styling and accessibility statements are not supported"),
+    ("a:::hot", "unsupported syntax: styling and accessibility statements are not supported"),
+    ("%%{init: {'theme': 'dark'}}%%", "unsupported syntax: directives (`%%{...}%%`) are not supported"),
+    ("stateDiagram-v2", "a second 'stateDiagram-v2' header; one state machine per diagram"),
+    ("a -b", "not valid Mermaid: unexpected '-' at column 3"),
+    ("a x-ray", "not valid Mermaid: unexpected '-' at column 4 (a state id cannot contain '-')"),
+])
+def test_each_rejection_message_in_full(line, why):
+    with pytest.raises(MachineError) as exc:
+        parse_machine(f"stateDiagram-v2\n    [*] --> a\n    {line}\n", "x")
+    assert str(exc.value) == f"line 3: {line!r}: {why}"
+
+
+def test_error_names_a_long_line_by_its_first_120_characters():
+    line = "a --> " + "b" * 130 + " -"
+    with pytest.raises(MachineError) as exc:
+        parse_machine(f"stateDiagram-v2\n[*] --> a\n{line}\n", "x")
+    assert str(exc.value).startswith(f"line 3: {line[:120]!r}: not valid Mermaid")
+
+
+@pytest.mark.parametrize("text", ["", "%% only a comment\n", "\n\n"])
+def test_empty_diagram_message(text):
+    with pytest.raises(MachineError) as exc:
+        parse_machine(text, "x")
+    assert str(exc.value) == "empty diagram: expected 'stateDiagram-v2'"
+
+
+def test_comments_before_and_after_the_header():
+    m = parse_machine("%% leading note\nstateDiagram-v2  %% the header\n[*] --> a\n", "x")
+    assert m.states == ("a",) and m.initial == ("a",)
+
+
+def test_state_declarations_are_case_insensitive_and_their_label_keeps_percent_signs():
+    m = parse_machine("stateDiagram-v2\nSTATE a : Load %% 50 %% done\n[*] --> a\n", "x")
+    assert m.states == ("a",) and m.labels == {"a": "Load %% 50 %% done"}
+
+
+def test_label_without_a_space_after_the_colon():
+    m = parse_machine("stateDiagram-v2\n[*] --> a\na --> b :go\nb :Build it\n", "x")
+    assert m.edges == (Edge("a", "b", "go"),) and m.labels == {"b": "Build it"}
+
+
+def test_start_to_end_does_not_hide_the_statements_after_it_on_the_line():
+    assert parse_machine("stateDiagram-v2\n[*] --> [*] [*] --> a\n", "x").initial == ("a",)
+
+
+def test_bfs_does_not_stop_at_a_state_queued_twice():
+    m = parse_machine("stateDiagram-v2\nstate island\n[*] --> a\n[*] --> b\na --> c\nb --> c\nc --> d\n", "x")
+    assert m.bfs_order() == ("a", "b", "c", "d", "island")
+
+
+def test_first_step_message_lists_every_initial_state():
+    m = parse_machine("stateDiagram-v2\n[*] --> a\n[*] --> b\na --> c\n", "x")
+    assert m.validate_transition(None, "c") == "Invalid first step 'c'. The first step must be an initial state: a, b"
+
+
+def test_unknown_target_message_names_the_current_state():
+    m = parse_machine(BUILD, "build")
+    assert m.validate_transition("tasks", "nope") == (
+        'step "nope" is not a valid state in the "build" state machine. Valid states: [requirements, design, '
+        'tasks, build, verify, archive]. Current state: "tasks". Valid transitions from "tasks": [build].')
+
+
+def test_machine_names_and_an_exact_extracted_body():
+    assert machine_from_markdown(skill_md(BUILD), "build").name == "build"
+    assert parse_machine(BUILD).name == ""
+    md = "## STATE-MACHINE\n```mermaid\nstateDiagram-v2\n[*] --> a\n\n```\n"
+    assert extract_state_machine(md) == "stateDiagram-v2\n[*] --> a\n"
+
+
+def test_a_second_label_on_one_statement_is_an_error():
+    with pytest.raises(MachineError) as exc:
+        parse_machine("stateDiagram-v2\n[*] --> a\na : one : two\n", "x")
+    assert str(exc.value) == "line 3: 'a : one : two': not valid Mermaid: expected a state id, found 'two'"

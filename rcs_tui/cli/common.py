@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from rcs_tui.cli.jsonout import dumps, fail
+from rcs_tui.views.text import sanitize, strip_controls
 
 __all__ = ["CliError", "dumps", "emit", "fail", "json_option", "resolve_root", "root_option", "run"]
 
@@ -45,12 +46,21 @@ def resolve_root(root: str | None) -> Path:
         raise CliError(str(exc)) from exc
 
 
+def echo_text(text: str) -> None:
+    """Print human-readable text through the one sanitiser (newlines kept, nothing else raw)."""
+    click.echo(strip_controls(text, keep_newlines=True))
+
+
 def emit(data: Any, as_json: bool, human: Callable[[Any], str] | None = None) -> None:
-    """Print `data` as JSON (stable contract) or through `human` for people."""
+    """Print `data` as JSON (stable contract) or through `human` for people.
+
+    `human` gets the data with every string sanitised to one line, so a name holding a newline or an
+    escape sequence cannot forge or colour a line of the report.
+    """
     if as_json or human is None:
         click.echo(dumps(data))
     else:
-        click.echo(human(data))
+        echo_text(human(sanitize(data)))
 
 
 def settings(**flags: Any) -> Any:

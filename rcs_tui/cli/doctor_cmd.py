@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from rcs_tui.cli.common import CliError, emit, json_option, resolve_root, root_option
+from rcs_tui.cli.common import CliError, echo_text, emit, json_option, resolve_root, root_option
+from rcs_tui.views.text import sanitize
 
 
 @click.command("doctor")
@@ -39,7 +40,7 @@ def doctor(do_fix, only, session_id, db, idle_minutes, root, as_json):
     repairable = [f for f in findings if f.plan is not None and (not only or f.id in only)]
     apply = do_fix
     if not do_fix and repairable and not as_json and sys.stdin.isatty():
-        click.echo(_human({"findings": report["findings"], "fix": None}))
+        echo_text(_human(sanitize({"findings": report["findings"], "fix": None})))
         apply = click.confirm(f"Apply {len(repairable)} repair(s)?", default=False)
         if not apply:
             return remaining_code(findings)

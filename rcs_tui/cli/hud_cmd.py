@@ -16,7 +16,7 @@ import sys
 import click
 
 from rcs_tui.cli import PRESETS, color_enabled, print_once
-from rcs_tui.cli.common import CliError, dumps, json_option, resolve_root, root_option, settings
+from rcs_tui.cli.common import CliError, dumps, echo_text, json_option, resolve_root, root_option, settings
 
 PRESET_CHOICE = click.Choice(list(PRESETS))
 
@@ -99,4 +99,4 @@ def overlay(root, session, as_json) -> None:
     if as_json:
         click.echo(dumps(block.as_json()))
     else:
-        click.echo(block.text)
+        echo_text(block.text)

@@ -6,20 +6,24 @@ import json
 import re
 import sys
 
+from rcs_tui.views.text import sanitize, strip_controls
+
 _C1 = re.compile("[\x7f-\x9f]")
 
 
 def dumps(data: object, indent: int | None = 2) -> str:
-    """JSON text with DEL and C1 controls (8-bit CSI/OSC) written as \\u escapes: same data, inert on a tty.
+    """Strict JSON (never NaN/Infinity) with every string and key through the one sanitiser.
 
-    `json.dumps` already escapes C0 controls such as ESC, but emits U+0080–U+009F raw, which some
-    terminals act on. Outside strings JSON is pure ASCII, so the substitution only touches string content.
+    Strings keep newlines and tabs (JSON escapes them) but lose escape sequences, other controls, bidi
+    overrides and zero-width characters; undecodable name bytes become `\\xNN` text, so the output is always
+    valid UTF-8. DEL and C1 controls that remain are written as \\u escapes: `json.dumps` emits them raw and
+    some terminals act on them. Outside strings JSON is ASCII, so that substitution only touches string content.
     """
-    text = json.dumps(data, indent=indent, ensure_ascii=False)
+    text = json.dumps(sanitize(data, keep_newlines=True), indent=indent, ensure_ascii=False, allow_nan=False)
     return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def fail(message: str, code: int = 1) -> int:
     """Print `{"error": message}` on stderr and return the exit status to use."""
-    sys.stderr.write(dumps({"error": message}, indent=None) + "\n")
+    sys.stderr.write(dumps({"error": strip_controls(message)}, indent=None) + "\n")
     return code

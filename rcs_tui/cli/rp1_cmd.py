@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from rcs_tui.cli.common import CliError, dumps, emit, json_option, root_option
+from rcs_tui.views.text import strip_controls
 
 db_option = click.option("--db", "db", type=click.Path(dir_okay=False), default=None,
                          help="rp1 database (else RP1_DB, else ~/.rp1/rp1.db).")
@@ -35,8 +36,8 @@ def _source(root: str | None, db: str | None, all_projects: bool = False) -> Any
 
 
 def _clean(text: Any) -> str:
-    """Database strings are data: drop control characters before printing them to a terminal."""
-    return "".join(ch if ch.isprintable() else "?" for ch in str(text if text is not None else ""))
+    """Database strings are data: one line through the one sanitiser before they reach a terminal."""
+    return strip_controls("" if text is None else text)
 
 
 @click.group("rp1")
@@ -193,7 +194,7 @@ def tail_cmd(root: str | None, db: str | None, as_json: bool, from_start: bool, 
             if tail.state.message != last_status:
                 last_status = tail.state.message
                 if last_status:
-                    click.echo(last_status, err=True)
+                    click.echo(_clean(last_status), err=True)
             time.sleep(tail.interval)
     except KeyboardInterrupt:
         return

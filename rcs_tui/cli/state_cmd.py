@@ -9,6 +9,8 @@ from typing import Any
 import click
 
 from rcs_tui.cli.common import CliError, emit, json_option, resolve_root, root_option
+from rcs_tui.state.io import loads_strict
+from rcs_tui.views.text import strip_controls
 
 
 def _load_input(raw: str | None, file: str | None) -> dict[str, Any]:
@@ -25,9 +27,11 @@ def _load_input(raw: str | None, file: str | None) -> dict[str, Any]:
     if raw is None or not raw.strip():
         return {}
     try:
-        data = json.loads(raw)
+        data = loads_strict(raw)
     except json.JSONDecodeError as exc:
         raise CliError(f"{where}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+    except (ValueError, RecursionError) as exc:  # NaN/Infinity (never written to a runtime file), too deep
+        raise CliError(f"{where}: invalid JSON: {str(exc)[:120] or 'nested too deeply'}") from exc
     if not isinstance(data, dict):
         raise CliError(f"{where}: expected a JSON object, got {type(data).__name__}")
     return data
@@ -139,10 +143,13 @@ def clear_cmd(root, as_json, input_json, input_file, mode, session_id, all_sessi
 @_opts
 def list_active_cmd(root, as_json, input_json, input_file, mode, session_id):
     """Active modes of the authoritative scope."""
-    from rcs_tui.state.ops import list_active
+    from rcs_tui.state.layout import Layout
+    from rcs_tui.state.ops import list_active, require_session
     from rcs_tui.state.reader import read_snapshot
 
     root, _, _, sid = _common(root, input_json, input_file, mode, session_id)
+    if sid is not None:
+        require_session(Layout(root), sid)  # a typo'd session is an error, not an empty answer
     emit(list_active(read_snapshot(root, sid, all_sessions=False)), True)
 
 
@@ -258,7 +265,7 @@ def journal_cmd(limit, root, as_json):
             for e in reversed(entries)][:limit]
     for warning in warnings:
         if not as_json:
-            click.echo(f"warning: {warning}", err=True)
+            click.echo(f"warning: {strip_controls(warning)}", err=True)  # journal lines are untrusted
     emit({"entries": rows, "warnings": warnings}, as_json, lambda d: "\n".join(
         f"{r['id']}  {when(r['at']):>8}  {r['action']}{'  (undone)' if r['undone'] else ''}"
         f"{'' if r['complete'] else '  (INTERRUPTED: run doctor)'}  {', '.join(r['files'])}"

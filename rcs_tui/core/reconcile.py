@@ -56,12 +56,21 @@ def _live(entries: Iterable[Any]) -> list[Mapping[str, Any]]:
             and isinstance(e.get("skill"), str)]
 
 
+def _set_phase(doc: dict[str, Any], phase: Any) -> None:
+    """The top-level `phase` is the primary skill's: replaced by the new primary's, or dropped if it has none."""
+    if isinstance(phase, str) and phase:
+        doc["phase"] = phase
+    else:
+        doc.pop("phase", None)
+
+
 def canonical_without(doc: Mapping[str, Any] | None, modes: Iterable[str], session_id: str | None,
                       now: str) -> tuple[dict[str, Any] | None, list[str]]:
     """Drop only the entries of `modes` in this scope; others keep their entries and timestamps.
 
-    The primary `skill` moves to the first remaining member; an emptied set keeps the file with
-    `active: false`. Returns (new document or None when nothing changed, removed skills).
+    When the primary `skill` is no longer live it moves to the first remaining live member, with that
+    member's phase; an emptied set keeps the file with `active: false`. Returns (new document or None
+    when nothing changed, removed skills).
     """
     if doc is None:
         return None, []
@@ -86,9 +95,9 @@ def canonical_without(doc: Mapping[str, Any] | None, modes: Iterable[str], sessi
     live = _live(kept)
     if live:
         out["active"] = True
-        out["skill"] = live[0]["skill"]
-        if "phase" in live[0]:
-            out["phase"] = live[0]["phase"]
+        if out.get("skill") not in [e["skill"] for e in live]:
+            out["skill"] = live[0]["skill"]
+            _set_phase(out, live[0].get("phase"))
     else:
         out["active"] = False
     out["updated_at"] = now
@@ -98,8 +107,7 @@ def canonical_without(doc: Mapping[str, Any] | None, modes: Iterable[str], sessi
 def canonical_with(doc: Mapping[str, Any] | None, mode: str, phase: str | None, session_id: str | None,
                    now: str, completed: Iterable[str] = (), source: str = "rcs-tui") -> dict[str, Any]:
     """Add `mode` to the set after dropping `completed` sources, so sync never resurrects them."""
-    base, _ = canonical_without(doc, completed, session_id, now)
-    out = copy.deepcopy(dict(base if base is not None else (doc or {})))
+    out = copy.deepcopy(dict(doc or {}))
     done = set(completed)
     entries = [e for e in _entries(out) if not (isinstance(e, Mapping) and e.get("skill") in done)]
     if "active_skills" not in out and out.get("active") is True and isinstance(out.get("skill"), str) \
@@ -118,8 +126,7 @@ def canonical_with(doc: Mapping[str, Any] | None, mode: str, phase: str | None, 
     out.setdefault("version", 1)
     out.update({"active": True, "skill": mode, "updated_at": now, "source": source, "active_skills": entries})
     out.setdefault("activated_at", now)
-    if phase:
-        out["phase"] = phase
+    _set_phase(out, phase)
     if session_id is not None:
         out["session_id"] = session_id
     return out

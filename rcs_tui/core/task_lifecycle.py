@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 from rcs_tui.core.machine import StateMachine, load_task_lifecycle
@@ -295,20 +296,16 @@ def _test_to_codegen(a: Artifacts) -> Check:
     return False, f"needs failing tests or lint in {TEST_RESULTS} ({_state(doc) or 'no failures recorded'})"
 
 
-def _decision(target: str) -> Callable[[Artifacts], Check]:
-    wanted = [k for k, v in DECISIONS.items() if v == target][0]
-
-    def check(a: Artifacts) -> Check:
-        doc = a.doc(DECISION)
-        value = doc.get("decision")
-        if value == wanted:
-            return True, f"{DECISION} records decision={wanted}"
-        if target == "revert" and (doc.get("regression") is True or doc.get("revert_requested") is True):
-            return True, f"{DECISION} reports a regression or a revert request"
-        return False, (f"needs {DECISION} with decision={wanted!r} "
-                       f"({_state(doc) or 'decision=' + _shown(value)})")
-
-    return check
+def _accept_to(target: str, a: Artifacts) -> Check:
+    """accept → `target` needs the decision that names it (revert also follows a regression or a request)."""
+    wanted = next(k for k, v in DECISIONS.items() if v == target)
+    doc = a.doc(DECISION)
+    value = doc.get("decision")
+    if value == wanted:
+        return True, f"{DECISION} records decision={wanted}"
+    if target == "revert" and (doc.get("regression") is True or doc.get("revert_requested") is True):
+        return True, f"{DECISION} reports a regression or a revert request"
+    return False, f"needs {DECISION} with decision={wanted!r} ({_state(doc) or 'decision=' + _shown(value)})"
 
 
 GUARDS: dict[tuple[str, str], Callable[[Artifacts], Check]] = {
@@ -323,11 +320,11 @@ GUARDS: dict[tuple[str, str], Callable[[Artifacts], Check]] = {
     ("review", "planning"): _review_to_planning,
     ("test", "accept"): _test_to_accept,
     ("test", "codegen"): _test_to_codegen,
-    ("accept", "done"): _decision("done"),
-    ("accept", "codegen"): _decision("codegen"),
-    ("accept", "review"): _decision("review"),
-    ("accept", "planning"): _decision("planning"),
-    ("accept", "revert"): _decision("revert"),
+    ("accept", "done"): partial(_accept_to, "done"),
+    ("accept", "codegen"): partial(_accept_to, "codegen"),
+    ("accept", "review"): partial(_accept_to, "review"),
+    ("accept", "planning"): partial(_accept_to, "planning"),
+    ("accept", "revert"): partial(_accept_to, "revert"),
     ("revert", "done"): lambda a: (True, "revert is complete; done is terminal"),
 }
 

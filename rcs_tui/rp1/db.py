@@ -21,6 +21,7 @@ from urllib.parse import quote
 
 from rcs_tui.rp1.projection import STATUS_EVENT_TYPES, Event, StatusRow, parse_data
 from rcs_tui.rp1.schema import ARTIFACT_COLUMNS, EVENT_COLUMNS, RUN_COLUMNS, Schema, discover
+from rcs_tui.state.io import read_bounded
 
 T = TypeVar("T")
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -72,12 +73,10 @@ def project_scope(root: str | os.PathLike[str]) -> Scope:
     """Scope for a project root: its resolved path plus `<root>/.rp1/project_id` if readable."""
     root = Path(root).resolve()
     project_id = None
-    try:
-        text = (root / PROJECT_ID_FILE).read_text(encoding="utf-8", errors="replace").strip()
-        if text and len(text) <= 200 and "\n" not in text:
-            project_id = text
-    except OSError:
-        pass
+    raw = read_bounded(root / PROJECT_ID_FILE, max_bytes=4096).raw
+    text = raw.decode("utf-8", "replace").strip() if raw is not None else ""
+    if text and len(text) <= 200 and "\n" not in text:
+        project_id = text
     return Scope(str(root), project_id)
 
 
@@ -166,15 +165,14 @@ class Rp1Db:
         return f"file:{target}?mode=ro" + ("&immutable=1" if immutable else "")
 
     def _header(self) -> bytes:
-        try:
-            with open(self.path, "rb") as fh:
-                return fh.read(100)
-        except FileNotFoundError as exc:
-            raise Unavailable(DbState("missing", f"rp1: no database at {self.path}")) from exc
-        except IsADirectoryError as exc:
-            raise Unavailable(DbState("error", f"rp1: {self.path} is a directory, not a database")) from exc
-        except OSError as exc:
-            raise Unavailable(DbState("error", f"rp1: cannot read {self.path}: {exc.strerror or exc}")) from exc
+        got = read_bounded(self.path, max_bytes=100, part="head")
+        if not got.exists:
+            raise Unavailable(DbState("missing", f"rp1: no database at {self.path}"))
+        if got.kind == "directory":
+            raise Unavailable(DbState("error", f"rp1: {self.path} is a directory, not a database"))
+        if got.raw is None:
+            raise Unavailable(DbState("error", f"rp1: cannot read {self.path}: {got.error}"))
+        return got.raw
 
     @contextmanager
     def _connect(self) -> Iterator[tuple[sqlite3.Connection, bool]]:

@@ -14,6 +14,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from rcs_tui.core.machine import MachineError, StateMachine, machine_from_markdown
+from rcs_tui.state.io import read_bounded
 
 PLUGIN_GROUPS = ("base", "dev", "utils")
 MAX_MARKDOWN_BYTES = 1024 * 1024
@@ -102,14 +103,13 @@ def discover_machines(roots: Iterable[Path] | None = None, *, builtins: bool = T
         for name, kind, path in _candidates(Path(root)):
             if name in found:
                 continue
-            try:
-                if path.stat().st_size > MAX_MARKDOWN_BYTES:
-                    found[name] = MachineInfo(name, kind, str(path), None, "file too large")
-                    continue
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError as exc:
-                found[name] = MachineInfo(name, kind, str(path), None, f"unreadable: {exc.strerror or exc}")
+            got = read_bounded(path, max_bytes=MAX_MARKDOWN_BYTES)
+            if got.raw is None:
+                if got.exists:
+                    why = "file too large" if (got.error or "").startswith("too large") else got.error
+                    found[name] = MachineInfo(name, kind, str(path), None, why)
                 continue
+            text = got.raw.decode("utf-8", "replace")
             info = _parse(name, kind, str(path), text)
             if info:
                 found[name] = info

@@ -8,10 +8,11 @@ them) can tie with or cross an earlier row's timestamp, so `created_at` only eve
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from rcs_tui.state.io import loads_strict
 
 STEP_STATUSES = ("not_started", "running", "waiting", "completed", "failed", "skipped")
 RUN_STATUSES = STEP_STATUSES + ("inactive", "cancelled", "abandoned")
@@ -125,8 +126,8 @@ def parse_data(raw: Any) -> dict[str, Any]:
     if isinstance(raw, bytes):
         raw = raw.decode("utf-8", "replace")
     try:
-        value = json.loads(raw)
-    except (TypeError, ValueError, RecursionError):
+        value = loads_strict(raw)
+    except (TypeError, ValueError, RecursionError):  # incl. NaN/Infinity, which no JSON output may carry
         return {"_raw": str(raw)[:2000]}
     return value if isinstance(value, dict) else {"_value": value}
 

@@ -64,7 +64,12 @@ def _member_findings(snap: Snapshot, layout: Layout, sid: str | None) -> list[Fi
         where = _scope_name(m.scope)
         fid = f"{m.health}:{where}:{m.mode}"
         target = ROOT_SCOPE if m.scope is None else m.scope
-        if m.health == "stale":
+        if m.health == "stale" and m.file is not None and m.file.error:
+            # An unreadable file is no evidence (it may be mid-write, or replaced by a FIFO): report, never repair.
+            out.append(Finding(fid, "unreadable-member", "warn", where, m.mode,
+                               f"{m.mode} is in the canonical set of {where} but its mode file could not be "
+                               f"read ({m.file.error}); not repaired: fix or clear the file by hand"))
+        elif m.health == "stale":
             out.append(Finding(fid, "stale-member", "warn", where, m.mode,
                                f"{m.mode} is in the canonical set of {where} but {m.reason.split('but ')[-1]}",
                                "drop the stale canonical entry (the mode file is kept)",
@@ -232,6 +237,9 @@ def _team_findings(root: Path) -> list[Finding]:
     out = []
     layout = Layout(root)
     for name, team in sorted(read_teams(layout.team, within=layout.rcs).items()):
+        for path, reason in team.errors:
+            rel = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+            out.append(Finding(f"file-error:{rel}", "file-error", "warn", f"team {name}", rel, f"{rel}: {reason}"))
         for w in team.workers:
             why = w.dead_reason
             if why:
@@ -296,7 +304,7 @@ def _run_repairs(root: Path, chosen: list[Finding], actor: str | None, applied: 
     for finding in chosen:
         try:
             result = finding.plan().run(root, actor=actor)  # type: ignore[misc]
-            applied.append({"id": finding.id, "journal_id": result["journal_id"]})
+            applied.append({"id": finding.id, "journal_id": result.get("journal_id")})  # None: nothing to change
         except Exception as exc:  # noqa: BLE001 - report each refusal, continue with the rest
             failed.append({"id": finding.id, "error": str(exc)})
 

@@ -12,8 +12,12 @@ import os
 ENV_VARS = ("RCS_SESSION_ID", "CODEX_SESSION_ID", "SESSION_ID")
 
 
+# The largest pid a C int holds: a bigger number names no process (and os.kill would overflow on it).
+MAX_PID = 2**31 - 1
+
+
 def pid_alive(pid: int) -> bool:
-    if pid <= 0:
+    if pid <= 0 or pid > MAX_PID:
         return False
     try:
         os.kill(pid, 0)
@@ -28,6 +32,8 @@ def pid_alive(pid: int) -> bool:
 
 def pid_start_ticks(pid: int) -> int | None:
     """Field 22 of /proc/<pid>/stat (process start time in clock ticks), or None off Linux."""
+    if pid <= 0 or pid > MAX_PID:
+        return None
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             raw = fh.read(4096).decode("ascii", "replace")

@@ -1,15 +1,19 @@
-"""Safe file primitives: bounded, non-raising JSON reads and atomic writes."""
+"""Safe file primitives: the one bounded, non-blocking reader, non-raising JSON reads and atomic writes."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import math
 import os
+import stat as stat_mod
 import tempfile
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from stat import S_ISLNK, S_ISREG
-from typing import Any
+from typing import Any, Literal
 
 MAX_STATE_BYTES = 8 * 1024 * 1024
 
@@ -20,13 +24,170 @@ def digest(data: bytes) -> str:
 
 
 def file_digest(path: Path) -> str | None:
-    """sha256 of a file's bytes, or None when it does not exist."""
-    try:
-        return digest(path.read_bytes())
-    except FileNotFoundError:
+    """sha256 of a file's bytes, None when it does not exist, `<reason>` (never a digest) when it cannot be read.
+
+    Read through the bounded reader, so a FIFO, a device or a huge file answers at once instead of blocking.
+    """
+    read = read_bounded(path, follow_links=False)
+    if not read.exists:
         return None
-    except IsADirectoryError:
-        return "<directory>"
+    if read.raw is None:
+        return "<directory>" if read.kind == "directory" else f"<{read.error}>"
+    return digest(read.raw)
+
+
+@dataclass(frozen=True)
+class BytesRead:
+    """Outcome of reading one file's bytes: `raw` is None when the file was refused (see `error`).
+
+    `kind` names what was found instead of a regular file ("FIFO", "directory", ...); `truncated` is
+    set when a head or tail read left part of the file unread.
+    """
+
+    path: Path
+    exists: bool
+    raw: bytes | None = None
+    error: str | None = None
+    stat: os.stat_result | None = field(default=None, compare=False, repr=False)
+    kind: str | None = None
+    truncated: bool = False
+
+
+_KINDS = ((stat_mod.S_ISDIR, "directory"), (stat_mod.S_ISFIFO, "FIFO"), (stat_mod.S_ISSOCK, "socket"),
+          (stat_mod.S_ISCHR, "character device"), (stat_mod.S_ISBLK, "block device"), (S_ISLNK, "symlink"))
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular st_mode is, in words."""
+    return next((name for test, name in _KINDS if test(mode)), "special file")
+
+
+def _not_regular(path: Path, st: os.stat_result) -> BytesRead:
+    kind = file_kind(st.st_mode)
+    return BytesRead(path, True, error=f"not a regular file (a {kind}); not read", stat=st, kind=kind)
+
+
+@lru_cache(maxsize=64)
+def _real(directory: str) -> str:
+    return os.path.join(os.path.realpath(directory), "")
+
+
+def _inside(real_path: str, within: Path) -> bool:
+    return (real_path + os.sep).startswith(_real(str(within)))
+
+
+def _opened_path(fd: int, fallback: str) -> str:
+    """Where the open file really is (Linux: from /proc, which closes the check-then-open race)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(fallback)
+
+
+_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+               | getattr(os, "O_BINARY", 0))
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+OUTSIDE = "symlink leads outside .rcs/; not followed"
+
+
+def read_bounded(path: Path, *, within: Path | None = None, max_bytes: int = MAX_STATE_BYTES,
+                 part: Literal["whole", "head", "tail"] = "whole", follow_links: bool = True) -> BytesRead:
+    """The one way rcs-tui reads a file: never blocks, never reads more than `max_bytes`, never raises.
+
+    Only regular files are read. The file is opened non-blocking with O_NOFOLLOW (a symlink is first
+    resolved and checked, then its target opened the same way) and checked with fstat *after* the open,
+    so a FIFO, socket, device or directory swapped in at any moment is refused instead of read. With
+    `within`, the opened file must really lie inside that directory (checked on the open descriptor, so
+    a symlinked parent directory cannot lead out either). `part="whole"` refuses a file larger than
+    `max_bytes`; "head"/"tail" read at most `max_bytes` from its start/end. `follow_links=False`
+    refuses a symlink outright.
+    """
+    spath = os.fspath(path)
+    try:
+        st = os.lstat(spath)
+    except FileNotFoundError:
+        return BytesRead(path, False)
+    except OSError as exc:
+        return BytesRead(path, True, error=f"cannot stat: {exc.strerror or exc}")
+    target = spath
+    if S_ISLNK(st.st_mode):
+        if not follow_links:
+            return BytesRead(path, True, error="is a symlink; not followed", stat=st, kind="symlink")
+        target = os.path.realpath(spath)
+        if within is not None and not _inside(target, within):
+            return BytesRead(path, True, error=OUTSIDE, stat=st, kind="symlink")
+    elif not S_ISREG(st.st_mode):
+        return _not_regular(path, st)
+    try:
+        fd = os.open(target, _OPEN_FLAGS | _NOFOLLOW)
+    except FileNotFoundError:
+        return BytesRead(path, False)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return BytesRead(path, True, error="became a symlink while being read; not followed", kind="symlink")
+        if exc.errno == errno.ENXIO:
+            return BytesRead(path, True, error="not a regular file (a socket); not read", kind="socket")
+        return BytesRead(path, True, error=f"unreadable: {exc.strerror or exc}")
+    try:
+        st = os.fstat(fd)
+        if not S_ISREG(st.st_mode):
+            return _not_regular(path, st)
+        if within is not None and not _inside(_opened_path(fd, target), within):
+            return BytesRead(path, True, error=OUTSIDE, stat=st)
+        size = st.st_size
+        if part == "whole" and size > max_bytes:
+            return BytesRead(path, True, error=f"too large ({size} bytes > {max_bytes})", stat=st)
+        start = max(0, size - max_bytes) if part == "tail" else 0
+        if start:
+            os.lseek(fd, start, os.SEEK_SET)
+        raw = _read_fd(fd, max_bytes, size - start)
+    except OSError as exc:
+        return BytesRead(path, True, error=f"unreadable: {exc.strerror or exc}", stat=st)
+    finally:
+        os.close(fd)
+    if len(raw) > max_bytes:  # it grew since the fstat
+        if part == "whole":
+            return BytesRead(path, True, error=f"too large (> {max_bytes} bytes)", stat=st)
+        raw = raw[:max_bytes]
+    truncated = start > 0 or (part == "head" and size > max_bytes)
+    return BytesRead(path, True, raw=raw, stat=st, truncated=truncated)
+
+
+def _read_fd(fd: int, max_bytes: int, size: int) -> bytes:
+    """Up to `max_bytes + 1` bytes (one more tells the caller the file outgrew the cap).
+
+    The first read asks for one byte more than fstat's size: a shorter answer from a regular file is
+    its end, so the common case is a single read.
+    """
+    want = min(size, max_bytes) + 1
+    chunks = []
+    total = 0
+    while total <= max_bytes:
+        chunk = os.read(fd, min(want, max_bytes + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+        if len(chunk) < want:
+            break
+        want = 1 << 20
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"non-finite number {name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"number {text[:40]} is too large for a float")
+    return value
+
+
+def loads_strict(text: str | bytes) -> Any:
+    """`json.loads` as the runtime's JSON: NaN, Infinity and numbers that overflow a float are errors."""
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
 
 
 @dataclass(frozen=True)
@@ -52,71 +213,27 @@ class JsonRead:
     def sha(self) -> str | None:
         return digest(self.raw) if self.raw is not None else None
 
-
-def _outside(path: Path, within: Path | None) -> bool:
-    if within is None:
-        return False
-    try:
-        path.resolve().relative_to(within.resolve())
-    except (ValueError, OSError, RuntimeError):
-        return True
-    return False
-
-
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-
-
-def _read_bytes(path: Path, size: int, max_bytes: int) -> bytes:
-    """The file's bytes, stopping once more than `max_bytes` were read (it may have grown since stat)."""
-    fd = os.open(path, _READ_FLAGS)
-    try:
-        chunks = []
-        total = 0
-        want = min(size, max_bytes) + 1
-        while True:
-            chunk = os.read(fd, want)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > max_bytes or len(chunk) < want:  # a short read of a regular file is its end
-                break
-            want = max(want - len(chunk), 65536)
-    finally:
-        os.close(fd)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    @property
+    def refused(self) -> bool:
+        """The file exists but was not read at all (not a regular file, too large, a link out...)."""
+        return self.exists and self.raw is None
 
 
 def read_json(path: Path, *, within: Path | None = None, expect: type | None = dict,
               max_bytes: int = MAX_STATE_BYTES) -> JsonRead:
-    """Read and parse a JSON file without ever raising.
+    """Read (through `read_bounded`) and parse a JSON file without ever raising.
 
-    Problems (missing, unreadable, too large, binary, not UTF-8, invalid or truncated JSON,
-    wrong top-level type, a symlink leading outside `within`) come back as `error`.
-    One `lstat` per regular file (plus a `stat` for a symlink), then open and read: no other syscalls.
+    Problems (missing, not a regular file, unreadable, too large, binary, not UTF-8, invalid or truncated
+    JSON, NaN/Infinity, wrong top-level type, a link leading outside `within`) come back as `error`;
+    `raw` is None exactly when the file was refused unread.
     """
-    try:
-        st = os.lstat(path)
-        if S_ISLNK(st.st_mode):
-            if _outside(path, within):
-                return JsonRead(path, True, error="symlink leads outside .rcs/; not followed")
-            st = os.stat(path)
-    except FileNotFoundError:
+    got = read_bounded(path, within=within, max_bytes=max_bytes)
+    st = got.stat
+    if not got.exists:
         return JsonRead(path, False)
-    except OSError as exc:
-        return JsonRead(path, True, error=f"cannot stat: {exc.strerror or exc}")
-    if not S_ISREG(st.st_mode):
-        return JsonRead(path, True, error="not a regular file", stat=st)
-    if st.st_size > max_bytes:
-        return JsonRead(path, True, error=f"too large ({st.st_size} bytes > {max_bytes})", stat=st)
-    try:
-        raw = _read_bytes(path, st.st_size, max_bytes)
-    except FileNotFoundError:
-        return JsonRead(path, False)
-    except OSError as exc:
-        return JsonRead(path, True, error=f"unreadable: {exc.strerror or exc}", stat=st)
-    if len(raw) > max_bytes:
-        return JsonRead(path, True, raw=None, error=f"too large (> {max_bytes} bytes)", stat=st)
+    raw = got.raw
+    if raw is None:
+        return JsonRead(path, True, error=got.error, stat=st)
     if b"\x00" in raw:
         return JsonRead(path, True, raw=raw, error="binary content (NUL bytes), not JSON", stat=st)
     try:
@@ -126,7 +243,7 @@ def read_json(path: Path, *, within: Path | None = None, expect: type | None = d
     if not text.strip():
         return JsonRead(path, True, raw=raw, error="empty file (truncated mid-write?)", stat=st)
     try:
-        data = json.loads(text)
+        data = loads_strict(text)
     except RecursionError:
         return JsonRead(path, True, raw=raw, error="JSON nested too deeply", stat=st)
     except json.JSONDecodeError as exc:
@@ -135,7 +252,7 @@ def read_json(path: Path, *, within: Path | None = None, expect: type | None = d
         hint = " (truncated mid-write?)" if cut else ""
         return JsonRead(path, True, raw=raw, stat=st,
                         error=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}")
-    except ValueError as exc:  # e.g. an integer longer than Python's 4300-digit conversion limit
+    except ValueError as exc:  # NaN/Infinity, or an integer longer than Python's 4300-digit conversion limit
         return JsonRead(path, True, raw=raw, error=f"invalid JSON: {str(exc)[:120]}", stat=st)
     if expect is not None and not isinstance(data, expect):
         return JsonRead(path, True, raw=raw, data=data, stat=st,
@@ -146,7 +263,7 @@ def read_json(path: Path, *, within: Path | None = None, expect: type | None = d
 
 def dump_json(data: Any) -> bytes:
     """Serialise state the way the runtime does (2-space indent, trailing newline, UTF-8)."""
-    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    return (json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
 
 
 def keep_mode(fd: int, path: Path) -> None:

@@ -6,14 +6,16 @@ confirmation show exactly what `apply` will do); `apply` then re-checks every fi
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rcs_tui.core import policy, reconcile
 from rcs_tui.core.lifecycle import is_active_doc
-from rcs_tui.core.modes import INFRA_STATE_NAMES, check_name, is_tracked
-from rcs_tui.state.io import dump_json, read_json
+from rcs_tui.core.modes import INFRA_STATE_NAMES, NAME_RE, TRACKED_MODES, check_name, is_tracked
+from rcs_tui.state.io import JsonRead, dump_json, read_json
 from rcs_tui.state.layout import Layout
 from rcs_tui.state.reader import read_snapshot
 from rcs_tui.state.session import compatibility_scopes, resolve_session
@@ -37,6 +39,9 @@ class Operation:
         return {"dry_run": True, **self.plan.describe(root)}
 
     def run(self, root: Path, actor: str | None = None) -> dict[str, Any]:
+        """Apply the plan; a plan that changes nothing is not applied and leaves no journal entry."""
+        if not self.plan.changes:
+            return dict(self.result)
         entry = apply(root, self.plan, actor=actor, extra=self.extra or None)
         return {**self.result, "journal_id": entry["id"]}
 
@@ -58,6 +63,60 @@ def _scope_session(layout: Layout, session_id: str | None) -> str | None:
     return resolve_session(layout, session_id).session_id
 
 
+def _listing(directory: Path) -> list[str]:
+    try:
+        return sorted(os.listdir(directory))
+    except OSError:
+        return []
+
+
+def require_session(layout: Layout, session_id: str) -> str:
+    """An explicitly named session must exist: a typo is an error, never a new directory."""
+    check_name(session_id, "session id")
+    if not os.path.isdir(layout.sessions / session_id):
+        known = [n for n in _listing(layout.sessions) if NAME_RE.fullmatch(n) and os.path.isdir(layout.sessions / n)]
+        shown = ", ".join(known[:20]) + (f", … ({len(known)} in all)" if len(known) > 20 else "")
+        raise TxnError(f"no session {session_id!r}: {_rel(layout.sessions, layout.root)}/{session_id}/ does not "
+                       f"exist (known sessions: {shown or 'none'}); nothing was changed")
+    return session_id
+
+
+def _mode_present(layout: Layout, mode: str) -> bool:
+    """Is there a `<mode>-state.json`, or a canonical entry naming the mode, in root or any session?"""
+    filename = f"{mode}-state.json"
+    for sid in (None, *_listing(layout.sessions)):
+        if sid is not None and not NAME_RE.fullmatch(sid):
+            continue
+        if os.path.lexists(layout.mode_file(mode, sid) if sid is None else layout.sessions / sid / filename):
+            return True
+        canon = read_json(layout.canonical_file(sid), within=layout.rcs)
+        skills = canon.data.get("active_skills") if canon.ok else None
+        if isinstance(skills, list) and any(isinstance(e, dict) and e.get("skill") == mode for e in skills):
+            return True
+        if canon.ok and canon.data.get("skill") == mode:
+            return True
+    return False
+
+
+def require_known_mode(layout: Layout, mode: str) -> None:
+    """A mode that is neither tracked nor present anywhere in the tree is a typo: name the known modes."""
+    if is_tracked(mode) or _mode_present(layout, mode):
+        return
+    found = {name[: -len("-state.json")] for sid in (None, *_listing(layout.sessions))
+             if sid is None or NAME_RE.fullmatch(sid)
+             for name in _listing(layout.scope_dir(sid)) if name.endswith("-state.json")}
+    known = sorted(set(TRACKED_MODES) | {m for m in found if NAME_RE.fullmatch(m) and m not in INFRA_STATE_NAMES})
+    raise TxnError(f"unknown mode {mode!r}: not a tracked mode and no {mode}-state.json or canonical entry "
+                   f"anywhere in .rcs/state; known modes: {', '.join(known)}; nothing was changed")
+
+
+def _refuse_unread(read: JsonRead, root: Path) -> None:
+    """A file the reader refused (FIFO, device, too large, link out of the tree) is never planned on."""
+    if read.refused:
+        raise TxnError(f"{_rel(read.path, root)}: {read.error}; refusing to plan a change to a file that "
+                       "could not be read (nothing was changed)")
+
+
 def _current(path: Path, rcs: Path) -> tuple[dict[str, Any] | None, str | None]:
     """Parsed doc and digest of a file we are about to change; refuses files we cannot parse."""
     read = read_json(path, within=rcs)
@@ -69,7 +128,10 @@ def _current(path: Path, rcs: Path) -> tuple[dict[str, Any] | None, str | None]:
 
 
 def _rel(path: Path, root: Path) -> str:
-    return str(path.relative_to(root))
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
 
 
 # ---------------------------------------------------------------- reads
@@ -109,6 +171,8 @@ def plan_drop_entry(root: Path, mode: str, session_id: str | None) -> Operation:
     """Remove a stale canonical entry only; the (inactive) mode file keeps its record."""
     layout = Layout(root)
     mode = check_mode(mode)
+    if session_id not in (None, ROOT_SCOPE):
+        require_session(layout, session_id)
     sid = _scope_session(layout, session_id)
     changes: list[FileChange] = []
     removed = _canonical_drop(layout, sid, [mode], now_iso(), changes)
@@ -153,11 +217,15 @@ def get_status(snapshot: Snapshot, mode: str | None = None) -> dict[str, Any]:
 # ---------------------------------------------------------------- clear
 
 def plan_clear(root: Path, mode: str, session_id: str | None = None, all_sessions: bool = False) -> Operation:
-    """Clear one member (formats.md §4); only that member leaves the canonical set."""
+    """Clear one member (formats.md §4); only that member leaves the canonical set.
+
+    A named session must exist; a mode nobody knows is an error; a clear with nothing to remove
+    is a plan without changes (`cleared: false`), which `run` does not journal.
+    """
     layout = Layout(root)
     mode = check_mode(mode)
     if session_id not in (None, ROOT_SCOPE):
-        check_name(session_id, "session id")
+        require_session(layout, session_id)
     now = now_iso()
     if all_sessions:
         return _plan_clear_all(layout, mode, now)
@@ -166,17 +234,33 @@ def plan_clear(root: Path, mode: str, session_id: str | None = None, all_session
     path = layout.mode_file(mode, sid)
     root_file = layout.mode_file(mode, None)
     read = read_json(path, within=layout.rcs)
-    if sid is not None and root_file.exists():
-        doc = reconcile.tombstone(mode, sid, now)
-        changes.append(FileChange(path, "write", dump_json(doc), read.sha, "tombstone (root copy exists)"))
+    _refuse_unread(read, layout.root)
+    if sid is not None and os.path.lexists(root_file):
+        if not _is_tombstone(read):
+            doc = reconcile.tombstone(mode, sid, now)
+            changes.append(FileChange(path, "write", dump_json(doc), read.sha, "tombstone (root copy exists)"))
     elif read.exists:
         changes.append(FileChange(path, "delete", expect=read.sha, why="mode file deleted"))
     removed = _canonical_drop(layout, sid, [mode], now, changes)
+    where = sid or "root"
+    if not changes:
+        require_known_mode(layout, mode)
+        message = f"nothing to clear: {mode} has no mode file and no canonical entry in {where}"
+        if sid is not None and os.path.lexists(root_file):
+            message = f"nothing to clear: {mode} is already cleared (tombstoned) in {where}"
+        plan = Plan(f"state clear {mode}", (), summary={"mode": mode, "scope": where, "canonical_removed": [],
+                                                        "message": message})
+        return Operation(plan, {"cleared": False, "mode": mode, "path": str(path), "message": message})
     after = _active_after(layout, sid, changes)
     plan = Plan(f"state clear {mode}", tuple(changes),
-                summary={"mode": mode, "scope": sid or "root", "canonical_removed": removed,
+                summary={"mode": mode, "scope": where, "canonical_removed": removed,
                          "active_after": after, "scopes": scope_changes(layout, changes)})
     return Operation(plan, {"cleared": True, "mode": mode, "path": str(path)})
+
+
+def _is_tombstone(read: JsonRead) -> bool:
+    data = read.data if read.ok else None
+    return isinstance(data, dict) and data.get("active") is False and data.get("current_phase") == "cleared"
 
 
 def _canonical_drop(layout: Layout, sid: str | None, modes: list[str], now: str,
@@ -202,12 +286,20 @@ def _plan_clear_all(layout: Layout, mode: str, now: str) -> Operation:
     for sid in scopes:
         path = layout.mode_file(mode, sid)
         read = read_json(path, within=layout.rcs)
+        _refuse_unread(read, layout.root)
         if read.exists:
             changes.append(FileChange(path, "delete", expect=read.sha, why="mode file deleted (all sessions)"))
             paths.append(str(path))
     removed: list[str] = []
     for sid in scopes:
         removed += _canonical_drop(layout, sid, [mode], now, changes, delete_if_empty=sid is not None)
+    if not changes:
+        require_known_mode(layout, mode)
+        message = f"nothing to clear: {mode} has no mode file and no canonical entry in root or any session"
+        plan = Plan(f"state clear {mode} --all-sessions", (),
+                    summary={"mode": mode, "scope": "all_sessions", "canonical_removed": [], "message": message})
+        return Operation(plan, {"cleared": False, "mode": mode, "all_sessions": True, "removed": 0, "paths": [],
+                                "message": message})
     touched_sessions = sorted({c.path.parent.name for c in changes if c.path.parent.parent == layout.sessions})
     warning = (f"{mode} was cleared in root and {len(touched_sessions)} session(s); agents still running in "
                "those sessions may write it again")
@@ -238,8 +330,6 @@ def scope_changes(layout: Layout, changes: list[FileChange]) -> list[dict[str, A
 
 def _active_after(layout: Layout, sid: str | None, changes: list[FileChange]) -> list[str]:
     """The scope's active modes once `changes` are applied (computed from the planned bytes)."""
-    import json
-
     scope_dir = layout.scope_dir(sid)
     pending = {c.path: c for c in changes}
     snap = read_snapshot(layout.root, sid, all_sessions=False)

@@ -9,6 +9,7 @@ the digest it was read with (extra fields kept), plus one transcript line append
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -25,13 +26,14 @@ from rcs_tui.core.task_lifecycle import (
     evaluate,
     is_terminal,
 )
-from rcs_tui.state.io import digest, dump_json, read_json
+from rcs_tui.state.io import digest, dump_json, loads_strict, read_bounded, read_json
 from rcs_tui.state.layout import Layout
 from rcs_tui.state.txn import Append, FileChange, Plan, TxnError, apply, now_iso
 
 TRANSCRIPT = "transcript.jsonl"
 STATE = "state.json"
 MAX_CODE_FILES = 10_000
+MAX_TRANSCRIPT_BYTES = 4 * 1024 * 1024
 Kind = Literal["advance", "override", "redo"]
 
 
@@ -90,36 +92,51 @@ def read_artifacts(task_dir: Path) -> Artifacts:
         docs[rel] = Doc(r.exists, r.error, r.data)
     diff = task_dir / DIFF_PATCH
     has_diff = diff.is_file() and not diff.is_symlink() and diff.stat().st_size > 0
+    return Artifacts(docs, has_diff, tuple(_code_files(task_dir / CODE_FILES)))
+
+
+def _code_files(code: Path) -> list[str]:
+    """Regular files under `code/` (links not followed), sorted; stops after visiting MAX_CODE_FILES entries,
+    so a huge tree costs bounded time."""
     files: list[str] = []
-    code = task_dir / CODE_FILES
-    if code.is_dir() and not code.is_symlink():
-        for p in sorted(code.rglob("*")):
-            if p.is_file() and not p.is_symlink():
-                files.append(str(p.relative_to(code)))
-                if len(files) >= MAX_CODE_FILES:
-                    break
-    return Artifacts(docs, has_diff, tuple(files))
+    if code.is_symlink() or not code.is_dir():
+        return files
+    stack, visited = [code], 0
+    while stack and visited < MAX_CODE_FILES:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for entry in it:
+                    visited += 1
+                    if visited > MAX_CODE_FILES:
+                        break
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(Path(entry.path))
+                    elif entry.is_file(follow_symlinks=False):
+                        files.append(os.path.relpath(entry.path, code))
+        except OSError:
+            continue
+    return sorted(files)
 
 
 def read_transcript(path: Path) -> Transcript:
-    """Parse transcript.jsonl line by line; a torn or foreign line is reported, never fatal."""
-    if path.is_symlink():
-        return Transcript(path, error=f"{path.name} is a symlink; refusing to follow it")
-    if not path.exists():
+    """Parse the newest `MAX_TRANSCRIPT_BYTES` of transcript.jsonl line by line; a torn or foreign line
+    is reported, never fatal. A symlink, FIFO or other non-regular file is an error (appends go there)."""
+    got = read_bounded(path, max_bytes=MAX_TRANSCRIPT_BYTES, part="tail", follow_links=False)
+    if not got.exists:
         return Transcript(path)
-    if not path.is_file():
-        return Transcript(path, error=f"{path.name} is not a regular file")
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        return Transcript(path, error=f"{path.name} unreadable: {exc.strerror or exc}")
+    if got.raw is None:
+        return Transcript(path, error=f"{path.name} {got.error}")
+    lines = got.raw.splitlines()
+    first = 1
+    if got.truncated and lines:
+        lines, first = lines[1:], 2  # the seek may have cut the first line
     entries, bad = [], []
-    for number, line in enumerate(raw.splitlines(), start=1):
+    for number, line in enumerate(lines, start=first):
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
-        except (ValueError, RecursionError):  # incl. over-long integers
+            item = loads_strict(line)
+        except (ValueError, RecursionError):  # incl. over-long integers, NaN
             item = None
         if isinstance(item, dict):
             entries.append(item)

@@ -6,14 +6,13 @@ tail of the event log. Damaged files become entries in `Team.errors`; reading ne
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rcs_tui.core.modes import TEAM_RE
-from rcs_tui.state.io import read_json
+from rcs_tui.state.io import loads_strict, read_bounded, read_json
 from rcs_tui.state.session import process_matches
 
 TASK_STATUSES: tuple[str, ...] = ("pending", "blocked", "in_progress", "completed", "failed")
@@ -117,26 +116,21 @@ def _listdir(path: Path) -> list[str]:
         return []
 
 
-def _tail_events(path: Path, limit: int, errors: list[tuple[Path, str]]) -> tuple[dict[str, Any], ...]:
+def _tail_events(path: Path, limit: int, errors: list[tuple[Path, str]],
+                 within: Path | None) -> tuple[dict[str, Any], ...]:
     """The last `limit` JSON objects of events.ndjson; a torn last line is skipped, not fatal."""
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - EVENT_TAIL_BYTES))
-            raw = fh.read()
-    except FileNotFoundError:
+    got = read_bounded(path, within=within, max_bytes=EVENT_TAIL_BYTES, part="tail")
+    if got.raw is None:
+        if got.error:
+            errors.append((path, got.error))
         return ()
-    except OSError as exc:
-        errors.append((path, f"unreadable: {exc.strerror or exc}"))
-        return ()
-    lines = raw.splitlines()
-    if size > EVENT_TAIL_BYTES and lines:
+    lines = got.raw.splitlines()
+    if got.truncated and lines:
         lines = lines[1:]  # first line may be cut by the seek
     out = []
     for line in lines[-limit:]:
         try:
-            item = json.loads(line)
+            item = loads_strict(line)
         except (ValueError, RecursionError):
             continue
         if isinstance(item, dict):
@@ -186,7 +180,7 @@ def read_team(team_dir: Path, *, within: Path | None = None, event_limit: int = 
         count = len(config["workers"])
     if count is None and workers:
         count = len(workers)
-    events = _tail_events(team_dir / "events" / "events.ndjson", event_limit, errors)
+    events = _tail_events(team_dir / "events" / "events.ndjson", event_limit, errors, within or team_dir)
     return Team(name, team_dir, _str(config.get("task")), _str(phase_doc.get("current_phase")), count,
                 tuple(workers), tuple(tasks), events, tuple(errors), counts)
 

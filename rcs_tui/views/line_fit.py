@@ -223,7 +223,13 @@ _SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "ma
 
 
 def to_ansi(spans: list[Span], color: bool = True) -> str:
-    """Compose ANSI only after fitting, one complete SGR sequence per span."""
+    """Compose ANSI only after fitting, one complete SGR sequence per span.
+
+    Span text goes through the one sanitiser first, so the only escapes in the output are the ones added here.
+    """
+    from rcs_tui.views.text import strip_controls  # here, not at the top: text imports this module
+
+    spans = [(strip_controls(text), style) for text, style in spans]
     if not color:
         return plain(spans)
     out = []

@@ -1,7 +1,14 @@
-"""Untrusted text from state files made inert: control sequences stripped, Rich markup escaped."""
+"""The one sanitiser for untrusted text (state files, journals, databases, directory names).
+
+Every output path (plain CLI text, `--json`, the overlay that goes into AGENTS.md, the HUD line and
+the TUI) passes strings through here: escape sequences (CSI, OSC 52/OSC 8, DCS, 8-bit C1), other
+C0/C1 controls, bidi overrides and zero-width characters are removed, and undecodable bytes of a
+file name (surrogate escapes) are shown as `\\xNN`, so output is inert on a terminal and valid UTF-8.
+"""
 
 from __future__ import annotations
 
+import math
 import re
 
 from rcs_tui.views.line_fit import ago
@@ -17,16 +24,46 @@ _ANSI = re.compile(
     r"|\x9b[0-?]*[ -/]*[@-~]"           # 8-bit CSI
     r"|\x9d[^\x07\x9c]*(?:\x07|\x9c)?"  # 8-bit OSC
 )
-_CONTROLS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+# Characters that reorder or hide text: bidi embeddings/overrides/isolates and marks, zero-width
+# spaces and joiners, line/paragraph separators, the BOM.
+_INVISIBLE = "\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+_CONTROLS = re.compile(f"[\x00-\x08\x0a-\x1f\x7f-\x9f{_INVISIBLE}]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_UNSAFE = re.compile(f"[\x00-\x08\x0a-\x1f\x7f-\x9f{_INVISIBLE}\ud800-\udfff]")
+
+
+def _surrogate(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else "\ufffd"
 
 
 def strip_controls(value: object, *, keep_newlines: bool = False) -> str:
-    """Plain printable text: escape sequences removed, other control characters dropped."""
+    """Plain printable text: escape sequences removed, other control and invisible characters dropped."""
     text = value if isinstance(value, str) else str(value)
-    text = _ANSI.sub("", text)
+    if not _UNSAFE.search(text):  # the common case: nothing to do
+        return text
+    if "\x1b" in text or "\x9b" in text or "\x9d" in text:
+        text = _ANSI.sub("", text)
+    if _SURROGATE.search(text):
+        text = _SURROGATE.sub(_surrogate, text)
     if keep_newlines:
         return "\n".join(_CONTROLS.sub("", line) for line in text.split("\n"))
     return _CONTROLS.sub(" " if "\n" in text else "", text.replace("\n", " "))
+
+
+def sanitize(data: object, *, keep_newlines: bool = False) -> object:
+    """A copy of JSON-like `data` whose every string (keys too) went through `strip_controls`, and
+    whose non-finite floats became None, so it can be printed as text or as strict JSON."""
+    if isinstance(data, str):
+        return strip_controls(data, keep_newlines=keep_newlines)
+    if isinstance(data, dict):
+        return {(strip_controls(k, keep_newlines=keep_newlines) if isinstance(k, str) else k):
+                sanitize(v, keep_newlines=keep_newlines) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [sanitize(v, keep_newlines=keep_newlines) for v in data]
+    if isinstance(data, float) and not math.isfinite(data):
+        return None
+    return data
 
 
 def escape_markup(text: str) -> str:

@@ -144,14 +144,31 @@ def test_invalid_ids_are_refused_and_touch_nothing(tmp_path, run_cli, digest_tre
 
 
 def test_invalid_names_on_disk_are_not_followed(tmp_path, run_cli):
-    """Session dirs and mode files whose names are not valid ids are ignored, not read as members."""
-    root = tree(tmp_path)
-    sf.mode(root, "forge", "bad session", task_description="BADSESSION")
-    sf.write(root / ".rcs/state/sessions/..bad/forge-state.json", {"active": True, "task_description": "DOTS"})
-    sf.write(root / ".rcs/state/x y-state.json", {"active": True, "task_description": "SPACEMODE"})
-    outputs = run_all(run_cli, root)
-    for text in (outputs["hud --once"], outputs["overlay"]):
-        assert "BADSESSION" not in text and "SPACEMODE" not in text
+    """Session dirs and a session pointer whose names are not valid ids are reported and ignored, never read.
+
+    Only root `team` is valid; the invalid session dirs hold an active `forge`, and session.json (live pid)
+    points at one of them. Following either would make forge part of what the commands print.
+    """
+    root = tmp_path / "proj"
+    sf.mode(root, "team", current_phase="team-exec")
+    sf.canonical(root, ["team"])
+    for bad in ("bad session", "..bad"):
+        sf.mode(root, "forge", bad, current_phase="executing")
+        sf.canonical(root, ["forge"], bad)
+    sf.pointer(root, "..bad")
+    sf.write(root / ".rcs/state/x y-state.json", {"active": True})
+    snap = run_cli("snapshot", "--json", "--root", str(root)).json
+    assert snap["session"]["session_id"] is None and "invalid session_id" in snap["session"]["pointer"]["reason"]
+    assert [s["scope"] for s in snap["scopes"]] == ["root"]
+    assert snap["active_set"] == ["team"]
+    assert {(e["path"], e["error"]) for e in snap["errors"]} >= {
+        (".rcs/state/sessions/bad session", "invalid session directory name; ignored"),
+        (".rcs/state/sessions/..bad", "invalid session directory name; ignored")}
+    assert run_cli("state", "list-active", "--json", "--root", str(root)).json["active_modes"] == ["team"]
+    overlay = run_cli("overlay", "--root", str(root)).stdout
+    assert "- team:" in overlay and "forge" not in overlay
+    hud = run_cli("hud", "--once", "--json", "--root", str(root)).stdout
+    assert "team" in hud and "forge" not in hud
 
 
 def hostile_tree(tmp_path: Path) -> Path:

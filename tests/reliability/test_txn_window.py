@@ -61,35 +61,41 @@ def test_runtime_write_during_flush_is_refused_not_lost(tree, monkeypatch):
     assert not [p for p in target.parent.iterdir() if p.name.endswith(".tmp")], "no temp file left behind"
 
 
-def test_journal_before_image_is_the_checked_content(tree, monkeypatch):
-    """A change landing after the check but before the before-image read would journal a state never checked."""
+def test_journal_before_image_is_the_checked_content(tree):
+    """Every journalled before-image is byte for byte the content whose digest the plan was checked against."""
     op = ops.plan_clear(tree, "ultrawork")
     expected = {str(c.path.relative_to(tree)): c.expect for c in op.plan.changes}
-    real_read_bytes = type(tree).read_bytes
+    assert None not in expected.values(), "both files exist, so both before-images must be journalled"
+    op.run(tree)
+    [entry] = read_journal(tree)
+    journalled = {item["path"]: digest(base64.b64decode(item["before_b64"])) for item in entry["files"]
+                  if item["before_b64"] is not None}
+    assert journalled == expected
+
+
+def test_runtime_write_after_the_check_is_not_journalled_or_overwritten(tree, monkeypatch):
+    """The runtime rewrites the canonical file while rcs-tui syncs its journal entry (after the check).
+
+    The change must be refused: neither the runtime's unchecked bytes nor a stale before-image may end up
+    as an undoable entry, and the runtime's bytes stay on disk.
+    """
+    op = ops.plan_clear(tree, "ultrawork")
     canon = tree / ".rcs/state/skill-active-state.json"
-    calls = []
+    runtime = dump_json({**json.loads(canon.read_bytes()), "updated_at": "runtime-was-here"})
+    real_fsync = os.fsync
+    fired = []
 
-    def read_then_runtime_write(self):
-        data = real_read_bytes(self)
-        if self == canon and not calls:
-            calls.append(True)
-            doc = json.loads(data)
-            doc["updated_at"] = "runtime-was-here"
-            canon.write_bytes(dump_json(doc))
-        return data
+    def fsync_then_runtime_write(fd):
+        real_fsync(fd)
+        if not fired and os.readlink(f"/proc/self/fd/{fd}").endswith(txn.JOURNAL_REL.name):
+            fired.append(True)
+            canon.write_bytes(runtime)
 
-    monkeypatch.setattr(type(tree), "read_bytes", read_then_runtime_write)
-    try:
+    monkeypatch.setattr(os, "fsync", fsync_then_runtime_write)
+    with pytest.raises(txn.ChangedUnderneath):
         op.run(tree)
-        applied = True
-    except txn.ChangedUnderneath:
-        applied = False
-    monkeypatch.setattr(type(tree), "read_bytes", real_read_bytes)
-    if applied:
-        entry = read_journal(tree)[-1]
-        for item in entry["files"]:
-            before = item["before_b64"]
-            got = digest(base64.b64decode(before)) if before is not None else None
-            assert got == expected[item["path"]], f"{item['path']}: journal before-image is not what was checked"
-    else:
-        assert b"runtime-was-here" in canon.read_bytes()
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    assert fired, "the journal entry was never synced"
+    assert canon.read_bytes() == runtime
+    assert (tree / ".rcs/state/ultrawork-state.json").exists()
+    assert read_journal(tree) == []

@@ -42,6 +42,7 @@ from rcs_tui.ui.console.task import TaskScreen
 from rcs_tui.ui.console.whatif import WhatIfModal
 from rcs_tui.ui.hud_app import stylesheet
 from rcs_tui.ui.watcher import WatchStatus, WorldUpdated, start_watcher
+from rcs_tui.views.text import strip_controls
 from rcs_tui.views.world import World, WorldLoader
 
 MUTATING = frozenset({"clear", "clear_all", "override", "undo", "redo", "edit"})
@@ -357,12 +358,16 @@ class ConsoleApp(App):
     def _run_clear(self, op: Operation, mode: str, sid: str | None, everywhere: bool = False,
                    again: Callable[[], None] | None = None) -> None:
         try:
-            op.run(self.root, actor=self.actor)
+            result = op.run(self.root, actor=self.actor)
         except (TxnError, BadName) as exc:
             self._refuse(f"Clear {mode} refused", exc, again)
             return
         self.last_error = None
         self.refusals.pop(f"Clear {mode} refused", None)
+        if result.get("cleared") is False:
+            self.notify(strip_controls(result.get("message") or "nothing to clear"), timeout=4)
+            self.reload_now()
+            return
         scopes = [None, *sorted(self.world.snapshot.sessions)] if everywhere and self.world else [sid]
         for scope in scopes:
             self.watches.append(ClearWatch.start(self.root, mode, scope, time.time(), self.watch_seconds))

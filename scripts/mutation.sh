@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Mutation testing of the transition core: mutmut changes rcs_tui/core one small edit at a time and runs the
+# in-process tests that reach the changed function (config in pyproject.toml [tool.mutmut]).
+# Usage: scripts/mutation.sh [MODULE...]   (default: every module of rcs_tui/core)
+# Env: MUTATION_JOBS (parallel mutants, default 2), MUTATION_TIMEOUT (seconds per module, default 1800).
+# Runs under `nice -n 10`; prints a per-module score table (scripts/mutation_score.py).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/venv.sh test,mutation
+if [ "$#" -eq 0 ]; then
+  set -- $(ls rcs_tui/core/*.py | xargs -n1 basename | sed 's/\.py$//' | grep -v '^__init__$')
+fi
+mkdir -p mutants
+for module in "$@"; do
+  echo "== rcs_tui.core.$module"
+  nice -n 10 timeout "${MUTATION_TIMEOUT:-1800}" "$VENV/bin/mutmut" run --max-children "${MUTATION_JOBS:-2}" \
+    "rcs_tui.core.$module.*" >"mutants/run-$module.log" 2>&1 || echo "mutmut exited $? for $module (log: mutants/run-$module.log)"
+done
+"$VENV/bin/python" scripts/mutation_score.py "$@"

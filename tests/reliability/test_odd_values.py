@@ -1,0 +1,57 @@
+"""Whatever numbers the files hold, every command ends with a clear answer and writes strict JSON.
+
+Pids that do not fit a C int (which made `os.kill` raise OverflowError), NaN/Infinity in operator
+input (which must never reach a runtime file), numbers past a float's range.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tests import statefix as sf
+
+HUGE = 2**70
+
+
+def test_pids_that_do_not_fit_a_c_int(tmp_path, run_cli):
+    root = tmp_path
+    sf.mode(root, "forge", current_phase="executing", owner_pid=-HUGE)
+    sf.canonical(root, ["forge"])
+    sf.mode(root, "team", "s1", current_phase="team-exec")
+    sf.pointer(root, "s1", pid=HUGE, pid_start_ticks=HUGE)
+    team = root / ".rcs/state/team/alpha"
+    sf.write(team / "config.json", {"worker_count": 1})
+    sf.write(team / "workers/w1/heartbeat.json", {"alive": True, "pid": HUGE, "turn_count": HUGE})
+    sf.write(team / "workers/w1/status.json", {"state": "working", "current_task_id": "1"})
+    for args in (["doctor"], ["hud", "--once"], ["hud", "--once", "--json"], ["snapshot", "--json"], ["locate"],
+                 ["state", "list-active", "--json"]):
+        res = run_cli(*args, "--root", str(root), timeout=30)
+        assert res.code == 0, (args, res.stderr)
+    doctor = run_cli("doctor", "--json", "--root", str(root)).json
+    messages = {f["id"]: f["message"] for f in doctor["findings"]}
+    assert messages["dead-worker:alpha:w1"] == (f"team alpha worker w1 has a dead heartbeat (pid {HUGE} is not "
+                                                "running) while holding task 1")
+    assert messages["dead-owner:root:forge"].endswith(f"(pid {-HUGE} is not running)")
+    assert messages["stale-dead-pointer"] == f"session.json points at s1, but pid {HUGE} is not running"
+
+
+def test_non_finite_input_is_refused_and_nothing_is_written(tmp_path, run_cli, digest_tree):
+    sf.mode(tmp_path, "forge", current_phase="executing")
+    before = digest_tree(tmp_path)
+    for raw, why in (('{"iteration": NaN}', "non-finite number NaN is not JSON"),
+                     ('{"iteration": -Infinity}', "non-finite number -Infinity is not JSON"),
+                     ('{"iteration": 1e999}', "number 1e999 is too large for a float")):
+        res = run_cli("state", "write", "--mode", "forge", "--input", raw, "--root", str(tmp_path))
+        assert (res.code, res.error) == (1, f"--input: invalid JSON: {why}")
+    assert digest_tree(tmp_path) == before
+
+
+def test_files_written_for_the_runtime_are_strict_json(tmp_path, run_cli):
+    sf.mode(tmp_path, "forge", current_phase="executing", big=10**300, small=1e-300, keep={"a": [1.5, None]})
+    res = run_cli("state", "write", "--mode", "forge", "--input", '{"iteration": 2, "ratio": 1.7976931348623157e308}',
+                  "--root", str(tmp_path))
+    assert res.code == 0, res.stderr
+    doc = json.loads((tmp_path / ".rcs/state/forge-state.json").read_text(),
+                     parse_constant=lambda name: {"not strict JSON": name})
+    assert doc["big"] == 10**300 and doc["keep"] == {"a": [1.5, None]} and doc["iteration"] == 2
+    json.loads(json.dumps(doc, allow_nan=False))
