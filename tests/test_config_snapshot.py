@@ -143,3 +143,23 @@ class TestSnapshotDocument:
         finally:
             proc.stdin.close()
             proc.wait(10)
+
+
+class TestIncrementalDoctor:
+    def test_a_change_in_one_session_updates_its_findings_as_a_fresh_read_would(self, tmp_path):
+        from rcs_tui.views.snapshot_doc import SnapshotFeed
+
+        for sid in ("s1", "s2", "s3"):
+            mode(tmp_path, "forge", session=sid, iteration=1, current_phase="execute")
+            canonical(tmp_path, ["forge"], session=sid)
+        feed = SnapshotFeed(tmp_path, session_id="s1")
+        assert feed.document()["doctor"]["findings"] == []
+        # s2's forge ends while its canonical set still lists it: a stale member there, nowhere else
+        changed = mode(tmp_path, "forge", session="s2", active=False, current_phase="complete")
+        doc = feed.document([changed])
+        stale = [(f["kind"], f["scope"], f["subject"]) for f in doc["doctor"]["findings"]]
+        assert stale == [("stale-member", "s2", "forge")]
+        assert doc["doctor"] == SnapshotFeed(tmp_path, session_id="s1").build()["doctor"]
+        # and it goes away again when the mode is active once more
+        changed = mode(tmp_path, "forge", session="s2", iteration=2, current_phase="execute")
+        assert feed.document([changed])["doctor"]["findings"] == []

@@ -96,6 +96,13 @@ class TestOnce:
         assert res.stdout == ("fleet: 4 of 6 need you: api (1 waiting), billing (1 failed), docs (1 stale), "
                               f"not-a-project (no .rcs/ in {base / 'not-a-project'})\n")
 
+    def test_counts_what_waits_in_any_session_not_only_the_current_one(self, run_cli, tmp_path):
+        root = idle(tmp_path / "api")
+        mode(root, "forge", session="s7", active=False, lifecycle_outcome="askuserQuestion")
+        res = run_cli("fleet", "--once", "--project", str(root))
+        assert res.code == 0, res.stderr
+        assert res.stdout == "fleet: 1 of 1 need you: api (1 waiting)\n"
+
     def test_json_is_sorted_by_attention_and_projects_come_from_the_config(self, run_cli, tmp_path):
         base = fleet_dir(tmp_path)
         cfg = tmp_path / "config.toml"
@@ -140,6 +147,28 @@ class TestAlerts:
         assert sorted((a.kind, a.member) for a in again) == [("resurrected", "root/forge"),
                                                             ("waiting", "root/autopilot")]
         assert len(tracker.alerts) == 5
+
+    def test_a_partial_first_look_is_not_the_baseline(self, tmp_path):
+        """Sessions a quick first look did not read yet are not announced as new when the full read lands."""
+        root = idle(tmp_path / "api")
+        mode(root, "forge", session="s7", active=False, lifecycle_outcome="askuserQuestion")
+        tracker = AlertTracker(AlertSettings(min_interval=0))
+        feed = SnapshotFeed(root)
+        row = Row(parse_project(str(root)))
+        row.take(feed.first_look(), NOW)
+        assert row.doc["partial"] is True and row.attention["waiting"] == []
+        assert tracker.observe(row) == []
+        row.take(feed.document(), NOW)
+        assert "partial" not in row.doc and row.attention["waiting"] == ["s7/forge"]
+        assert tracker.observe(row) == []  # already waiting when the fleet started: on screen, not announced
+        changed = mode(root, "ultrawork", session="s7", active=False, lifecycle_outcome="askuserQuestion")
+        row.take(feed.document([changed]), NOW)
+        assert [(a.kind, a.member) for a in tracker.observe(row)] == [("waiting", "s7/ultrawork")]
+
+    def test_a_remote_cannot_claim_a_partial_document(self):
+        row = Row(parse_project("ssh://devbox/srv/api"))
+        row.take({"version": "1.0", "kind": "snapshot", "partial": True, "attention": {}}, NOW)
+        assert "partial" not in row.doc
 
     def test_rate_limited_per_project_but_listed(self):
         clock = [NOW]
@@ -252,3 +281,130 @@ class TestSnapshots:
 
     def test_help_80x24(self, tmp_path, snap_compare):
         assert snap_compare(snapshot_app(tmp_path), terminal_size=(80, 30), press=["question_mark"])
+
+
+async def open_override_form(app: FleetApp, pilot, project_open: bool = False) -> None:
+    from rcs_tui.ui.fleet.override import TaskOverrideForm
+    from rcs_tui.ui.fleet.project import ProjectScreen
+
+    await pilot.pause()
+    if not project_open:
+        await pilot.press("i")
+        await until(lambda: isinstance(app.screen, ProjectScreen))
+    await pilot.press("o")
+    await until(lambda: isinstance(app.screen, TaskOverrideForm))
+    await pilot.pause()
+
+
+def task_project(tmp_path: Path, done_too: bool = False) -> tuple[FleetApp, Path, Path]:
+    """A fleet (no watcher) over one project whose task t1 is in codegen (and t0 done)."""
+    from tests.fixtures_tasks import make_task
+
+    root = running(tmp_path / "api")
+    tdir = make_task(root, "t1", phase="codegen")
+    if done_too:
+        make_task(root, "t0", phase="done")
+    found, _ = expand_projects([str(root)])
+    app = FleetApp(found, live=False)
+    app.rows[found[0].key].take(SnapshotFeed(root).document(), time.time())
+    return app, root, tdir
+
+
+class TestTaskOverride:
+    async def test_override_needs_a_reason_confirms_on_cancel_and_runs_through_the_cli(self, tmp_path):
+        import json
+
+        from textual.widgets import Button, Input
+
+        from rcs_tui.state.journal import read_journal
+        from rcs_tui.ui.console.confirm import ConfirmPlan
+        app, root, tdir = task_project(tmp_path, done_too=True)
+        before = (tdir / "state.json").read_bytes()
+        async with app.run_test(size=(120, 36)) as pilot:
+            await open_override_form(app, pilot)
+            form = app.screen
+            assert [t for t, _ in form.tasks] == ["t1", "t0"]  # open tasks first
+            await pilot.press("enter", *"test", "enter")
+            assert form.query_one("#apply", Button).disabled  # no reason yet
+            form.query_one("#override-reason", Input).value = "review done by hand"
+            await pilot.pause()
+            assert not form.query_one("#apply", Button).disabled
+
+            async def confirm_screen() -> ConfirmPlan:
+                form.query_one("#apply", Button).press()
+                await until(lambda: isinstance(app.screen, ConfirmPlan))
+                await pilot.pause()
+                return app.screen  # type: ignore[return-value]
+
+            confirm = await confirm_screen()
+            assert app.focused is confirm.query_one("#cancel", Button)
+            assert "phase codegen → test" in str(confirm.query_one("#plan-text").render())
+            await pilot.press("enter")  # Cancel has the focus: nothing is written
+            await pilot.pause(0.2)
+            assert (tdir / "state.json").read_bytes() == before
+
+            await open_override_form(app, pilot, project_open=True)
+            form = app.screen
+            await pilot.press("enter", *"test")
+            form.query_one("#override-reason", Input).value = "review done by hand"
+            await pilot.pause()
+            await confirm_screen()
+            await pilot.press("y")
+            await until(lambda: json.loads((tdir / "state.json").read_text())["phase"] == "test")
+            entry = read_journal(root)[-1]
+            assert entry["action"] == "task override" and entry["complete"]
+            line = json.loads((tdir / "transcript.jsonl").read_text().splitlines()[-1])
+            assert (line["from"], line["to"], line["reason"]) == ("codegen", "test", "review done by hand")
+
+    async def test_an_unreachable_phase_is_refused_with_the_cli_reason(self, tmp_path):
+        from textual.widgets import Button, Input
+
+        from rcs_tui.ui.console.notice import Notice
+        app, root, tdir = task_project(tmp_path)
+        before = (tdir / "state.json").read_bytes()
+        async with app.run_test(size=(120, 36)) as pilot:
+            await open_override_form(app, pilot)
+            form = app.screen
+            await pilot.press("enter", *"nowhere")
+            form.query_one("#override-reason", Input).value = "because"
+            await pilot.pause()
+            form.query_one("#apply", Button).press()
+            await until(lambda: isinstance(app.screen, Notice))
+            body = app.screen.body  # type: ignore[attr-defined]
+            assert "nowhere" in body and body.endswith("Nothing was changed.")
+        assert (tdir / "state.json").read_bytes() == before
+
+
+class TestReadGate:
+    async def test_full_reads_wait_for_every_first_look_then_go_two_at_a_time(self):
+        from rcs_tui.fleet.hub import ReadGate
+
+        gate = ReadGate(2, waiting_for=2, patience=30)
+        entered: list[int] = []
+
+        async def read(i: int, hold: asyncio.Event) -> None:
+            async with gate:
+                entered.append(i)
+                await hold.wait()
+
+        hold = asyncio.Event()
+        tasks = [asyncio.ensure_future(read(i, hold)) for i in range(3)]
+        await asyncio.sleep(0.05)
+        assert entered == []  # no row has had its first look yet
+        gate.looked()
+        await asyncio.sleep(0.05)
+        assert entered == []
+        gate.looked()
+        await asyncio.sleep(0.05)
+        assert entered == [0, 1]  # two at once
+        hold.set()
+        await asyncio.gather(*tasks)
+        assert entered == [0, 1, 2]
+
+    async def test_a_slow_first_look_holds_full_reads_only_so_long(self):
+        from rcs_tui.fleet.hub import ReadGate
+
+        gate = ReadGate(2, waiting_for=5, patience=0.1)
+        async with asyncio.timeout(2):
+            async with gate:
+                pass

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from typing import Any
 
+from rcs_tui.cli.doctor_cmd import FINDINGS_REMAIN
 from rcs_tui.fleet.projects import Project
 from rcs_tui.fleet.transport import Ssh, failure_reason
 from rcs_tui.views.text import strip_controls
@@ -52,7 +53,8 @@ class CliActions:
             raise ActionError(f"cannot run {'ssh' if self.project.remote else 'rcs-tui'}: {exc}") from None
         out = proc.stdout.decode("utf-8", "replace")
         err = proc.stderr.decode("utf-8", "replace")
-        if proc.returncode in (0, 1) and out.strip().startswith("{"):  # doctor exits 1 while findings remain
+        # a refusal exits 1 with its JSON on stderr; the doctor exits FINDINGS_REMAIN with its report on stdout
+        if proc.returncode in (0, 1, FINDINGS_REMAIN) and out.strip().startswith("{"):
             try:
                 data = json.loads(out)
             except json.JSONDecodeError:

@@ -69,7 +69,7 @@ class AlertTracker:
 
     def observe(self, row: Row) -> list[Alert]:
         """New alerts for this row's latest document (none for its first one)."""
-        if row.doc is None:
+        if row.doc is None or row.doc.get("partial"):  # the baseline is the first full document
             return []
         key = row.project.key
         now = {k: set(row.attention.get(k, [])) for k in ALERT_KINDS}

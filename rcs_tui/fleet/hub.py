@@ -24,6 +24,7 @@ from rcs_tui.fleet.transport import Ssh, failure_reason
 MAX_LINE = 64 * 1024 * 1024
 HEARTBEAT = 10.0
 READERS = 2  # local documents built at once: more only fight over the GIL and starve the screen
+FIRST_LOOK_PATIENCE = 3.0  # seconds full reads wait for the other rows' first looks at most
 
 
 def local_problem(root: Path) -> str | None:
@@ -57,6 +58,33 @@ async def _end(proc: asyncio.subprocess.Process) -> None:
         await asyncio.wait_for(proc.wait(), 5)
 
 
+class ReadGate:
+    """At most `limit` full local reads at once, and none before every local row has had its quick first look
+    (or `patience` seconds passed): fifty full reads must not hold up the rows that show each project at once."""
+
+    def __init__(self, limit: int, waiting_for: int, patience: float = FIRST_LOOK_PATIENCE) -> None:
+        self.slots = asyncio.Semaphore(limit)
+        self.ready = asyncio.Event()
+        self.waiting_for = waiting_for
+        if waiting_for <= 0:
+            self.ready.set()
+        else:
+            asyncio.get_running_loop().call_later(patience, self.ready.set)
+
+    def looked(self) -> None:
+        """One local row has its first document (or its reason for having none)."""
+        self.waiting_for -= 1
+        if self.waiting_for <= 0:
+            self.ready.set()
+
+    async def __aenter__(self) -> None:
+        await self.ready.wait()
+        await self.slots.acquire()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.slots.release()
+
+
 class FleetHub:
     """Rows for every project, kept current by background tasks."""
 
@@ -73,11 +101,11 @@ class FleetHub:
         self.once = once  # one attempt per project, no reconnecting (`fleet --once`)
         self.tasks: list[asyncio.Task[None]] = []
         self.procs: set[asyncio.subprocess.Process] = set()
-        self._readers: asyncio.Semaphore | None = None
+        self._readers: ReadGate | None = None
 
     def start(self) -> None:
         """Start every project's task on the running loop."""
-        self._readers = asyncio.Semaphore(READERS)
+        self._readers = ReadGate(READERS, sum(1 for r in self.rows.values() if not r.project.remote))
         for row in self.rows.values():
             runner = self._remote if row.project.remote else self._local
             self.tasks.append(asyncio.ensure_future(runner(row)))
@@ -109,6 +137,11 @@ class FleetHub:
         self._changed(row)
 
     # -- local ------------------------------------------------------------------------------
+    def _looked(self, row: Row) -> None:
+        if not row.looked and self._readers is not None:
+            row.looked = True
+            self._readers.looked()
+
     async def _local(self, row: Row) -> None:
         from rcs_tui.views.snapshot_doc import SnapshotFeed, follow_documents
 
@@ -118,15 +151,19 @@ class FleetHub:
             problem = await asyncio.to_thread(local_problem, root)
             if problem:
                 self._fail(row, problem)
+                self._looked(row)
             else:
                 try:
-                    async for doc in follow_documents(SnapshotFeed(root), poll=self.poll, gate=self._readers):
+                    async for doc in follow_documents(SnapshotFeed(root), poll=self.poll, gate=self._readers,
+                                                      first_look=not self.once):
                         self._take(row, doc)
+                        self._looked(row)
                         delay = 1.0
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # noqa: BLE001 - one project's failure stays in its row
                     self._fail(row, f"read error: {type(exc).__name__}: {exc}")
+                    self._looked(row)
             await asyncio.sleep(delay)
             delay = min(self.max_backoff, delay * 2)
 
@@ -212,6 +249,8 @@ async def gather_once(projects: list[Project], *, ssh: Ssh | None = None, timeou
     done = asyncio.Event()
 
     def changed(row: Row) -> None:
+        if row.doc is not None and row.doc.get("partial"):
+            return  # a status line says what the whole project shows
         pending.discard(row.project.key)
         if not pending:
             done.set()

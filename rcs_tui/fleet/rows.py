@@ -38,6 +38,7 @@ class Row:
     connected: bool = False
     updated_at: float | None = None
     attention: dict[str, list[str]] = field(default_factory=dict)
+    looked: bool = False  # the fleet has had a first document (or a reason for none) for this row
 
     # -- updates ----------------------------------------------------------------------------
     def take(self, doc: dict[str, Any], now: float | None = None) -> None:
@@ -59,6 +60,8 @@ class Row:
             self.fail(f"no .rcs/ in {self.project.path}", now)
             self.doc, self.attention = None, {}
             return
+        if self.project.remote:
+            doc.pop("partial", None)  # only this process makes partial documents; a host cannot claim one
         self.doc = doc
         raw = doc.get("attention") if isinstance(doc.get("attention"), dict) else {}
         self.attention = {k: [inert(v, 120) for v in raw.get(k, []) if isinstance(v, str)][:200]

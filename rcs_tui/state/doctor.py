@@ -54,69 +54,119 @@ def _scope_name(sid: str | None) -> str:
     return "root" if sid is None else sid
 
 
-def _state_findings(snap: Snapshot) -> list[Finding]:
-    layout = Layout(snap.root)
+def _member_findings(snap: Snapshot, layout: Layout, sid: str | None) -> list[Finding]:
+    """Stale, orphaned and root-survivor members as seen from one scope (duplicates are dropped by the caller)."""
+    root = snap.root
+    res = snap.resolution if sid == snap.session_id else Resolution(sid, "explicit", snap.resolution.pointer)
+    current = sid == snap.session_id
     out: list[Finding] = []
-    seen: set[str] = set()
-    scopes: list[str | None] = [None, *sorted(snap.sessions)]
-    for sid in scopes:
-        res = snap.resolution if sid == snap.session_id else Resolution(sid, "explicit", snap.resolution.pointer)
-        members = compute_members(layout, res, snap.root_scope, snap.sessions)
-        current = sid == snap.session_id
-        # A stale-dead session.json still names the session the operator was in: its root survivors
-        # resurrect modes there as soon as the session is current again, so they are findings too.
-        pointed = snap.resolution.pointer.stale_dead and sid is not None and sid == snap.resolution.pointer.session_id
-        for m in members:
-            where = _scope_name(m.scope)
-            fid = f"{m.health}:{where}:{m.mode}"
-            if fid in seen:
-                continue
-            target = ROOT_SCOPE if m.scope is None else m.scope
-            if m.health == "stale" and m.file is not None and m.file.error:
-                # An unreadable file is no evidence (it may be mid-write, or replaced by a FIFO): report, never repair.
-                seen.add(fid)
-                out.append(Finding(fid, "unreadable-member", "warn", where, m.mode,
-                                   f"{m.mode} is in the canonical set of {where} but its mode file could not be "
-                                   f"read ({m.file.error}); not repaired: fix or clear the file by hand"))
-            elif m.health == "stale":
-                seen.add(fid)
-                out.append(Finding(fid, "stale-member", "warn", where, m.mode,
-                                   f"{m.mode} is in the canonical set of {where} but {m.reason.split('but ')[-1]}",
-                                   "drop the stale canonical entry (the mode file is kept)",
-                                   lambda mode=m.mode, t=target: plan_drop_entry(snap.root, mode, t)))
-            elif m.health == "orphan":
-                seen.add(fid)
-                out.append(Finding(fid, "orphan", "warn", where, m.mode,
-                                   f"{m.mode} has an active mode file in {where} that no canonical entry lists",
-                                   "clear the orphaned mode file",
-                                   lambda mode=m.mode, t=target: plan_clear(snap.root, mode, t)))
-            elif m.health == "root-survivor" and (current or sid is None or pointed):
-                seen.add(fid)
-                out.append(Finding(fid, "root-survivor", "error", "root", m.mode,
-                                   f"root {m.mode}-state.json is still active ({m.reason}); it can resurrect "
-                                   f"{m.mode} after a clear", "clear the root copy",
-                                   lambda mode=m.mode: plan_clear(snap.root, mode, ROOT_SCOPE)))
-    for sid in scopes:
-        scope = snap.scope(sid)
-        for mode, f in sorted((scope.modes if scope else {}).items()):
-            if f.active:
-                for pid_key, ticks_key in OWNER_PID_KEYS:
-                    if pid_key in (f.data or {}):
-                        alive, why = process_matches(f.data.get(pid_key), f.data.get(ticks_key))
-                        if not alive:
-                            out.append(Finding(f"dead-owner:{_scope_name(sid)}:{mode}", "dead-owner", "error",
-                                               _scope_name(sid), mode,
-                                               f"{mode} is marked active but its owner process is gone ({why})",
-                                               "clear the mode",
-                                               lambda m=mode, t=(ROOT_SCOPE if sid is None else sid):
-                                               plan_clear(snap.root, m, t)))
-                        break
-            elif f.outcome.terminal and handoff_softeners(f.data):
-                hits = handoff_softeners(f.data)
+    for m in compute_members(layout, res, snap.root_scope, snap.sessions):
+        where = _scope_name(m.scope)
+        fid = f"{m.health}:{where}:{m.mode}"
+        target = ROOT_SCOPE if m.scope is None else m.scope
+        if m.health == "stale" and m.file is not None and m.file.error:
+            # An unreadable file is no evidence (it may be mid-write, or replaced by a FIFO): report, never repair.
+            out.append(Finding(fid, "unreadable-member", "warn", where, m.mode,
+                               f"{m.mode} is in the canonical set of {where} but its mode file could not be "
+                               f"read ({m.file.error}); not repaired: fix or clear the file by hand"))
+        elif m.health == "stale":
+            out.append(Finding(fid, "stale-member", "warn", where, m.mode,
+                               f"{m.mode} is in the canonical set of {where} but {m.reason.split('but ')[-1]}",
+                               "drop the stale canonical entry (the mode file is kept)",
+                               lambda mode=m.mode, t=target: plan_drop_entry(root, mode, t)))
+        elif m.health == "orphan":
+            out.append(Finding(fid, "orphan", "warn", where, m.mode,
+                               f"{m.mode} has an active mode file in {where} that no canonical entry lists",
+                               "clear the orphaned mode file",
+                               lambda mode=m.mode, t=target: plan_clear(root, mode, t)))
+        elif m.health == "root-survivor" and (current or sid is None or _pointed(snap, sid)):
+            out.append(Finding(fid, "root-survivor", "error", "root", m.mode,
+                               f"root {m.mode}-state.json is still active ({m.reason}); it can resurrect "
+                               f"{m.mode} after a clear", "clear the root copy",
+                               lambda mode=m.mode: plan_clear(root, mode, ROOT_SCOPE)))
+    return out
+
+
+def _pointed(snap: Snapshot, sid: str | None) -> bool:
+    """A stale-dead session.json still names the session the operator was in: its root survivors resurrect
+    modes there as soon as the session is current again, so they are findings there too."""
+    pointer = snap.resolution.pointer
+    return bool(pointer.stale_dead) and sid is not None and sid == pointer.session_id
+
+
+def _softener_findings(scope: Any, sid: str | None) -> list[Finding]:
+    """Ended modes whose handoff carries an optional follow-up softener (a pure function of the files)."""
+    out: list[Finding] = []
+    for mode, f in sorted((scope.modes if scope else {}).items()):
+        if not f.active and f.outcome.terminal:
+            hits = handoff_softeners(f.data)
+            if hits:
                 phrases = "; ".join(f"{k}: {', '.join(v)}" for k, v in hits.items())
                 out.append(Finding(f"softener:{_scope_name(sid)}:{mode}", "softener", "info", _scope_name(sid), mode,
                                    f"{mode} ended ({f.outcome.display}) with an optional follow-up softener "
                                    f"({phrases}); the terminal handoff should state the outcome and next owner"))
+    return out
+
+
+def _dead_owner_findings(root: Path, scope: Any, sid: str | None) -> list[Finding]:
+    """Active modes whose recorded owner process is gone (checked every time: a process dies without a write)."""
+    out: list[Finding] = []
+    for mode, f in sorted((scope.modes if scope else {}).items()):
+        if not f.active:
+            continue
+        for pid_key, ticks_key in OWNER_PID_KEYS:
+            if pid_key in (f.data or {}):
+                alive, why = process_matches(f.data.get(pid_key), f.data.get(ticks_key))
+                if not alive:
+                    out.append(Finding(f"dead-owner:{_scope_name(sid)}:{mode}", "dead-owner", "error",
+                                       _scope_name(sid), mode,
+                                       f"{mode} is marked active but its owner process is gone ({why})",
+                                       "clear the mode",
+                                       lambda m=mode, t=(ROOT_SCOPE if sid is None else sid): plan_clear(root, m, t)))
+                break
+    return out
+
+
+FindingCache = dict[tuple[str, str | None], tuple[tuple[Any, ...], list[Finding]]]
+
+
+def _state_findings(snap: Snapshot, cache: FindingCache | None = None) -> list[Finding]:
+    """State findings over every scope. `cache` (kept by a caller that diagnoses the same project again and
+    again) reuses a scope's findings while the scopes they were computed from are unchanged (the same objects,
+    or equal ones: the root is re-read every time), so a one-file change re-diagnoses one session, not all."""
+    layout = Layout(snap.root)
+    scopes: list[str | None] = [None, *sorted(snap.sessions)]
+
+    def cached(kind: str, sid: str | None, inputs: tuple[Any, ...], compute: Callable[[], list[Finding]]):
+        if cache is None:
+            return compute()
+        hit = cache.get((kind, sid))
+        if hit is not None and len(hit[0]) == len(inputs) and all(
+                a is b or a == b for a, b in zip(hit[0], inputs, strict=True)):
+            return hit[1]
+        value = compute()
+        cache[(kind, sid)] = (inputs, value)
+        return value
+
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for sid in scopes:
+        scope = snap.scope(sid)
+        # the root's view depends on every session (tombstones); a session's on itself and the root
+        inputs = (snap.root_scope, *snap.sessions.values()) if sid is None else (snap.root_scope, scope)
+        inputs += (sid == snap.session_id, _pointed(snap, sid))
+        for f in cached("members", sid, inputs, lambda sid=sid: _member_findings(snap, layout, sid)):
+            if f.id not in seen:
+                seen.add(f.id)
+                out.append(f)
+    for sid in scopes:
+        scope = snap.scope(sid)
+        out += _dead_owner_findings(snap.root, scope, sid)
+        out += cached("softeners", sid, (scope,), lambda scope=scope, sid=sid: _softener_findings(scope, sid))
+    if cache is not None:
+        live = set(scopes)
+        for key in [k for k in cache if k[1] not in live]:
+            del cache[key]
     if snap.resolution.pointer.stale_dead:
         p = snap.resolution.pointer
         out.append(Finding("stale-dead-pointer", "stale-dead-pointer", "warn", "root", "session.json",
@@ -259,6 +309,7 @@ def _run_repairs(root: Path, chosen: list[Finding], actor: str | None, applied: 
             failed.append({"id": finding.id, "error": str(exc)})
 
 
-def snapshot_findings(snap: Snapshot) -> list[Finding]:
-    """The findings a snapshot already read (and the journal) show: what a live view recomputes on a change."""
-    return _state_findings(snap) + _journal_findings(snap.root)
+def snapshot_findings(snap: Snapshot, cache: FindingCache | None = None) -> list[Finding]:
+    """The findings a snapshot already read (and the journal) show: what a live view recomputes on a change.
+    `cache`: see `_state_findings`."""
+    return _state_findings(snap, cache) + _journal_findings(snap.root)

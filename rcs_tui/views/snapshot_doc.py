@@ -69,6 +69,7 @@ class SnapshotFeed:
         self._rp1: dict[str, Any] | None = None
         self._doctor: dict[str, Any] | None = None
         self._scopes: dict[int, Any] = {}
+        self._findings: dict[Any, Any] = {}  # per-scope doctor findings, reused while a scope is unchanged
         self.seq = 0
 
     @property
@@ -82,11 +83,29 @@ class SnapshotFeed:
         doc["seq"] = self.seq
         return doc
 
+    def first_look(self) -> dict[str, Any]:
+        """A quick first document from the root and the current session only (the other sessions, and the
+        doctor, come with the next `document()`), marked `"partial": true` and without a sequence number: what
+        a fleet row shows while the full reads of many projects queue up. It never leaves this process."""
+        world = self.loader.load(defer=("state",))
+        self._rp1 = self._rp1_json()
+        self._doctor = {"count": None, "findings": []}  # the doctor scans the whole tree: the full read runs it
+        doc = self._build(world)
+        self._doctor = None
+        doc["partial"] = True
+        return doc
+
     def build(self, changed: Iterable[Path] | None = None) -> dict[str, Any]:
         """A full document without a sequence number; `changed` (paths) limits the re-reading to their sections."""
         paths = None if changed is None else list(changed)
         sections = self.loader.sections_for(paths) if paths is not None else None
-        world = self.loader.load(paths)
+        if self.loader.deferred:  # after first_look(): the full read (it sees every change so far)
+            world = self.loader.world
+            while self.loader.deferred:
+                world = self.loader.load_deferred() or world
+            sections = None
+        else:
+            world = self.loader.load(paths)
         if sections is None or "rp1" in sections or self._rp1 is None:
             self._rp1 = self._rp1_json()
         if sections is None or sections & {"state", "team"} or self._doctor is None:
@@ -138,7 +157,7 @@ class SnapshotFeed:
         from rcs_tui.state.doctor import snapshot_findings
 
         try:
-            findings = [f.as_json() for f in snapshot_findings(world.snapshot)]
+            findings = [f.as_json() for f in snapshot_findings(world.snapshot, self._findings)]
         except Exception as exc:  # noqa: BLE001 - a damaged tree must not stop the stream
             return {"count": None, "findings": [], "error": f"{type(exc).__name__}: {exc}"}
         findings += _dead_worker_findings(world)
@@ -240,13 +259,14 @@ def same_content(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 
 async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_after: float = 0.5,
-                           gate: Any = None):
+                           gate: Any = None, first_look: bool = False):
     """The first document, then one per batch of changes the watcher sees (what arrives meanwhile is merged).
 
     The watcher needs a moment to start; `resync_after` seconds in, the files written since just before the
     first read are re-read (a cheap stat scan finds them), catching a change made in that gap; the document
     is sent only when it differs. A watcher that cannot start natively falls back to polling.
-    `gate` (an asyncio semaphore) bounds how many followers build a document at once.
+    `gate` (an asyncio semaphore) bounds how many followers build a document at once. `first_look` yields a
+    partial document (root and current session, see `SnapshotFeed.first_look`) before waiting at the gate.
     """
     import asyncio
     import contextlib
@@ -256,8 +276,10 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_aft
 
     from rcs_tui.ui.watcher import native_batches, poll_batches, scan, watch_targets
 
+    started = time.time_ns() - 2_000_000_000  # file times are coarse: look a little earlier
+    if first_look:
+        yield await asyncio.to_thread(feed.first_look)
     async with gated():
-        started = time.time_ns() - 2_000_000_000  # file times are coarse: look a little earlier
         last = await asyncio.to_thread(feed.document)
     yield last
 

@@ -19,6 +19,7 @@ KEYS: tuple[tuple[str, str, bool], ...] = (
     ("d", "project view: clear the selected member (previewed)", True),
     ("u", "project view: undo the project's last action (previewed)", True),
     ("D", "project view: doctor — apply its repairs (previewed)", True),
+    ("o", "project view: override a task's phase (previewed)", True),
     ("esc", "back / close", False),
     ("?", "this help", False),
     ("q", "quit", False),

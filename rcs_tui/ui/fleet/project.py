@@ -20,6 +20,7 @@ from rcs_tui.fleet.actions import ActionError, CliActions
 from rcs_tui.fleet.rows import Row, inert
 from rcs_tui.ui.console.confirm import ConfirmPlan
 from rcs_tui.ui.console.notice import Notice
+from rcs_tui.ui.fleet.override import TaskOverrideForm
 
 
 def member_rows(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
@@ -46,6 +47,7 @@ class ProjectScreen(Screen):
         Binding("C", "clear_all", "Clear ALL sessions", show=False),
         Binding("u", "undo", "Undo"),
         Binding("D", "doctor_fix", "Doctor fix"),
+        Binding("o", "override", "Override task"),
         Binding("c", "console", "Console"),
     ]
 
@@ -72,7 +74,7 @@ class ProjectScreen(Screen):
         table.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("clear", "clear_all", "undo", "doctor_fix"):
+        if action in ("clear", "clear_all", "undo", "doctor_fix", "override"):
             return not (self.app.readonly or self.row.readonly_reason)  # type: ignore[attr-defined]
         return True
 
@@ -228,3 +230,22 @@ class ProjectScreen(Screen):
         await self._preview_then_run(
             "Apply the doctor's repairs", "Repair", preview, lambda: acts.doctor(fix=True, only=tuple(ids)),
             lambda r: f"repaired {len((r.get('fix') or {}).get('applied') or [])} finding(s)")
+
+    def action_override(self) -> None:
+        """Task, phase and reason in a form, then the project's own dry run, confirmed, then the override."""
+        if self.busy:
+            self.notify("an action is still running", severity="warning")
+            return
+        acts = self.actions()
+
+        async def chosen(values: tuple[str, str, str] | None) -> None:
+            if values is None:
+                return
+            task, to, reason = values
+            await self._preview_then_run(
+                f"Override task {task} to {to}", "Override",
+                lambda: acts.override(task, to, reason, dry_run=True),
+                lambda: acts.override(task, to, reason),
+                lambda r: f"task {task} is now {to}; journal {inert(r.get('journal_id'), 40)}")
+
+        self.app.push_screen(TaskOverrideForm(self.row.project.name, self.row.doc or {}), chosen)
