@@ -1,4 +1,4 @@
-"""`rcs-tui task …`: read task directories and move a task through the lifecycle of seed 003."""
+"""`rcs-tui task …`: read task directories and move a task through the task lifecycle."""
 
 from __future__ import annotations
 

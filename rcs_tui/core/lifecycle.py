@@ -1,4 +1,4 @@
-"""Terminal lifecycle outcomes (seed 002): one labelling function and the handoff softener check."""
+"""Terminal lifecycle outcomes: one labelling function and the handoff softener check."""
 
 from __future__ import annotations
 
@@ -126,7 +126,7 @@ HANDOFF_FIELDS = ("completion_note", "last_output", "last_agent_output", "handof
 
 
 def softeners_in(text: str) -> list[str]:
-    """The forbidden optional follow-up phrases (seed 002) found in a terminal handoff text."""
+    """The forbidden optional follow-up phrases found in a terminal handoff text."""
     found = []
     for pattern in _SOFTENERS:
         match = pattern.search(text)

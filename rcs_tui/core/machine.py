@@ -1,10 +1,10 @@
-"""One state-machine model for rp1 workflows (seed 004) and the task lifecycle (seed 003).
+"""One state-machine model for rp1 workflows and the task lifecycle.
 
 Both are Mermaid `stateDiagram-v2` graphs. This module extracts the diagram from a markdown
 `## STATE-MACHINE` section the way rp1 does, reads the supported subset with Mermaid's own token
 rules (state ids, `%%` comments, several statements on one line), rejects everything else with an
 error naming the line, and answers graph questions: next states, predecessors, reachability, BFS
-order, and the step / transition validation messages of seed 004. Pure: no I/O besides reading
+order, and rp1's step / transition validation messages. Pure: no I/O besides reading
 packaged data.
 """
 
@@ -90,7 +90,7 @@ class StateMachine:
         return tuple(seen) + tuple(s for s in self.states if s not in seen)
 
     def validate_step(self, step: str, current: str | None = None) -> str | None:
-        """None if `step` is a state (or a namespaced `agent:state` step), else seed 004's message."""
+        """None if `step` is a state (or a namespaced `agent:state` step), else rp1's message."""
         if ":" in step or step in self.states:
             return None
         msg = (f'step "{step}" is not a valid state in the "{self.name}" state machine. '
@@ -323,7 +323,7 @@ def machine_from_markdown(markdown: str, name: str) -> StateMachine | None:
 
 @cache
 def load_task_lifecycle() -> StateMachine:
-    """Seed 003's task lifecycle, parsed from the packaged `task_lifecycle.mmd`."""
+    """The task lifecycle, parsed from the packaged `task_lifecycle.mmd`."""
     from importlib.resources import files
 
     text = files("rcs_tui.core").joinpath("task_lifecycle.mmd").read_text(encoding="utf-8")

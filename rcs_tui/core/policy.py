@@ -173,7 +173,7 @@ class PromptDecision:
 
 def decide_prompt(prompt: str, active: Sequence[str],
                   mode_data: Mapping[str, Mapping[str, Any] | None] | None = None) -> PromptDecision:
-    """Seed 000's multi-skill rule: a planning skill is kept and simultaneous execution skills deferred."""
+    """The multi-skill rule: a planning skill is kept and simultaneous execution skills deferred."""
     requested = parse_prompt_skills(prompt)
     if not requested:
         return PromptDecision((), (), notes=("no tracked $skill found in the request",))

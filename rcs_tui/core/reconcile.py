@@ -1,6 +1,6 @@
 """Pure document transforms for reconciliation: audit-complete, tombstone, canonical-set sync.
 
-Seed 000's order is kept by the caller: decide → complete sources → sync canonical → activate.
+The runtime's order is kept by the caller: decide → complete sources → sync canonical → activate.
 Each function returns new dicts and never mutates its inputs.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 def audit_complete(doc: Mapping[str, Any] | None, source: str, dest: str, now: str,
                    transition_source: str = "rcs-tui") -> dict[str, Any]:
-    """A source mode file after an allowlisted handoff, with seed 000's audit fields."""
+    """A source mode file after an allowlisted handoff, with the runtime's audit fields."""
     out = copy.deepcopy(dict(doc or {}))
     message = f"mode transiting: {source} -> {dest}"
     out.update({

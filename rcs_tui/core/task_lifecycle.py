@@ -1,4 +1,4 @@
-"""Guards of the task lifecycle (seed 003 §3, §6): which transitions the artifacts justify, and why not.
+"""Guards of the task lifecycle: which transitions the artifacts justify, and why not.
 
 The graph is the packaged diagram (`load_task_lifecycle`); this module adds one guard per edge.
 Guards see a plain description of the task's artifacts (`Artifacts`, built by `state.tasks`),
@@ -328,7 +328,7 @@ GUARDS: dict[tuple[str, str], Callable[[Artifacts], Check]] = {
     ("revert", "done"): lambda a: (True, "revert is complete; done is terminal"),
 }
 
-# Forward order of the phases; a move to an earlier phase is a regression (seed 003 §6).
+# Forward order of the phases; a move to an earlier phase is a regression.
 ORDER = ("planning", "plan_review", "codegen", "review", "test", "accept", "revert", "done")
 
 

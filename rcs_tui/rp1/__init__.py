@@ -1,4 +1,4 @@
-"""rp1 workflow events (seed 004): a read-only SQLite event source, run projection and live tail.
+"""rp1 workflow events: a read-only SQLite event source, run projection and live tail.
 
 Entry points: `Rp1Source` (feed, current run, timeline), `Tail` (live events), `discover_machines`.
 Nothing here imports Textual or Rich, and nothing here writes the database (`fixtures` is the

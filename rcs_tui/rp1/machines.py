@@ -79,7 +79,7 @@ def _parse(name: str, kind: str, source: str, text: str) -> MachineInfo | None:
 
 
 def builtin_machines() -> dict[str, MachineInfo]:
-    """The packaged fallback machines (formats.md §8)."""
+    """The packaged fallback machines."""
     out: dict[str, MachineInfo] = {}
     for entry in sorted(files("rcs_tui.rp1").joinpath("machines").iterdir(), key=lambda e: e.name):
         if not entry.name.endswith(".md"):

@@ -1,4 +1,4 @@
-"""Recompute a run's status and step states from its events (formats.md §8).
+"""Recompute a run's status and step states from its events.
 
 `runs.status` is a cache rp1 does not always refresh, so nothing here reads it. Pure functions
 over `Event` values; callers sort nothing. Rows are read in `events.id` order, the order rp1 wrote
@@ -169,7 +169,7 @@ def _pending_prompts(ordered: Sequence[Row]) -> list[Row]:
 
 
 def project(events: Iterable[Row]) -> Projection:
-    """Run status, last status per workflow step and the current step, per formats.md §8.
+    """Run status, last status per workflow step and the current step.
 
     Rows are read in id order. Unit rows and namespaced sub-agent steps stay out of the workflow's
     steps; but a run with no plain step row at all takes its status from them, keyed by logical

@@ -200,7 +200,7 @@ def build_timeline(run: RunRow, events: list[Event], artifacts: list[Artifact],
 
 def _check(machine: StateMachine, ev: Event, last_entered: str | None, entry: StepEntry,
            violations: list[dict[str, Any]], flagged: set[str]) -> None:
-    """Record seed 004's message for an unknown step or an illegal entry into a step."""
+    """Record rp1's message for an unknown step or an illegal entry into a step."""
     step = ev.step or ""
     message = machine.validate_step(step, last_entered)
     if message is None and ev.status == "running" and step != last_entered:

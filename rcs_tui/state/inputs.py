@@ -1,4 +1,4 @@
-"""Validation of `state write` / `state clear` input (formats.md §4 shapes) with pydantic.
+"""Validation of `state write` / `state clear` input with pydantic.
 
 Known fields must have the types the runtime writes (a string "yes" is not `active: true`);
 unknown fields are kept as they are, since mode files carry mode-specific extras.

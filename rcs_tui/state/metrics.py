@@ -1,4 +1,4 @@
-"""`.rcs/metrics.json`, a session's `hud-state.json` and `.rcs/hud-config.json` (formats.md §5).
+"""`.rcs/metrics.json`, a session's `hud-state.json` and `.rcs/hud-config.json`.
 
 Plain dataclasses and hand-checked types, no pydantic: this sits on the `hud --once` path, which must
 start in well under 120 ms. Every reader returns a value plus an error string; nothing raises.

@@ -217,7 +217,7 @@ def get_status(snapshot: Snapshot, mode: str | None = None) -> dict[str, Any]:
 # ---------------------------------------------------------------- clear
 
 def plan_clear(root: Path, mode: str, session_id: str | None = None, all_sessions: bool = False) -> Operation:
-    """Clear one member (formats.md §4); only that member leaves the canonical set.
+    """Clear one member; only that member leaves the canonical set.
 
     A named session must exist; a mode nobody knows is an error; a clear with nothing to remove
     is a plan without changes (`cleared: false`), which `run` does not journal.

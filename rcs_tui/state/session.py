@@ -1,4 +1,4 @@
-"""Which session is current (formats.md §1): explicit → env → usable session.json → root."""
+"""Which session is current: explicit → env → usable session.json → root."""
 
 from __future__ import annotations
 

@@ -266,7 +266,7 @@ def plan_advance(root: Path, task_id: str, to: str, *, actor: str, at: str | Non
 
 def plan_override(root: Path, task_id: str, to: str, reason: str | None, *, actor: str,
                   at: str | None = None) -> Plan:
-    """A human move past the guards (seed 003 §7): reason required, target reachable in principle."""
+    """A human move past the guards: reason required, target reachable in principle."""
     m = load_task_lifecycle()
     text = (reason or "").strip()
     if not text:

@@ -1,4 +1,4 @@
-"""The team runtime directory `.rcs/state/team/<team>/` (formats.md §6), read without writing.
+"""The team runtime directory `.rcs/state/team/<team>/`, read without writing.
 
 One `Team` per directory: config, phase, task counts by status, per-worker status/heartbeat and the
 tail of the event log. Damaged files become entries in `Team.errors`; reading never raises.

@@ -1,4 +1,4 @@
-"""The AGENTS-overlay "Active Modes" section (formats.md §5), built from the combined set.
+"""The AGENTS-overlay "Active Modes" section, built from the combined set.
 
 Lists every live member (no member is primary), sorted by mode name, capped at 600 characters with
 whole lines kept and a `- … (N more)` line when some had to go; the Forge Blueprint-First Gate line
