@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import click
 
 from rcs_tui.cli.common import CliError, emit, json_option, resolve_root, root_option
-from rcs_tui.state.io import loads_strict
+from rcs_tui.state.io import MAX_STATE_BYTES, dump_json, loads_strict
 from rcs_tui.views.text import strip_controls
 
 
@@ -17,10 +16,7 @@ def _load_input(raw: str | None, file: str | None) -> dict[str, Any]:
     if raw is not None and file is not None:
         raise click.UsageError("use either --input or --input-file, not both")
     if file is not None:
-        try:
-            raw = Path(file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CliError(f"--input-file {file}: cannot read: {exc}") from exc
+        raw = _read_input_file(file)
         where = f"--input-file {file}"
     else:
         where = "--input"
@@ -34,7 +30,27 @@ def _load_input(raw: str | None, file: str | None) -> dict[str, Any]:
         raise CliError(f"{where}: invalid JSON: {str(exc)[:120] or 'nested too deeply'}") from exc
     if not isinstance(data, dict):
         raise CliError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    try:
+        dump_json(data)  # refuse now what could never be written: text that is not valid Unicode
+    except ValueError as exc:
+        raise CliError(f"{where}: {exc}") from None
     return data
+
+
+def _read_input_file(file: str) -> str:
+    """The operator's input file, read to at most MAX_STATE_BYTES (a pipe such as /dev/stdin is fine;
+    /dev/zero or a huge file is an error, not an endless read)."""
+    try:
+        with open(file, "rb") as fh:
+            raw = fh.read(MAX_STATE_BYTES + 1)
+    except OSError as exc:
+        raise CliError(f"--input-file {file}: cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_STATE_BYTES:
+        raise CliError(f"--input-file {file}: larger than {MAX_STATE_BYTES} bytes; not read")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CliError(f"--input-file {file}: not UTF-8 (byte {exc.start})") from None
 
 
 def _opts(func):

@@ -22,6 +22,34 @@ def config_path(environ: dict[str, str] | os._Environ[str] | None = None) -> Pat
     return Path(base).expanduser() / "rcs-tui" / "config.toml"
 
 
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
+def read_config_bytes(path: Path) -> bytes:
+    """The config file's bytes: a regular file (symlinks to one are fine, dotfile managers use them), opened
+    non-blocking and read to at most MAX_CONFIG_BYTES, so a FIFO or /dev/zero can neither hang nor
+    exhaust memory. FileNotFoundError when absent; OSError (with a reason) otherwise."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = {"p": "a FIFO", "c": "a device", "b": "a device", "s": "a socket", "d": "a directory"}.get(
+                stat.filemode(st.st_mode)[0], "not a regular file")
+            raise OSError(f"not a regular file ({kind}); not read")
+        chunks: list[bytes] = []
+        total = 0
+        while chunk := os.read(fd, MAX_CONFIG_BYTES + 1 - total):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > MAX_CONFIG_BYTES:
+                raise OSError(f"larger than {MAX_CONFIG_BYTES} bytes; not read")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def quick_preset() -> str | None:
     """The file's `hud_preset`, read with tomllib only.
 
@@ -29,7 +57,7 @@ def quick_preset() -> str | None:
     caller hands over to the validating path, which reports it properly.
     """
     try:
-        raw = config_path().read_bytes()
+        raw = read_config_bytes(config_path())
     except FileNotFoundError:
         return None
     except OSError as exc:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from rcs_tui.config.paths import config_path
+from rcs_tui.config.paths import config_path, read_config_bytes
 
 ALERT_KINDS = ("waiting", "failed", "dead", "stale", "resurrected")
 # Environment variables that set a key (they beat the file, lose to a flag).
@@ -97,7 +97,7 @@ def _describe(path: Path, exc: ValidationError) -> str:
 def read_config_file(path: Path) -> tuple[ConfigFile, set[str]]:
     """The validated file and the keys it sets; defaults (and no keys) when it does not exist."""
     try:
-        raw = path.read_bytes()
+        raw = read_config_bytes(path)
     except FileNotFoundError:
         return ConfigFile(), set()
     except OSError as exc:

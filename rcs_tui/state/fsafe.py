@@ -60,6 +60,11 @@ def check_rel(rel: str | os.PathLike[str]) -> tuple[str, ...]:
     text = os.fspath(rel)
     if not isinstance(text, str) or not text or "\x00" in text:
         raise Refused(str(text), "not a usable path")
+    try:
+        os.fsencode(text)
+    except UnicodeError:
+        raise Refused(text.encode("utf-8", "backslashreplace").decode("ascii", "replace"),
+                      "holds characters no file name can have (a lone surrogate)") from None
     pure = PurePosixPath(text)
     if pure.is_absolute():
         raise Refused(text, "is an absolute path; only paths inside .rcs/state, .rcs/tasks, .rcs/logs are allowed")
@@ -169,16 +174,30 @@ class Tree:
 
 
 def open_leaf(dfd: int, name: str, flags: int, rel: str, mode: int = 0o644) -> int:
-    """os.open of a file in a held directory that never follows a link at the last step (Refused instead)."""
+    """os.open of a file in a held directory that never follows a link at the last step (Refused instead).
+
+    Opened for writing, a regular file with another hard link is refused too: that other name may lie
+    outside rcs-tui's trees, and writing through this one would change it.
+    """
     try:
-        return os.open(name, flags | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0), mode,
-                       dir_fd=dfd)
+        fd = os.open(name, flags | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0), mode,
+                     dir_fd=dfd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise Refused(rel, "is a symlink; not followed") from None
         if exc.errno in (errno.ENXIO, errno.EWOULDBLOCK):
             raise Refused(rel, "is not a regular file") from None
         raise
+    if flags & (os.O_WRONLY | os.O_RDWR):
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            os.close(fd)
+            raise
+        if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+            os.close(fd)
+            raise Refused(rel, f"has {st.st_nlink - 1} other hard link(s), possibly outside .rcs; not written")
+    return fd
 
 
 def read_at(dfd: int, name: str, rel: str, max_bytes: int = MAX_READ_BYTES) -> bytes:

@@ -262,8 +262,17 @@ def read_json(path: Path, *, within: Path | None = None, expect: type | None = d
 
 
 def dump_json(data: Any) -> bytes:
-    """Serialise state the way the runtime does (2-space indent, trailing newline, UTF-8)."""
-    return (json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    """Serialise state the way the runtime does (2-space indent, trailing newline, UTF-8).
+
+    ValueError (with a message for the operator) when the data holds something strict JSON in UTF-8
+    cannot carry: NaN/Infinity, or text with a lone surrogate (e.g. from a non-UTF-8 byte on the command line).
+    """
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"holds text that is not valid Unicode (a lone surrogate, U+{ord(exc.object[exc.start]):04X}"
+                         ", e.g. from a non-UTF-8 byte); nothing was written") from None
 
 
 def keep_mode(fd: int, path: Path) -> None:

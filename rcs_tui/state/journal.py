@@ -198,7 +198,7 @@ def _entries(fd: int, size: int, st: JournalScan, bad: list[tuple[int, str]]) ->
         entry["undone"] = entry["id"] in st.undone
         if isinstance(entry.get("redoes"), str) and not entry["undone"]:  # newest first: a live redo
             st.redone.add(entry["redoes"])                                   # cancels the undo before it
-        if isinstance(entry.get("undoes"), str):
+        if isinstance(entry.get("undoes"), str) and not entry["undone"]:  # an undo undone since counts for nothing
             if entry["undoes"] in st.redone:
                 st.redone.discard(entry["undoes"])
             else:
@@ -236,15 +236,20 @@ def find_interrupted(root: Path) -> tuple[list[dict[str, Any]], list[str]]:
 
 
 def undone_ids(entries: list[dict[str, Any]]) -> set[str]:
-    """Entries whose effect is currently undone: an undo marks one, a later redo of it unmarks it, and
-    undoing that redo marks the original again."""
+    """Entries whose effect is currently undone: an undo marks one, a later redo of it unmarks it,
+    undoing that redo marks the original again, and undoing the undo itself puts the original back in
+    effect (its bytes are on disk again, so it can be undone once more)."""
     undone: set[str] = set()
     redo_of: dict[str, str] = {}
+    undo_of: dict[str, str] = {}
     for e in entries:
         if isinstance(e.get("undoes"), str):
             undone.add(e["undoes"])
+            undo_of[e["id"]] = e["undoes"]
             if e["undoes"] in redo_of:
                 undone.add(redo_of[e["undoes"]])
+            if e["undoes"] in undo_of:
+                undone.discard(undo_of[e["undoes"]])
         if isinstance(e.get("redoes"), str):
             undone.discard(e["redoes"])
             redo_of[e["id"]] = e["redoes"]

@@ -39,8 +39,12 @@ class Operation:
         return {"dry_run": True, **self.plan.describe(root)}
 
     def run(self, root: Path, actor: str | None = None) -> dict[str, Any]:
-        """Apply the plan; a plan that changes nothing is not applied and leaves no journal entry."""
-        if not self.plan.changes:
+        """Apply the plan; a plan that changes nothing is not applied and leaves no journal entry.
+
+        Journal bookkeeping is the exception: rolling back an interrupted action that had not changed any
+        file yet changes nothing either, but its entry is what records the action as rolled back.
+        """
+        if not self.plan.changes and not self.plan.appends and not self.extra:
             return dict(self.result)
         entry = apply(root, self.plan, actor=actor, extra=self.extra or None)
         return {**self.result, "journal_id": entry["id"]}

@@ -35,7 +35,10 @@ def pick_redo(entries: list[dict[str, Any]], entry_id: str | None) -> tuple[dict
     if not undos:
         raise TxnError("nothing to redo: no journal entry is currently undone")
     undo_entry = undos[-1]
-    target = next(e for e in entries if e["id"] == undo_entry["undoes"])
+    target = next((e for e in entries if e["id"] == undo_entry["undoes"]), None)
+    if target is None:
+        raise TxnError(f"cannot redo {undo_entry['undoes']}: that entry is no longer in the journal (rotated away "
+                       f"or older than the entries read); its undo {undo_entry['id']} stays as it is")
     return target, undo_entry
 
 
