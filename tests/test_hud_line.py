@@ -303,7 +303,8 @@ def test_once_errors_go_through_click(tmp_path):
     missing = run_once(["--root", str(tmp_path / "nowhere")])
     bad = run_once(["--width", "abc"])
     assert missing.returncode == 1 and json.loads(missing.stderr)["error"]
-    assert bad.returncode == 2 and "abc" in json.loads(bad.stderr)["error"]
+    # a usage error prints the usage line first; the JSON error is the last line
+    assert bad.returncode == 2 and "abc" in json.loads(bad.stderr.strip().splitlines()[-1])["error"]
 
 
 def test_data_age_is_exact_under_10s_then_in_10s_steps():
