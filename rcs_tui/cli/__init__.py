@@ -3,7 +3,7 @@
 `hud --once` is what a tmux or agent status line runs every few hundred milliseconds, so `main()`
 recognises exactly that argv shape (`hud --once` with `--json --width N --ascii --preset P --root DIR
 --session ID`) and calls `print_once` without importing click; the click command calls the same
-function. objectthing else, including any option it does not know, goes through click, as does every error.
+function. Anything else, including any option it does not know, goes through click, as does every error.
 """
 
 from __future__ import annotations

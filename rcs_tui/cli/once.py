@@ -353,7 +353,8 @@ def render(result: dict[str, object], now: float, width: int, lines: int, ascii_
         from rcs_tui.cli.jsonout import dumps
 
         doc = dict(result["json"] or {})  # type: ignore[call-overload]
-        doc["line"] = plain(place(segs, head, now, width, 1, ascii_only)[0])
+        first = rows if lines == 1 else place(segs, head, now, width, 1, ascii_only)  # fit once when one line
+        doc["line"] = plain(first[0])
         if lines > 1:
             doc["lines"] = [plain(r) for r in rows]
         return dumps(doc)

@@ -51,6 +51,16 @@ def _matches(entry: Any, mode: str, session_id: str | None) -> bool:
     return session_id is None or sid in (None, session_id)
 
 
+def is_tombstone(doc: Any) -> bool:
+    """A clear marker written by `tombstone`: inactive, with the phase "cleared"."""
+    return isinstance(doc, Mapping) and doc.get("active") is False and doc.get("current_phase") == "cleared"
+
+
+def live_entries(entries: Iterable[Any]) -> list[Mapping[str, Any]]:
+    """The canonical entries still in the active set (not marked inactive, naming a skill)."""
+    return _live(entries)
+
+
 def _live(entries: Iterable[Any]) -> list[Mapping[str, Any]]:
     return [e for e in entries if isinstance(e, Mapping) and e.get("active") is not False
             and isinstance(e.get("skill"), str)]

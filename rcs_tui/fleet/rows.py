@@ -93,6 +93,11 @@ class Row:
         return 4
 
     @property
+    def needs_you_now(self) -> bool:
+        """Waiting for the operator, failed, or in trouble: the ranks a "needs you" count and alert include."""
+        return self.rank <= RANKS.index("trouble")
+
+    @property
     def rank_name(self) -> str:
         return "error" if self.doc is None or self.error else RANKS[self.rank]
 
@@ -160,7 +165,7 @@ def once_json(rows: Iterable[Row]) -> list[dict[str, Any]]:
     for row in sorted_rows(rows):
         p = row.project
         out.append({"project": p.key, "name": p.name, "host": p.host, "state": row.rank_name,
-                    "needs_you": row.rank <= 2, "reasons": row.needs_you() if row.rank <= 2 else [],
+                    "needs_you": row.needs_you_now, "reasons": row.needs_you() if row.needs_you_now else [],
                     "error": row.error, "readonly_reason": row.readonly_reason,
                     "attention": row.attention, "active_set": (row.doc or {}).get("active_set", []),
                     "last_activity": (row.doc or {}).get("last_activity")})
@@ -170,7 +175,7 @@ def once_json(rows: Iterable[Row]) -> list[dict[str, Any]]:
 def once_line(rows: Iterable[Row]) -> str:
     """`fleet --once`: how many projects need you, and which (for a status line)."""
     items = sorted_rows(rows)
-    need = [r for r in items if r.rank <= 2]
+    need = [r for r in items if r.needs_you_now]
     if not need:
         return f"fleet: {len(items)} project(s), none needs you"
     shown = ", ".join(f"{inert(r.project.name, 30)} ({'; '.join(r.needs_you())})" for r in need[:5])

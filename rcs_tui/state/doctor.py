@@ -181,7 +181,7 @@ def _state_findings(snap: Snapshot, cache: FindingCache | None = None) -> list[F
 def _journal_findings(root: Path) -> list[Finding]:
     """Operator actions whose process died mid-way, journal lines that were skipped, leftover temp files."""
     from rcs_tui.state.fsafe import Refused, Tree, digest, leftover_temps
-    from rcs_tui.state.journal import find_interrupted, plan_undo
+    from rcs_tui.state.journal import find_interrupted
 
     out = []
     pending, warnings = find_interrupted(root)
@@ -196,7 +196,9 @@ def _journal_findings(root: Path) -> list[Finding]:
             applied += (digest(data) if data is not None else None) == f.get("after_sha")
 
         def rollback(e: dict[str, Any] = entry) -> Operation:
-            return Operation(plan_undo(root, e), {"undone": e["id"]}, {"undoes": e["id"]})
+            from rcs_tui.state.redo import undo_entry_operation  # here: redo imports the operations module
+
+            return undo_entry_operation(root, e)
 
         out.append(Finding(f"interrupted:{entry['id']}", "interrupted-action", "error", "journal",
                            str(entry.get("action")),

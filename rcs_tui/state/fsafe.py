@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
-import hashlib
 import os
 import platform
 import stat
@@ -24,6 +23,8 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+
+from rcs_tui.state.io import digest  # the one content hash: plans, re-checks and the journal agree
 
 OWNED = (".rcs/state", ".rcs/tasks", ".rcs/logs")
 TEMP_SUFFIX = ".rcs-tui.tmp"
@@ -48,11 +49,6 @@ class Refused(OSError):
 
     def __str__(self) -> str:
         return f"{self.rel}: {self.why}"
-
-
-def digest(data: bytes) -> str:
-    """Content hash used for compare-and-swap checks and the journal."""
-    return hashlib.sha256(data).hexdigest()
 
 
 def check_rel(rel: str | os.PathLike[str]) -> tuple[str, ...]:

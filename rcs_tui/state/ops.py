@@ -263,8 +263,7 @@ def plan_clear(root: Path, mode: str, session_id: str | None = None, all_session
 
 
 def _is_tombstone(read: JsonRead) -> bool:
-    data = read.data if read.ok else None
-    return isinstance(data, dict) and data.get("active") is False and data.get("current_phase") == "cleared"
+    return reconcile.is_tombstone(read.data if read.ok else None)
 
 
 def _canonical_drop(layout: Layout, sid: str | None, modes: list[str], now: str,
@@ -274,7 +273,7 @@ def _canonical_drop(layout: Layout, sid: str | None, modes: list[str], now: str,
     new, removed = reconcile.canonical_without(doc, modes, sid, now)
     if new is None:
         return []
-    if delete_if_empty and not reconcile._live(new.get("active_skills", [])):
+    if delete_if_empty and not reconcile.live_entries(new.get("active_skills", [])):
         changes.append(FileChange(cpath, "delete", expect=sha, why=f"canonical set emptied ({', '.join(removed)})"))
     else:
         changes.append(FileChange(cpath, "write", dump_json(new), sha,

@@ -17,7 +17,11 @@ from rcs_tui.state.txn import Plan, TxnError
 
 def undo_operation(root: Path, entry_id: str | None = None) -> Operation:
     """Undo of the given (or newest undoable) entry, as an operation the console and CLI apply alike."""
-    entry = pick_entry(read_journal(root), entry_id)
+    return undo_entry_operation(root, pick_entry(read_journal(root), entry_id))
+
+
+def undo_entry_operation(root: Path, entry: dict[str, Any]) -> Operation:
+    """Undo of one journal entry (also the doctor's rollback of an interrupted one)."""
     plan = plan_undo(root, entry)
     return Operation(plan, {"undone": entry["id"], "restored": plan.summary["restores"]}, {"undoes": entry["id"]})
 

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from rcs_tui.state import fsafe
 from rcs_tui.state.fsafe import Refused, Tree, digest
+from rcs_tui.state.io import loads_strict
 from rcs_tui.state.lock import LockBusy, store_lock
 
 JOURNAL_REL = Path(".rcs/logs/rcs-tui-journal.jsonl")
@@ -123,12 +124,8 @@ def strict_json(rel: str, content: bytes) -> None:
     """Refuse to write a `.json` file the runtime could not parse (NaN/Infinity, invalid JSON)."""
     if not rel.endswith(".json"):
         return
-
-    def bad_constant(name: str) -> Any:
-        raise ValueError(f"non-finite number {name}")
-
     try:
-        json.loads(content, parse_constant=bad_constant)
+        loads_strict(content)
     except (ValueError, RecursionError) as exc:
         raise TxnError(f"refusing to write {rel}: not strict JSON ({str(exc)[:100]}); nothing was changed") from None
 

@@ -194,7 +194,7 @@ class FleetApp(App):
 
     def _draw_status(self, screen: FleetScreen, now: float) -> None:
         rows = list(self.rows.values())
-        need = [r for r in rows if r.rank <= 2]
+        need = [r for r in rows if r.needs_you_now]
         remote = sum(1 for r in rows if r.project.remote)
         text = Text()
         text.append(" FLEET ", style="bold reverse")
