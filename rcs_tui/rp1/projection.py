@@ -119,6 +119,30 @@ class Event(_RowRules):
                 "created_at": self.created_at}
 
 
+def payload_status(raw: Any) -> str | None:
+    """The status an `Event` built from this `data` cell reports (`Event.status` without the Event)."""
+    value = parse_data(raw).get("status")
+    return value if isinstance(value, str) else None
+
+
+def stands_for_older(row: Row) -> bool:
+    """Whether `row` makes every older row with the same run and step irrelevant to the run's status.
+
+    True for a run-level row with a status (the latest such row is the run row, it clears every
+    older prompt, and a step-less row is never step activity), a workflow row with a status (the
+    step's last status, clearing its older prompts and outdating its older activity), and any status
+    row of a sub-agent step (outdating that step's activity; its older prompts are cleared only by
+    run-level rows, so they must be read apart). Lets a reader keep, per run and step, only the rows
+    from the newest back to the first that stands for the older ones, plus sub-agent prompts, and get
+    from `project` the status it gets from every row. Unit rows and prompts stand for nothing.
+    """
+    if row.type != "status_change":
+        return False
+    if not row.step:
+        return bool(row.status)
+    return row.namespaced or (not row.unit and bool(row.status))
+
+
 def parse_data(raw: Any) -> dict[str, Any]:
     """The JSON payload as a dict; anything unparsable becomes `{"_raw": text}` instead of an error."""
     if raw is None:
