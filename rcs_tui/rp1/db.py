@@ -311,6 +311,46 @@ class Rp1Db:
             return rows, (new_top, new_rowid, new_count, _s(new_latest) or "")
         return self.read(q, None)
 
+    def runs_after(self, scope: Scope | None, as_of: int, known: dict[str, tuple[int, Any]]
+                   ) -> tuple[list[RunRow], tuple[int, int, int, str], set[str]] | None:
+        """Runs in scope with their newest event id, when `known` gives each run's newest event id as of
+        the database's newest event `as_of`: only the events after `as_of` are read (a primary-key range
+        scan), not every run's newest event. Also the marks `runs_since` takes and the runs that moved.
+
+        None when the database's newest event is older than `as_of` (not the database `known` came from).
+        """
+        def q(conn: sqlite3.Connection, schema: Schema
+              ) -> tuple[list[RunRow], tuple[int, int, int, str], set[str]] | None:
+            top = int(conn.execute("SELECT MAX(id) FROM events").fetchone()[0] or 0)
+            if top < as_of:
+                return None
+            moved = {_s(run) or "": int(last) for run, last in conn.execute(
+                "SELECT run_id, MAX(id) FROM events WHERE id > ? GROUP BY run_id", (as_of,))}
+            updated = "MAX(updated_at)" if schema.has("runs", "updated_at") else "''"
+            rowid, count, latest = conn.execute(f"SELECT MAX(rowid), COUNT(*), {updated} FROM runs").fetchone()
+            where, params = self._scope_sql(schema, scope)
+            cells = conn.execute(f"SELECT {schema.select_list('runs', RUN_COLUMNS, 'r')}, NULL FROM runs r{where}",
+                                 params).fetchall()
+            last: dict[str, int] = {}
+            unknown: list[str] = []
+            for row in cells:
+                rid = _s(row[0]) or ""
+                if rid in moved:
+                    last[rid] = moved[rid]
+                elif rid in known:
+                    last[rid] = known[rid][0]
+                else:
+                    unknown.append(rid)
+            for i in range(0, len(unknown), 500):
+                chunk = unknown[i:i + 500]
+                marks = ",".join("?" for _ in chunk)
+                last.update((_s(r) or "", int(m or 0)) for r, m in conn.execute(
+                    f"SELECT run_id, MAX(id) FROM events WHERE run_id IN ({marks}) GROUP BY run_id", chunk))
+            rows = [self._run_row((*row[:-1], last.get(_s(row[0]) or "", 0))) for row in cells]
+            rows.sort(key=lambda r: (r.last_event_id, r.created_at or ""), reverse=True)
+            return rows, (top, int(rowid or 0), int(count or 0), _s(latest) or ""), set(moved)
+        return self.read(q, None)
+
     def run(self, run_id: str) -> RunRow | None:
         """One run by id, or by a unique id prefix (at least 4 characters)."""
         def q(conn: sqlite3.Connection, schema: Schema) -> RunRow | None:

@@ -2,9 +2,10 @@
 
 Projections are cached per run and keyed by the run's newest event id, and whole answers are
 cached by the files' stat signature, so a HUD polling every few hundred ms costs two `stat` calls
-while nothing changes. Derived statuses also outlive the process (`StatusStore`, keyed the same way),
-so a new process derives only the runs that changed since the last one: the status line's "which run
-is current" and the status-filtered feed do not re-read every event on every start.
+while nothing changes. The run list, derived statuses and the projections shown also outlive the
+process (`StatusStore`, as of the database's newest event id), so a new process reads only the events
+written since and derives only the runs they belong to: the status line's "which run is current" and
+the status-filtered feed do not re-read every event, nor every run's newest event, on every start.
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ class Rp1Source:
         self._last_statuses: tuple[list[RunRow], dict[str, str]] | None = None
         self._marks: tuple[Any, tuple[int, int, int, str]] | None = None  # (db inode, runs_marks) of the kept runs
         self._store_sig: Any = None
+        self._dirty = False  # something learned since the store was read or written
 
     @property
     def state(self) -> DbState:
@@ -106,8 +108,13 @@ class Rp1Source:
                 self._runs_cache, self._marks = (sig, rows), (head, marks)
                 self._derived_from = (kept, rows, {r.id for r in changed})
                 return rows
-        marks = self.db.runs_marks()
-        rows = self.db.runs(self.scope)
+        store = self._stored()
+        kept_runs = self.db.runs_after(self.scope, store.as_of, store.entries) if store.as_of is not None else None
+        if kept_runs is not None and self.db.state.ok:
+            rows, marks, moved = kept_runs
+            self._dirty = self._dirty or bool(moved) or len(rows) != len(store.entries)
+        else:
+            marks, rows, self._dirty = self.db.runs_marks(), self.db.runs(self.scope), True
         if self.db.state.ok and marks is not None:
             self._runs_cache, self._marks = (sig, rows), (head, marks)
         return rows
@@ -130,16 +137,32 @@ class Rp1Source:
         head = self.db.signature()[0]
         identity = head[0] if head else None  # the inode: a commit changes size and mtime, not the file
         if self._store is None or self._store_sig != identity:
-            self._store = StatusStore(self.db.path)
-            for rid, entry in self._store.load().items():
-                self._status.setdefault(rid, entry)
+            scope = None if self.scope is None else (self.scope.project_path, self.scope.project_id)
+            self._store = StatusStore(self.db.path, scope).load()
+            for rid, (last, status) in self._store.entries.items():
+                if status is not None:
+                    self._status.setdefault(rid, (last, status))
+            for rid, proj in self._store.projections.items():
+                self._proj.setdefault(rid, proj)
             self._store_sig = identity
         return self._store
 
     def _remember(self, run_id: str, last_event_id: int, status: str) -> None:
         self._status[run_id] = (last_event_id, status)
-        if self._store is not None:
-            self._store.put(run_id, last_event_id, status)
+        self._dirty = True
+
+    def _save(self) -> None:
+        """Keep what this process learned for the next one: the run list as of its newest event id,
+        each run's status where derived at its newest event, and the projections shown."""
+        if not self._dirty or self._store is None or self._runs_cache is None or self._marks is None:
+            return
+        runs = self._runs_cache[1]
+        entries = {r.id: (r.last_event_id, self._known(r)) for r in runs}
+        shown = {r.id: self._proj[r.id] for r in runs if self._proj.get(r.id, (-1,))[0] == r.last_event_id}
+        before = self._store.saved_at
+        self._store.save(self._marks[1][0], entries, shown)
+        if self._store.saved_at != before:
+            self._dirty = False
 
     def _known(self, run: RunRow) -> str | None:
         """The run's derived status when one was derived at its current newest event id."""
@@ -155,7 +178,6 @@ class Rp1Source:
         `project` runs over the few rows per run `Rp1Db.status_rows` keeps, so the rule is the same
         one the full projection applies; only a handful of stale runs take the full-event path.
         """
-        store = self._stored()
         out: dict[str, str] = {}
         stale: list[RunRow] = []
         last = self._last_statuses
@@ -191,7 +213,6 @@ class Rp1Source:
                 out[summary.run.id] = summary.status
             if not self.db.state.ok:
                 return {}
-        store.save()
         self._last_statuses = (runs, out)
         return out
 
@@ -205,12 +226,14 @@ class Rp1Source:
             runs = [r for r in runs if r.flow == workflow]
         if not status:
             page = self._project(runs[offset:offset + limit])
+            self._save()
             return Feed(tuple(page), len(runs), self.db.state)
         statuses = self._statuses(runs)
         if not self.db.state.ok:
             return Feed((), 0, self.db.state)
         matched = [r for r in runs if statuses.get(r.id) == status]
         page = self._project(matched[offset:offset + limit])
+        self._save()
         return Feed(tuple(page), len(matched), self.db.state)
 
     def current(self) -> RunSummary | None:
@@ -224,7 +247,6 @@ class Rp1Source:
         if self._current_cache and self._current_cache[0] == sig and self.db.state.ok:
             return self._current_cache[1]
         runs = self._runs()[:200]
-        store = self._stored()
         result: RunSummary | None = None
         for i in range(0, len(runs), 20):
             batch = runs[i:i + 20]
@@ -241,7 +263,7 @@ class Rp1Source:
         if result is None and runs and self.db.state.ok:
             first = self._project(runs[:1])
             result = first[0] if first else None
-        store.save()
+        self._save()
         if self.db.state.ok:
             self._current_cache = (sig, result)
         return result
