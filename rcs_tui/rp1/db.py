@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 from urllib.parse import quote
 
 from rcs_tui.rp1.projection import STATUS_EVENT_TYPES, Event, StatusRow, parse_data, payload_status, stands_for_older
@@ -88,9 +88,10 @@ def project_scope(root: str | os.PathLike[str]) -> Scope:
     return Scope(str(root), project_id)
 
 
-@dataclass(frozen=True)
-class RunRow:
-    """A `runs` row as stored (its `status` is rp1's cache, shown only as `cached_status`)."""
+class RunRow(NamedTuple):
+    """A `runs` row as stored (its `status` is rp1's cache, shown only as `cached_status`).
+
+    A named tuple: a feed over ten thousand runs builds ten thousand of these on every new process."""
 
     id: str
     flow: str
@@ -124,8 +125,8 @@ class Artifact:
 
 def _s(value: Any) -> str | None:
     """Untrusted cell -> plain str (or None); never interpreted."""
-    if value is None:
-        return None
+    if value.__class__ is str or value is None:
+        return value
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return str(value)
@@ -248,9 +249,10 @@ class Rp1Db:
 
     @staticmethod
     def _run_row(row: Sequence[Any]) -> RunRow:
-        (rid, flow, feature, ppath, pid, name, harness, status, created, updated, last) = row
-        return RunRow(_s(rid) or "", _s(flow) or "unknown", _s(feature), _s(ppath), _s(pid), _s(name),
-                      _s(harness), _s(status), _s(created), _s(updated), int(last or 0))
+        (rid, flow, *cells, last) = row
+        if all(c.__class__ is str or c is None for c in cells):  # the usual row: every cell text already
+            return RunRow(_s(rid) or "", _s(flow) or "unknown", *cells, int(last or 0))
+        return RunRow(_s(rid) or "", _s(flow) or "unknown", *map(_s, cells), int(last or 0))
 
     def runs(self, scope: Scope | None = None) -> list[RunRow]:
         """Runs in scope with the id of their newest event, newest activity first."""
@@ -324,8 +326,10 @@ class Rp1Db:
             top = int(conn.execute("SELECT MAX(id) FROM events").fetchone()[0] or 0)
             if top < as_of:
                 return None
-            moved = {_s(run) or "": int(last) for run, last in conn.execute(
-                "SELECT run_id, MAX(id) FROM events WHERE id > ? GROUP BY run_id", (as_of,))}
+            # A rowid range scan in id order, the newest id per run kept last (GROUP BY would walk the
+            # whole run_id index instead).
+            moved = {_s(run) or "": int(eid) for run, eid in conn.execute(
+                "SELECT run_id, id FROM events WHERE id > ? ORDER BY id", (as_of,))}
             updated = "MAX(updated_at)" if schema.has("runs", "updated_at") else "''"
             rowid, count, latest = conn.execute(f"SELECT MAX(rowid), COUNT(*), {updated} FROM runs").fetchone()
             where, params = self._scope_sql(schema, scope)
