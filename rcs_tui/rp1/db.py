@@ -391,6 +391,15 @@ class Rp1Db:
             return out
         return self.read(q, {})
 
+    def events_after(self, after: dict[str, int]) -> dict[str, list[Event]]:
+        """For each run, its events with an id above the one given, in id order: what a kept event list
+        lacks (one seek of the `events(run_id)` index per run, however old the kept list)."""
+        def q(conn: sqlite3.Connection, schema: Schema) -> dict[str, list[Event]]:
+            cols = schema.select_list("events", EVENT_COLUMNS)
+            sql = f"SELECT {cols} FROM events WHERE run_id = ? AND id > ? ORDER BY id"
+            return {rid: [self._event(r) for r in conn.execute(sql, (rid, last))] for rid, last in after.items()}
+        return self.read(q, {})
+
     def status_rows(self, scope: Scope | None = None) -> tuple[dict[str, list[StatusRow]], set[str]]:
         """Per run, the few rows its status depends on, without reading every event in Python.
 

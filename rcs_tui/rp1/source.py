@@ -17,10 +17,11 @@ from typing import Any
 
 from rcs_tui.rp1.db import DbState, Rp1Db, RunRow, Scope, project_scope
 from rcs_tui.rp1.machines import MachineRegistry, default_plugin_roots
-from rcs_tui.rp1.projection import Projection, project
+from rcs_tui.rp1.projection import Event, Projection, project
 from rcs_tui.rp1.status_store import StatusStore
 from rcs_tui.rp1.timeline import Timeline, build_timeline, run_json
 
+KEPT_EVENT_RUNS = 2000  # runs whose events stay in memory, the most recently projected
 FEED_FILTERS = ("running", "waiting", "failed", "completed", "cancelled", "abandoned", "inactive", "not_started")
 
 
@@ -72,6 +73,7 @@ class Rp1Source:
         self.machines = machines or MachineRegistry.discover(
             plugin_roots if plugin_roots is not None else default_plugin_roots(root_path.resolve()))
         self._proj: dict[str, tuple[int, Projection]] = {}
+        self._events: dict[str, list[Event]] = {}  # all events of the runs last projected, in id order
         self._status: dict[str, tuple[int, str]] = {}  # run -> (newest event id, derived status)
         self._runs_cache: tuple[tuple[Any, ...], list[RunRow]] | None = None
         self._current_cache: tuple[tuple[Any, ...], RunSummary | None] | None = None
@@ -120,15 +122,28 @@ class Rp1Source:
         return rows
 
     def _project(self, runs: list[RunRow]) -> list[RunSummary]:
-        stale = [r.id for r in runs if self._proj.get(r.id, (-1,))[0] != r.last_event_id]
+        """Each run's projection at its newest event: kept, or derived by `project` from all its events.
+
+        The events of the runs projected are kept, so a run that moved on is projected again from its
+        kept events plus the few written since (read by index), not from all of them read again: on a
+        busy database the runs on screen change many times a second.
+        """
+        stale = [r for r in runs if self._proj.get(r.id, (-1,))[0] != r.last_event_id]
         if stale:
-            events = self.db.events(stale)
+            grow = {r.id: kept[-1].id for r in stale
+                    if (kept := self._events.get(r.id)) and kept[-1].id < r.last_event_id}
+            fresh = [r.id for r in stale if r.id not in grow]
+            events = self.db.events(fresh) if fresh else {}
+            more = self.db.events_after(grow) if grow and self.db.state.ok else {}
             if not self.db.state.ok:
                 return []
-            last = {r.id: r.last_event_id for r in runs}
-            for rid in stale:
-                self._proj[rid] = (last[rid], project(events.get(rid, [])))
-                self._remember(rid, last[rid], self._proj[rid][1].status)
+            for r in stale:
+                evs = self._events.pop(r.id) + more.get(r.id, []) if r.id in grow else events.get(r.id, [])
+                self._events[r.id] = evs  # last in the dict: the most recently projected
+                self._proj[r.id] = (r.last_event_id, project(evs))
+                self._remember(r.id, r.last_event_id, self._proj[r.id][1].status)
+            for rid in list(self._events)[:max(0, len(self._events) - KEPT_EVENT_RUNS)]:
+                del self._events[rid]
         return [RunSummary(r, self._proj[r.id][1]) for r in runs if r.id in self._proj]
 
     # -- statuses kept between processes ----------------------------------------------------
@@ -137,6 +152,8 @@ class Rp1Source:
         head = self.db.signature()[0]
         identity = head[0] if head else None  # the inode: a commit changes size and mtime, not the file
         if self._store is None or self._store_sig != identity:
+            if self._store is not None:  # another database file at this path: nothing kept holds
+                self._proj, self._status, self._events = {}, {}, {}
             scope = None if self.scope is None else (self.scope.project_path, self.scope.project_id)
             self._store = StatusStore(self.db.path, scope).load()
             for rid, (last, status) in self._store.entries.items():

@@ -185,9 +185,18 @@ def _finite_float(text: str) -> float:
     return value
 
 
+_STRICT = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float)
+
+
 def loads_strict(text: str | bytes) -> Any:
-    """`json.loads` as the runtime's JSON: NaN, Infinity and numbers that overflow a float are errors."""
-    return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+    """`json.loads` as the runtime's JSON: NaN, Infinity and numbers that overflow a float are errors.
+
+    One decoder serves every call (`json.loads` with options builds a new one each time)."""
+    if isinstance(text, (bytes, bytearray)):
+        text = text.decode(json.detect_encoding(text), "surrogatepass")
+    elif not isinstance(text, str):
+        raise TypeError(f"the JSON object must be str, bytes or bytearray, not {text.__class__.__name__}")
+    return _STRICT.decode(text)
 
 
 @dataclass(frozen=True)
