@@ -105,13 +105,18 @@ def test_filtered_feed_matches_full_projection_cold_warm_and_after_new_events(tm
     path = tmp_path / "rp1.db"
     ids = write(path, run_rows, [rng.randrange(8) for _ in range(600)])
 
+    live = Rp1Source(path, all_projects=True, machines=MachineRegistry({}))
+
     def check() -> None:
-        full = {rid: project(evs).status for rid, evs in Rp1Db(path).events(ids).items()}
-        for source in (Rp1Source(path, all_projects=True, machines=MachineRegistry({})),) * 2:
+        every = {rid: project(evs) for rid, evs in Rp1Db(path).events(ids).items()}
+        full = {rid: p.status for rid, p in every.items()}
+        for source in (Rp1Source(path, all_projects=True, machines=MachineRegistry({})), live):
             for status in FEED_FILTERS:
                 feed = source.feed(status=status, limit=1000)
                 assert {s.run.id for s in feed.runs} == {r for r, s in full.items() if s == status}, status
                 assert feed.total == len(feed.runs)
+            # every run's whole projection, kept ones extended with the new events included
+            assert {s.run.id: s.projection for s in source.feed(limit=1000).runs} == every
 
     check()
     check()  # a new source: statuses kept from the first
