@@ -61,6 +61,11 @@ class Feed:
         return self.state.message
 
 
+def _activity(run: RunRow) -> tuple[int, str]:
+    """The feed's order (newest first when reversed): newest event, then creation time."""
+    return run.last_event_id, run.created_at or ""
+
+
 class Rp1Source:
     """Read-only facade over one rp1 database, scoped to a project unless `scope` is None."""
 
@@ -104,11 +109,15 @@ class Rp1Source:
             delta = self.db.runs_since(self.scope, self._marks[1])
             if delta is not None and self.db.state.ok:
                 changed, marks = delta
-                by_id = {r.id: r for r in kept}
-                by_id.update((r.id, r) for r in changed)
-                rows = sorted(by_id.values(), key=lambda r: (r.last_event_id, r.created_at or ""), reverse=True)
+                changed = list({r.id: r for r in changed}.values())  # a new run with events comes twice
+                ids = {r.id for r in changed}
+                moved = sorted(changed, key=_activity, reverse=True)
+                if all(r.last_event_id > self._marks[1][0] for r in changed):  # all newer than every kept run
+                    rows = moved + [r for r in kept if r.id not in ids]
+                else:
+                    rows = sorted([*moved, *(r for r in kept if r.id not in ids)], key=_activity, reverse=True)
                 self._runs_cache, self._marks = (sig, rows), (head, marks)
-                self._derived_from = (kept, rows, {r.id for r in changed})
+                self._derived_from = (kept, rows, ids)
                 return rows
         store = self._stored()
         kept_runs = self.db.runs_after(self.scope, store.as_of, store.entries) if store.as_of is not None else None
@@ -171,7 +180,8 @@ class Rp1Source:
     def _save(self) -> None:
         """Keep what this process learned for the next one: the run list as of its newest event id,
         each run's status where derived at its newest event, and the projections shown."""
-        if not self._dirty or self._store is None or self._runs_cache is None or self._marks is None:
+        if (not self._dirty or self._store is None or self._runs_cache is None or self._marks is None
+                or not self._store.due()):
             return
         runs = self._runs_cache[1]
         entries = {r.id: (r.last_event_id, self._known(r)) for r in runs}

@@ -128,6 +128,10 @@ class StatusStore:
         self._written = raw.decode("utf-8", "surrogateescape")
         return self
 
+    def due(self, min_interval: float = 5.0) -> bool:
+        """Whether a save now would write: a long-running viewer writes at most every `min_interval` s."""
+        return self.saved_at is None or time.monotonic() - self.saved_at >= min_interval
+
     def save(self, as_of: int, entries: dict[str, tuple[int, str | None]],
              projections: dict[str, tuple[int, Projection]], min_interval: float = 5.0, force: bool = False) -> None:
         """Write the runs as they were at newest event id `as_of`, when the database is still the one they
@@ -136,7 +140,7 @@ class StatusStore:
         if self.path is None or self.identity is None:
             return
         now = time.monotonic()
-        if not force and self.saved_at is not None and now - self.saved_at < min_interval:
+        if not force and not self.due(min_interval):
             return
         if self._identify() != self.identity:
             return
