@@ -26,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_scale  # noqa: E402
+from common import seen_after  # noqa: E402
 
 WORK = Path(tempfile.gettempdir()) / "rcs-tui-bench" / "console-rp1"
 EVENTS_PER_S = 100
@@ -106,11 +107,9 @@ async def latency(root: Path, db: Path, samples: int) -> list[float]:
                 with lock:
                     t0 = time.perf_counter()
                     insert(conn, marked, step, "running")
-                deadline = t0 + 5.0
-                while step not in painted and time.perf_counter() < deadline:
-                    await asyncio.sleep(0.002)
-                if step in painted:
-                    out.append(painted[step] - t0)
+                took = await seen_after(painted, step, t0)
+                if took is not None:
+                    out.append(took)
                 await asyncio.sleep(0.1 + random.random() * 0.1)
         finally:
             stop.set()
