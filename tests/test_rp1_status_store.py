@@ -181,3 +181,31 @@ def test_in_process_refresh_reads_only_what_changed(tmp_path):
     conn.close()
     renamed = {s.run.id: s.run.name for s in src.feed(limit=100).runs}
     assert renamed[ids[0]] == "renamed" and full_reads == [1]  # a row changed without an event: read all
+
+
+def test_a_store_newer_than_the_database_or_of_another_scope_is_not_used(tmp_path):
+    """A store that says the database had more events than it has now (a database put back from a
+    copy, an event deleted) is ignored; a run whose newest event moved is derived again, whatever the
+    store says; a store of one project is not used for all projects."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    db, ids = make_db(tmp_path / "rp1" / "rp1.db", root, 60)
+    src, _ = source(db, None, all_projects=True)
+    assert src.feed(status="running").total == 1
+    [path] = Path(cache_dir()).glob("rp1-status-*.json")
+    doc = json.loads(path.read_text())
+    doc["runs"] = {k: [v[0], "failed"] for k, v in doc["runs"].items()}
+    for _last, projection in doc["projections"].values():
+        projection["status"] = "failed"
+    path.write_text(json.dumps({**doc, "as_of": doc["as_of"] + 1}))
+    ahead, spy = source(db, None, all_projects=True)
+    assert ahead.feed(status="failed").total == 0 and spy.all_runs == 1  # read again from the database
+    path.write_text(json.dumps(doc))  # the lie again, as of the database's real newest event
+    with Rp1Writer(db) as w:
+        w.step(ids[3], "review", "running")  # one run moved on since the store was written
+    checkpoint(db)
+    moved, _ = source(db, None, all_projects=True)
+    assert {s.run.id for s in moved.feed(status="running").runs} == {ids[3]}  # derived, not the stored lie
+    assert moved.feed(status="failed").total == 60  # the others: as stored (proof the store was read)
+    scoped, scoped_spy = source(db, root)  # one project: its own store, nothing of the all-projects one
+    assert scoped.feed(status="running").total == 2 and scoped_spy.all_runs == 1

@@ -122,8 +122,15 @@ class Rp1Source:
         store = self._stored()
         kept_runs = self.db.runs_after(self.scope, store.as_of, store.entries) if store.as_of is not None else None
         if kept_runs is not None and self.db.state.ok:
+            # The store describes this database up to `as_of`: its statuses and projections hold for the
+            # runs whose newest event is still the one they were derived at (`_known` checks).
             rows, marks, moved = kept_runs
             self._dirty = self._dirty or bool(moved) or len(rows) != len(store.entries)
+            for rid, (last, status) in store.entries.items():
+                if status is not None:
+                    self._status.setdefault(rid, (last, status))
+            for rid, proj in store.projections.items():
+                self._proj.setdefault(rid, proj)
         else:
             marks, rows, self._dirty = self.db.runs_marks(), self.db.runs(self.scope), True
         if self.db.state.ok and marks is not None:
@@ -165,11 +172,6 @@ class Rp1Source:
                 self._proj, self._status, self._events = {}, {}, {}
             scope = None if self.scope is None else (self.scope.project_path, self.scope.project_id)
             self._store = StatusStore(self.db.path, scope).load()
-            for rid, (last, status) in self._store.entries.items():
-                if status is not None:
-                    self._status.setdefault(rid, (last, status))
-            for rid, proj in self._store.projections.items():
-                self._proj.setdefault(rid, proj)
             self._store_sig = identity
         return self._store
 
