@@ -141,7 +141,9 @@ def console_first_paint(root: Path, db: Path, sessions: int) -> tuple[float | No
     return t, full, rss
 
 
-async def hud_latency(root: Path, db: Path, samples: int) -> list[float]:
+async def hud_latency(root: Path, db: Path, samples: int, cpu: dict[str, float] | None = None) -> list[float]:
+    """Write-to-screen seconds per sample. `cpu`, when given, gets the HUD's CPU seconds and the wall
+    seconds of the sampling window (after start-up; the background writer's own CPU excluded)."""
     from rcs_tui.state.io import atomic_write, dump_json
     from rcs_tui.ui.hud_app import HudApp
 
@@ -158,6 +160,7 @@ async def hud_latency(root: Path, db: Path, samples: int) -> list[float]:
                 self.call_after_refresh(lambda: painted.setdefault(it, time.perf_counter()))
 
     stop = threading.Event()
+    writer_cpu: list[float] = []
 
     def background() -> None:  # the steady stream of runtime writes elsewhere in the tree
         rng, n = random.Random(5), 0
@@ -166,12 +169,14 @@ async def hud_latency(root: Path, db: Path, samples: int) -> list[float]:
             atomic_write(d / "ultrawork-state.json", dump_json({"active": True, "updated_at": f"bg-{n}"}))
             n += 1
             time.sleep(0.02)
+        writer_cpu.append(time.thread_time())
 
     app = Timed(root, session_id=CURRENT, rp1_db=db)
     out: list[float] = []
     async with app.run_test(size=(100, 10)) as pilot:
         await pilot.pause(1.0)
         thread = threading.Thread(target=background, daemon=True)
+        cpu0, wall0 = time.process_time(), time.perf_counter()
         thread.start()
         try:
             for i in range(100, 100 + samples):
@@ -187,6 +192,10 @@ async def hud_latency(root: Path, db: Path, samples: int) -> list[float]:
         finally:
             stop.set()
             thread.join()
+        if cpu is not None:
+            cpu["writer"] = sum(writer_cpu)
+            cpu["cpu"] = time.process_time() - cpu0 - cpu["writer"]
+            cpu["wall"] = time.perf_counter() - wall0
     return out
 
 

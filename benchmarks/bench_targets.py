@@ -204,24 +204,15 @@ def feed_rows(runs: int) -> list[Row]:
 
 
 LIVE = """
-import asyncio, json, sys, threading, time
+import asyncio, json, sys, time
 sys.path.insert(0, sys.argv[1])
 import bench_scale
 root, db = bench_scale.workspace(1000)
-writer_cpu = []
-orig_thread = threading.Thread
-class Counted(orig_thread):
-    def run(self):
-        t = time.thread_time()
-        try:
-            super().run()
-        finally:
-            writer_cpu.append(time.thread_time() - t)
-bench_scale.threading.Thread = Counted
 cpu0, wall0 = time.process_time(), time.perf_counter()
-lat = asyncio.run(bench_scale.hud_latency(root, db, int(sys.argv[2])))
+window = {}
+lat = asyncio.run(bench_scale.hud_latency(root, db, int(sys.argv[2]), window))
 cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-print(json.dumps({"lat": lat, "cpu": (cpu - sum(writer_cpu)) / wall}))
+print(json.dumps({"lat": lat, "cpu": window["cpu"] / window["wall"], "all": (cpu - window["writer"]) / wall}))
 """
 
 
@@ -236,8 +227,8 @@ def live_rows(samples: int) -> list[Row]:
     return [Row("targets", "live HUD 1 000x, 50 writes/s elsewhere: write->screen median / p95",
                 f"{ms(median(lat))} / {ms(pct(lat, 95))}" if lat else "no repaint", "p95 <= 50 ms",
                 f"{len(lat)}/{samples} samples"),
-            Row("targets", "live HUD 1 000x: HUD CPU, % of one core (writer excluded)", f"{data['cpu'] * 100:.0f} %",
-                "<= 10 %", "includes load and startup of the app within the window")]
+            Row("targets", "live HUD 1 000x: HUD CPU while the writes land, % of a core", f"{data['cpu'] * 100:.0f} %",
+                "<= 10 %", f"writer excluded; {data['all'] * 100:.0f} % with start-up and the first full read")]
 
 
 def paint_rows(runs: int) -> list[Row]:

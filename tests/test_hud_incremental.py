@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 from rcs_tui.state import reader
@@ -43,6 +44,7 @@ async def test_a_write_to_another_session_repaints_only_the_age(tmp_path):
     loader = WorldLoader(root, session_id=CURRENT, rp1_db=False)
     app = HudApp(root, session_id=CURRENT, rp1_db=False, watch=False, loader=loader)
     async with app.run_test(size=(100, 12)) as pilot:
+        await pilot.press("o")  # the overlay panels are drawn only while shown
         await pilot.pause()
         members_world = app.query_one(MemberList).world
         elsewhere = forge(root, "s-007", 5)
@@ -56,6 +58,34 @@ async def test_a_write_to_another_session_repaints_only_the_age(tmp_path):
         assert app.query_one(MemberList).world is app.world
         line = "".join(t for row in app.query_one(HudView).rows(100, 1) for t, _ in row)
         assert "forge:6/10" in line
+
+
+async def test_age_repaints_only_when_its_text_changes_and_hidden_panels_wait(tmp_path):
+    root = tree(tmp_path, 5)
+    now = [time.time()]  # every file was written within the last second: "updated 0s ago"
+    loader = WorldLoader(root, session_id=CURRENT, rp1_db=False, clock=lambda: now[0])
+    app = HudApp(root, session_id=CURRENT, rp1_db=False, watch=False, loader=loader, clock=lambda: now[0])
+    async with app.run_test(size=(100, 12)) as pilot:
+        await pilot.pause()
+        assert app.query_one(MemberList).world is None  # overlay hidden: its panels are not drawn
+        repaints = []
+        app.query_one(HudView).refresh = lambda *a, **k: repaints.append(1)  # type: ignore[method-assign]
+        for i in range(3):  # writes elsewhere that keep the text at "updated 0s ago"
+            path = forge(root, "s-002", 5 + i)
+            os.utime(path, (now[0], now[0]))
+            app._apply(loader.load([path]))
+        await pilot.pause(0.4)
+        assert repaints == []
+        path = forge(root, "s-003", 9)
+        os.utime(path, (now[0] - 30, now[0] - 30))  # older than the newest: the text stays too
+        app._apply(loader.load([path]))
+        now[0] += 12  # it reads "updated 10s ago" now: the next batch repaints the line, once
+        app._apply(loader.load([path]))
+        await pilot.pause(0.4)
+        assert repaints == [1]
+        await pilot.press("o")
+        await pilot.pause()
+        assert app.query_one(MemberList).world is app.world  # shown: drawn with the latest world
 
 
 def test_refresh_lists_sessions_again_only_when_the_list_can_have_changed(tmp_path, monkeypatch):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from rcs_tui.core.modes import NAME_RE
+from rcs_tui.core.modes import NAME_RE, mode_from_filename
 from rcs_tui.state.io import read_json
 from rcs_tui.state.layout import Layout
 from rcs_tui.state.metrics import HudConfig, HudState, Metrics, parse_time, read_hud_config, read_metrics
@@ -264,6 +264,30 @@ class WorldLoader:
             if sec in self.sections:
                 out.add(sec)
         return out
+
+    def off_view(self, paths: Iterable[Path | str]) -> bool:
+        """Whether every path lies in a session other than the one the views show (nor the one the
+        session pointer names), so that a batch of them changes only the age of the newest write and
+        those sessions' own rows. With root authoritative, a file of a mode active at root is in view
+        wherever it is (a session's tombstone of it changes root's members). False until every
+        section is loaded."""
+        world = self.world
+        if world is None or self.deferred:
+            return False
+        snap = world.snapshot
+        shown = {snap.session_id, snap.resolution.pointer.session_id, self.session_id}
+        root_active = set(snap.root_scope.active_modes()) if snap.session_id is None else set()
+        prefix = os.path.join(os.path.abspath(self.layout.sessions), "")
+        for p in paths:
+            s = os.path.abspath(p)
+            if not s.startswith(prefix):
+                return False
+            sid, _, rest = s[len(prefix):].partition(os.sep)
+            if not rest or sid in shown:
+                return False  # a session directory itself (a new one may be the current session)
+            if root_active and mode_from_filename(rest.split(os.sep, 1)[0]) in root_active:
+                return False
+        return True
 
     def load(self, changed: Iterable[Path | str] | None = None, *, defer: Iterable[str] = ()) -> World:
         """Rebuild the sections `changed` touches (all of them when None or on first load).
