@@ -165,16 +165,37 @@ async def inotify_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_
     """Yield sets of relevant changed paths from inotify: a batch closes after `quiet_ms` without events
     or `debounce_ms` after its first one. An overflowed queue counts as "everything changed".
 
-    The process sleeps in the event loop until the kernel has an event: idle costs no wake-ups.
+    The process sleeps in the event loop until the kernel has an event: idle costs no wake-ups. One
+    task reads the kernel's events into a queue and is never interrupted: a read cut short by a
+    timeout would drop the events it had already taken from the kernel (a write never shown).
     """
     tree = TreeWatch()
+    queue: asyncio.Queue[object] = asyncio.Queue()
+
+    async def pump() -> None:
+        try:
+            while True:
+                queue.put_nowait(await tree.inotify.get())
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - handed to the consumer, which raises it
+            queue.put_nowait(exc)
+
+    async def next_event() -> object:
+        event = await queue.get()
+        if isinstance(event, Exception):
+            raise event
+        return event
+
+    reader: asyncio.Task[None] | None = None
     try:
         for d in targets.dirs:  # in a thread: a thousand session dirs must not stall the first frames
             await asyncio.to_thread(tree.add_tree, d, collect=False, recursive=d not in targets.flat)
+        reader = asyncio.create_task(pump())
         loop = asyncio.get_running_loop()
         while True:
             pending: set[Path] = set()
-            event = await tree.inotify.get()
+            event = await next_event()
             first = loop.time()
             while True:
                 paths, overflow = tree.paths_of(event, targets)
@@ -184,13 +205,15 @@ async def inotify_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_
                 remaining = first + debounce_ms / 1000 - loop.time()
                 if not pending or remaining <= 0:
                     break
-                try:
-                    event = await asyncio.wait_for(tree.inotify.get(), min(quiet_ms / 1000, remaining))
+                try:  # cancelling a queue read loses nothing: the event stays queued
+                    event = await asyncio.wait_for(next_event(), min(quiet_ms / 1000, remaining))
                 except TimeoutError:
                     break
             if pending:
                 yield frozenset(pending)
     finally:
+        if reader is not None:
+            reader.cancel()
         tree.close()
 
 
