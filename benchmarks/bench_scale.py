@@ -121,14 +121,17 @@ def workspace(factor: int) -> tuple[Path, Path]:
 def env_for(db: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RCS_", "CODEX_"))}
     env.pop("SESSION_ID", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # measure as installed: bytecode cached
     env.update(TERM="xterm-256color", RP1_DB=str(db))
     return env
 
 
 def console_first_paint(root: Path, db: Path, sessions: int) -> tuple[float | None, float | None, float]:
     """Seconds to the first frame showing the current session, seconds until every session is listed
-    (the first other session's row is on screen), and the process's RSS then."""
-    p = PtyProc([RCS_TUI, "console", "--root", str(root)], root, env_for(db), cols=120, rows=40)
+    (the first other session's row is on screen), and the process's RSS then. The current session is
+    named (`--session-id`): the tree's `session.json` names a process long gone."""
+    p = PtyProc([RCS_TUI, "console", "--root", str(root), "--session-id", CURRENT], root, env_for(db),
+                cols=120, rows=40)
     full = None
     try:
         t = p.wait_for(CURRENT, 30)
@@ -139,6 +142,33 @@ def console_first_paint(root: Path, db: Path, sessions: int) -> tuple[float | No
     finally:
         p.close()
     return t, full, rss
+
+
+SWITCH = (("2", "heartbeat"), ("3", "guards hold"), ("1", "scope / mode"))  # key, text only that view shows
+
+
+def console_switch(root: Path, db: Path, rounds: int) -> list[float]:
+    """Seconds from a view key (2 team, 3 tasks, 1 scopes) to that view's column headers on screen, in
+    `rcs-tui console` on a pty, once every session is listed; `rounds` times round the three views."""
+    p = PtyProc([RCS_TUI, "console", "--root", str(root), "--session-id", CURRENT], root, env_for(db),
+                cols=120, rows=40)
+    out: list[float] = []
+    try:
+        if p.wait_for(CURRENT, 30) is None or p.wait_for("s-00001", 30) is None:
+            return out
+        p.drain(1.0)  # let the deferred loads settle
+        for _ in range(rounds):
+            for key, needle in SWITCH:
+                start = len(p.raw)
+                t = time.perf_counter()
+                os.write(p.master, key.encode())
+                seen = p.wait_for(needle, 5, start=start)
+                if seen is not None:
+                    out.append(time.perf_counter() - t)
+                p.drain(0.1)
+    finally:
+        p.close()
+    return out
 
 
 async def hud_latency(root: Path, db: Path, samples: int, cpu: dict[str, float] | None = None) -> list[float]:
