@@ -117,9 +117,10 @@ class ConsoleApp(App):
 
     def on_mount(self) -> None:
         # First frame sooner: when live, the first load reads root and the current session only and
-        # skips the rp1 section (shown only as badges here; the rp1 view has its own source); the
-        # watcher loads every session and rp1 right after it, first thing.
-        self.world = self.loader.load(defer=("rp1", "state") if self.live else ())
+        # skips the team, tasks and rp1 sections (the first frame shows the scopes view; rp1 shows only
+        # as badges here, the rp1 view has its own source); the watcher loads every session, then
+        # those sections, right after it, first thing.
+        self.world = self.loader.load(defer=("rp1", "state", "team", "tasks") if self.live else ())
         self.push_screen(MainScreen())
         self.set_interval(0.5, self._check_watches)
         if self.live:  # after the first frame: its deferred loads would only slow that frame down
