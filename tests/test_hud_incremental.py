@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import time
 from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_reader_refresh import apply, op, picture, seed
 
 from rcs_tui.state import reader
 from rcs_tui.state.reader import read_snapshot, refresh_snapshot
@@ -131,3 +136,45 @@ async def test_console_draws_once_for_updates_that_queued_up(tmp_path):
             a.post_message(WorldUpdated(world, frozenset()))
         await pilot.pause()
         assert drawn == [worlds[-1]]  # one redraw, of the latest state
+
+
+@settings(max_examples=60, deadline=None)
+@given(rounds=st.lists(st.lists(op, min_size=1, max_size=6), min_size=1, max_size=5),
+       explicit=st.sampled_from([None, "s-b"]))
+def test_incremental_world_equals_a_fresh_full_read(rounds, explicit):
+    """The live views' state, kept from the changed paths batch after batch, is what a fresh full read
+    gives: every scope, member, error and the newest write (and so is the World shown, unless a file
+    that read fine turned bad and the last good picture is kept)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        seed(root)
+        live = WorldLoader(root, session_id=explicit, rp1_db=False, environ={})
+        live.load()
+        for batch in rounds:
+            changed: set[Path] = set()
+            for action in batch:
+                changed |= apply(root, action)
+            world = live.load(changed)
+            fresh = WorldLoader(root, session_id=explicit, rp1_db=False, environ={}).load()
+            on_disk = live._state_base  # what the next refresh builds on
+            assert on_disk is not None and picture(on_disk) == picture(fresh.snapshot)
+            assert on_disk.mode_newest == fresh.snapshot.mode_newest
+            if not any(b.kept_last_good for b in world.badges):  # else it shows the last good picture, by design
+                assert picture(world.snapshot) == picture(fresh.snapshot)
+                assert world.newest_write == fresh.newest_write
+
+
+def test_off_view_paths_are_other_sessions_only(tmp_path):
+    root = tree(tmp_path, 4)
+    sessions = root / ".rcs/state/sessions"
+    loader = WorldLoader(root, session_id=CURRENT, rp1_db=False, environ={})
+    loader.load()
+    assert loader.off_view([sessions / "s-002" / "forge-state.json", sessions / "s-003" / "team-state.json"])
+    assert not loader.off_view([sessions / "s-002" / "forge-state.json", sessions / CURRENT / "forge-state.json"])
+    assert not loader.off_view([root / ".rcs/state/forge-state.json"])  # root: shown
+    assert not loader.off_view([sessions / "s-new"])  # a new session directory may be the current one
+    rooted = WorldLoader(root, rp1_db=False, environ={})  # root authoritative, forge active at root
+    write(root / ".rcs/state/forge-state.json", {"active": True, "current_phase": "executing"})
+    rooted.load()
+    assert not rooted.off_view([sessions / "s-002" / "forge-state.json"])  # its tombstone would change root
+    assert rooted.off_view([sessions / "s-002" / "team-state.json"])
