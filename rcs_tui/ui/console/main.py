@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Input, Static, TabbedContent, TabPane
 
 from rcs_tui.state.layout import Layout
 from rcs_tui.state.txn import JOURNAL_REL
-from rcs_tui.ui.console.footer import KeysFooter
+from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.scopes import ScopesPane, parse_member_key, split_member_key
 from rcs_tui.ui.console.statusbar import StatusBar
 from rcs_tui.ui.console.table import selected_key
@@ -51,7 +51,7 @@ class MainScreen(Screen):
             yield TabPane("3 Tasks", id="tasks")
             yield TabPane("4 rp1", id="rp1")
             yield TabPane("5 Journal", id="journal")
-        yield KeysFooter(id="footer")
+        yield FittedFooter(id="footer")
 
     def on_mount(self) -> None:
         self.call_after_refresh(self.focus_table)  # j/k/enter work from the first keypress
