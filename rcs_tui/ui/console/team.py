@@ -69,6 +69,11 @@ def team_summary(world: World) -> Text:
 
 
 class TeamPane(Vertical):
+    # The task rows of the teams last shown: a section the loader did not reload is the same object, so
+    # its rows are handed over as the same objects and the table skips them without comparing cells.
+    _tasks_of: object = None
+    _task_rows: list[Row] = []
+
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter workers/tasks…", id="team-filter", classes="filter")
         yield Static(id="team-summary", classes="summary")
@@ -85,8 +90,10 @@ class TeamPane(Vertical):
         self.query_one("#team-summary", Static).update(summary)
         width = self.app.size.width
         needle = self.query_one("#team-filter", Input).value.strip()
+        if world.teams is not self._tasks_of:
+            self._tasks_of, self._task_rows = world.teams, task_rows(world)
         for table_id, columns, rows in (("#team-workers", WORKER_COLUMNS, worker_rows(world, now)),
-                                        ("#team-tasks", TASK_COLUMNS, task_rows(world))):
+                                        ("#team-tasks", TASK_COLUMNS, self._task_rows)):
             table = self.query_one(table_id, DataTable)
             rows = [r for r in rows if matches(needle, r[0], *r[1])] if needle else rows
             sync_rows(table, project(rows, columns, set_columns(table, columns, width)))
