@@ -12,6 +12,7 @@ from rcs_tui.fleet.alerts import AlertSettings, AlertTracker
 from rcs_tui.fleet.projects import ProjectSpecError, expand_projects, parse_project
 from rcs_tui.fleet.rows import Row
 from rcs_tui.ui.fleet.app import FleetApp
+from rcs_tui.ui.fleet.linetable import LineTable
 from rcs_tui.views.snapshot_doc import SnapshotFeed, iso
 from tests.statefix import canonical, mode, write
 
@@ -212,16 +213,14 @@ class TestFleetApp:
             await pilot.pause(0.7)  # past the start-up re-read
             from textual.widgets import DataTable
 
-            table = app.screen.query_one("#fleet-table", DataTable)
-            order = [str(table.coordinate_to_cell_key((i, 0)).row_key.value) for i in range(table.row_count)]
-            assert [Path(k).name for k in order] == ["api", "billing", "docs", "web", "notes"]
+            table = app.screen.query_one("#fleet-table", LineTable)
+            assert [Path(k).name for k in table.keys] == ["api", "billing", "docs", "web", "notes"]
             web = str(base / "web")
             mode(base / "web", "autopilot", active=False, lifecycle_outcome="askuserQuestion")
             await until(lambda: app.rows[web].rank == 0)
             await until(lambda: log.exists() and log.read_text() == "web waiting root/autopilot\n")
             await pilot.pause(0.1)
-            order = [str(table.coordinate_to_cell_key((i, 0)).row_key.value) for i in range(table.row_count)]
-            assert [Path(k).name for k in order][:2] == ["api", "web"]  # waiting rows first, by name
+            assert [Path(k).name for k in table.keys][:2] == ["api", "web"]  # waiting rows first, by name
             write(base / "web" / ".rcs" / "state" / "forge-state.json", {"active": True, "current_phase": "verify"})
             await until(lambda: app.rows[web].doc["scopes"][0]["modes"]["forge"]["phase"] == "verify")
             await pilot.pause(0.2)
@@ -238,9 +237,7 @@ class TestFleetApp:
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.press("slash", "b", "i", "l")
             await pilot.pause()
-            from textual.widgets import DataTable
-
-            table = app.screen.query_one("#fleet-table", DataTable)
+            table = app.screen.query_one("#fleet-table", LineTable)
             assert table.row_count == 1
             await pilot.press("escape")
             await pilot.pause()

@@ -8,12 +8,17 @@ are seen. Every string that came from a project is made inert here, before any v
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich.text import Text
+
 from rcs_tui.fleet.projects import Project
 from rcs_tui.state.metrics import parse_time
+from rcs_tui.state.team import WORKER_CONDITIONS, worker_condition
+from rcs_tui.ui.console.format import HEALTH_GLYPH, HEALTH_STYLE, WORKER_GLYPH
 from rcs_tui.views.snapshot_doc import CONTRACT_MAJOR, CONTRACT_VERSION, contract_major
 from rcs_tui.views.text import ago, strip_controls
 
@@ -120,10 +125,10 @@ class Row:
                 out.append(f"{n} {word}{'s' if n > 1 and word.endswith(('worker', 'survivor')) else ''}")
         return out
 
-    def cells(self, now: float) -> dict[str, str]:
-        """Plain, inert text for every column."""
+    def cells(self, now: float) -> dict[str, str | Text]:
+        """Inert text for every column: plain strings, and styled text where the console's colours apply."""
         p = self.project
-        base = {"project": inert(p.name, 60), "host": inert(p.host_label, 40)}
+        base: dict[str, str | Text] = {"project": inert(p.name, 60), "host": inert(p.host_label, 40)}
         if self.doc is None or self.error:
             since = f" since {ago(now - self.error_since)}" if self.error_since else ""
             head, _, tail = (self.error or "connecting…").partition(": ")  # "unreachable since 2m: ssh: …"
@@ -131,15 +136,12 @@ class Row:
             return {**base, "state": "error" if self.error else "…", "active": text, "health": "",
                     "doctor": "", "workers": "", "tasks": "", "rp1": "", "activity": ""}
         d = self.doc
+        partial = bool(d.get("partial"))  # a first look: the doctor has not run yet
         health = d.get("health") if isinstance(d.get("health"), dict) else {}
-        health_text = " ".join(f"{inert(k, 16)}:{v}" for k, v in sorted(health.items()) if isinstance(v, int))
+        health_text = Text(" ").join(
+            Text(f"{HEALTH_GLYPH[k]}{v}" if k in HEALTH_GLYPH else f"{inert(k, 16)}:{v}", style=HEALTH_STYLE.get(k, ""))
+            for k, v in sorted(health.items()) if isinstance(v, int))
         doctor = (d.get("doctor") or {}).get("count")
-        alive = dead = 0
-        for team in (d.get("team") or {}).values():
-            for w in team.get("workers", []) if isinstance(team, dict) else []:
-                if isinstance(w, dict):
-                    dead += 1 if w.get("dead_reason") else 0
-                    alive += 0 if w.get("dead_reason") else 1
         phases = d.get("tasks_by_phase") if isinstance(d.get("tasks_by_phase"), dict) else {}
         tasks = " ".join(f"{inert(k, 20)}:{v}" for k, v in sorted(phases.items()) if isinstance(v, int))
         rp1 = f"{self._rp1_count('waiting')}/{self._rp1_count('failed')}/{self._rp1_count('running')}"
@@ -147,9 +149,29 @@ class Row:
         active = d.get("active_set") if isinstance(d.get("active_set"), list) else []
         return {**base, "state": self.rank_name,
                 "active": " + ".join(inert(m, 30) for m in active) or "—",
-                "health": health_text or "—", "doctor": "—" if doctor in (None, 0) else str(doctor),
-                "workers": f"{alive}♥ {dead}✝" if alive or dead else "—", "tasks": tasks or "—", "rp1": rp1,
+                "health": health_text if health_text.plain else "—",
+                "doctor": "…" if partial else "—" if doctor in (None, 0) else str(doctor),
+                "workers": self.workers_cell(now), "tasks": tasks or "—", "rp1": rp1,
                 "activity": "—" if last is None else ago(now - last)}
+
+    def worker_conditions(self, now: float) -> Counter[str]:
+        """Workers by condition at `now`, judged by the same rule the console uses."""
+        out: Counter[str] = Counter()
+        for team in ((self.doc or {}).get("team") or {}).values():
+            for w in team.get("workers", []) if isinstance(team, dict) else []:
+                if isinstance(w, dict):
+                    raw = w.get("alive", True)  # a host on contract 1.0 does not send the flag
+                    alive = raw if isinstance(raw, bool) else None
+                    last = w.get("last_turn_at") if isinstance(w.get("last_turn_at"), str) else None
+                    out[worker_condition(w.get("dead_reason") or None, alive, last, now)] += 1
+        return out
+
+    def workers_cell(self, now: float) -> Text | str:
+        counts = self.worker_conditions(now)
+        if not counts:
+            return "—"
+        return Text(" ").join(Text(f"{counts[c]}{WORKER_GLYPH[c][0]}", style=WORKER_GLYPH[c][1])
+                              for c in WORKER_CONDITIONS if counts[c])
 
     def sort_key(self) -> tuple[int, str, str]:
         return (self.rank, self.project.name, self.project.key)

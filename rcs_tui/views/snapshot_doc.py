@@ -19,7 +19,7 @@ from typing import Any
 from rcs_tui.views.snapshot_json import snapshot_json
 from rcs_tui.views.world import World, WorldLoader
 
-CONTRACT_VERSION = "1.0"
+CONTRACT_VERSION = "1.1"
 CONTRACT_MAJOR = 1
 WAITING_OUTCOMES = frozenset({"askuserQuestion", "userinterlude"})
 RP1_STATUSES = ("waiting", "failed", "running")
@@ -46,7 +46,7 @@ def _team_json(world: World) -> dict[str, Any]:
         out[name] = {"phase": team.phase, "task": team.task, "worker_count": team.worker_count,
                      "tasks": dict(team.counts),
                      "workers": [{"name": w.name, "state": w.state, "current_task_id": w.current_task_id,
-                                  "last_turn_at": w.last_turn_at, "dead_reason": w.dead_reason}
+                                  "last_turn_at": w.last_turn_at, "alive": w.alive, "dead_reason": w.dead_reason}
                                  for w in team.workers]}
     return out
 
