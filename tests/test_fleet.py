@@ -367,9 +367,43 @@ class TestTaskOverride:
             await pilot.pause()
             form.query_one("#apply", Button).press()
             await until(lambda: isinstance(app.screen, Notice))
+            await pilot.pause()
             body = app.screen.body  # type: ignore[attr-defined]
             assert "nowhere" in body and body.endswith("Nothing was changed.")
         assert (tdir / "state.json").read_bytes() == before
+
+
+class TestConfirmedPlanOnly:
+    async def test_a_file_changed_after_confirming_writes_nothing_and_shows_the_new_plan(self, tmp_path):
+        from rcs_tui.state.txn import PLAN_CHANGED
+        from rcs_tui.ui.console.confirm import ConfirmPlan
+        from rcs_tui.ui.fleet.project import ProjectScreen
+        from tests.conftest import tree_digest
+
+        root = running(tmp_path / "api")
+        forge = root / ".rcs/state/forge-state.json"
+        found, _ = expand_projects([str(root)])
+        app = FleetApp(found, live=False)
+        app.rows[found[0].key].take(SnapshotFeed(root).document(), time.time())
+        async with app.run_test(size=(120, 36)) as pilot:
+            await pilot.pause()
+            await pilot.press("i")
+            await until(lambda: isinstance(app.screen, ProjectScreen))
+            await pilot.pause()
+            assert app.screen.current_member() == ("root", "forge")
+            await pilot.press("d")
+            await until(lambda: isinstance(app.screen, ConfirmPlan))
+            first = app.screen
+            mode(root, "forge", phase="verify", iteration=7)  # the runtime writes while the operator reads
+            changed = tree_digest(root)
+            await pilot.press("y")
+            await until(lambda: isinstance(app.screen, ConfirmPlan) and app.screen is not first)
+            await pilot.pause()
+            assert tree_digest(root) == changed  # nothing was written
+            assert not (root / ".rcs/logs/rcs-tui-journal.jsonl").exists()
+            assert PLAN_CHANGED in str(app.screen.query_one("#plan-warning").render())
+            await pilot.press("y")  # the new plan, confirmed this time
+            await until(lambda: not forge.exists())
 
 
 class TestReadGate:

@@ -103,12 +103,15 @@ class FleetHub:
         self.procs: set[asyncio.subprocess.Process] = set()
         self._readers: ReadGate | None = None
 
-    def start(self) -> None:
-        """Start every project's task on the running loop."""
-        self._readers = ReadGate(READERS, sum(1 for r in self.rows.values() if not r.project.remote))
+    def start(self, remote: bool = True, local: bool = True) -> None:
+        """Start the projects' tasks on the running loop: the remote ones (an ssh session costs this
+        process little and the host a second or more, so the sooner the better), the local ones, or both."""
+        if local:
+            self._readers = ReadGate(READERS, sum(1 for r in self.rows.values() if not r.project.remote))
         for row in self.rows.values():
-            runner = self._remote if row.project.remote else self._local
-            self.tasks.append(asyncio.ensure_future(runner(row)))
+            if (remote and row.project.remote) or (local and not row.project.remote):
+                runner = self._remote if row.project.remote else self._local
+                self.tasks.append(asyncio.ensure_future(runner(row)))
 
     async def stop(self) -> None:
         """Cancel every task; each ends (and reaps) its own ssh session on the way out."""
@@ -154,7 +157,8 @@ class FleetHub:
                 self._looked(row)
             else:
                 try:
-                    async for doc in follow_documents(SnapshotFeed(root), poll=self.poll, gate=self._readers,
+                    feed = SnapshotFeed(root, summary=True)
+                    async for doc in follow_documents(feed, poll=self.poll, gate=self._readers,
                                                       first_look=not self.once):
                         self._take(row, doc)
                         self._looked(row)

@@ -19,7 +19,7 @@ from rcs_tui.fleet.projects import Project
 from rcs_tui.state.metrics import parse_time
 from rcs_tui.state.team import WORKER_CONDITIONS, worker_condition
 from rcs_tui.ui.console.format import HEALTH_GLYPH, HEALTH_STYLE, WORKER_GLYPH
-from rcs_tui.views.snapshot_doc import CONTRACT_MAJOR, CONTRACT_VERSION, contract_major
+from rcs_tui.views.snapshot_doc import CONTRACT_MAJOR, CONTRACT_VERSION, contract_major, summarise
 from rcs_tui.views.text import ago, strip_controls
 
 RANKS = ("waiting", "failed", "trouble", "running", "idle")
@@ -67,7 +67,7 @@ class Row:
             return
         if self.project.remote:
             doc.pop("partial", None)  # only this process makes partial documents; a host cannot claim one
-        self.doc = doc
+        self.doc = summarise(doc) if self.project.remote else doc  # a local feed makes summaries itself
         raw = doc.get("attention") if isinstance(doc.get("attention"), dict) else {}
         self.attention = {k: [inert(v, 120) for v in raw.get(k, []) if isinstance(v, str)][:200]
                           for k in ("waiting", "failed", "dead", "stale", "root_survivors", "running", "resurrected")}

@@ -104,8 +104,9 @@ class FleetApp(App):
     def on_mount(self) -> None:
         self.push_screen(FleetScreen())
         self.call_after_refresh(self.redraw)
-        if self.live:  # after the first frame: the rows show "connecting" until their documents arrive
-            self.call_after_refresh(self.hub.start)
+        if self.live:  # ssh sessions now; local reads after the first frame (rows show "connecting" till then)
+            self.hub.start(local=False)
+            self.call_after_refresh(self.hub.start, remote=False)
         self.set_interval(TICK_S, self._tick)  # relative ages ("3m ago", "since …") move on
 
     async def on_unmount(self) -> None:
