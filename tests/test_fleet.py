@@ -131,6 +131,32 @@ def row_with(attention: dict[str, list[str]], name: str = "api") -> Row:
     return row
 
 
+class TestWorkers:
+    def test_a_silent_worker_is_not_counted_alive_the_console_says_silent_too(self):
+        from rcs_tui.state.team import Worker
+        from rcs_tui.ui.console.team import heartbeat
+
+        beats = {"w1": iso(NOW - 10), "w2": iso(NOW - 600), "w3": iso(NOW - 5)}
+        workers = [{"name": n, "state": "working", "current_task_id": None, "last_turn_at": at, "alive": True,
+                    "dead_reason": "pid 7 is not running" if n == "w3" else None} for n, at in beats.items()]
+        row = Row(parse_project("/srv/api"))
+        row.take({"version": "1.1", "kind": "snapshot", "team": {"t": {"workers": workers}}}, NOW)
+        assert row.worker_conditions(NOW) == {"alive": 1, "silent": 1, "dead": 1}
+        assert str(row.cells(NOW)["workers"]) == "1♥ 1◌ 1✖"
+        console = [str(heartbeat(Worker(w["name"], alive=True, last_turn_at=w["last_turn_at"],
+                                        pid=7 if w["dead_reason"] else None,
+                                        pid_running=False if w["dead_reason"] else None), NOW)) for w in workers]
+        assert console == ["♥ alive", "◌ silent 10m", "✖ dead"]
+        assert row.worker_conditions(NOW - 590)["alive"] == 2  # ten minutes earlier w2 was still beating
+
+    def test_a_host_on_contract_1_0_without_the_alive_flag_is_judged_by_its_beat(self):
+        workers = [{"name": "w1", "last_turn_at": iso(NOW - 10), "dead_reason": None},
+                   {"name": "w2", "last_turn_at": iso(NOW - 600), "dead_reason": None}]
+        row = Row(parse_project("/srv/api"))
+        row.take({"version": "1.0", "kind": "snapshot", "team": {"t": {"workers": workers}}}, NOW)
+        assert row.worker_conditions(NOW) == {"alive": 1, "silent": 1}
+
+
 class TestAlerts:
     def test_each_transition_alerts_once(self):
         clock = [NOW]
