@@ -15,6 +15,7 @@ from typing import Any
 
 from rich.text import Text
 
+from rcs_tui.fleet import attention
 from rcs_tui.fleet.projects import Project
 from rcs_tui.state.metrics import parse_time
 from rcs_tui.state.team import WORKER_CONDITIONS, worker_condition
@@ -23,8 +24,6 @@ from rcs_tui.views.snapshot_doc import CONTRACT_MAJOR, CONTRACT_VERSION, contrac
 from rcs_tui.views.text import ago, strip_controls
 
 RANKS = ("waiting", "failed", "trouble", "running", "idle")
-ALERT_KINDS = {"waiting": "waiting", "failed": "failed", "dead": "dead", "stale": "stale",
-               "root_survivors": "stale", "resurrected": "resurrected"}
 
 
 def inert(value: Any, limit: int = 200) -> str:
@@ -70,7 +69,7 @@ class Row:
         self.doc = summarise(doc) if self.project.remote else doc  # a local feed makes summaries itself
         raw = doc.get("attention") if isinstance(doc.get("attention"), dict) else {}
         self.attention = {k: [inert(v, 120) for v in raw.get(k, []) if isinstance(v, str)][:200]
-                          for k in ("waiting", "failed", "dead", "stale", "root_survivors", "running", "resurrected")}
+                          for k in attention.KEYS}
         self.error, self.error_since, self.connected = None, None, True
         self.updated_at = now or time.time()
 
@@ -84,18 +83,12 @@ class Row:
     # -- derived ----------------------------------------------------------------------------
     @property
     def rank(self) -> int:
-        a = self.attention
         if self.doc is None or self.error:
             return RANKS.index("trouble")
-        if a.get("waiting"):
-            return 0
-        if a.get("failed"):
-            return 1
-        if a.get("dead") or a.get("stale") or a.get("root_survivors") or a.get("resurrected"):
-            return 2
-        if a.get("running") or self._rp1_count("running"):
-            return 3
-        return 4
+        ranks = [RANKS.index(k.rank) for k in attention.KINDS if self.attention.get(k.key)]
+        if self._rp1_count("running"):
+            ranks.append(RANKS.index("running"))
+        return min(ranks, default=RANKS.index("idle"))
 
     @property
     def needs_you_now(self) -> bool:
@@ -116,14 +109,8 @@ class Row:
         """Short reasons this project needs the operator (empty when it does not)."""
         if self.doc is None or self.error:
             return [self.error or "connecting"]
-        a = self.attention
-        out = []
-        for key, word in (("waiting", "waiting"), ("failed", "failed"), ("dead", "dead worker"),
-                          ("stale", "stale"), ("root_survivors", "root survivor"), ("resurrected", "came back")):
-            if a.get(key):
-                n = len(a[key])
-                out.append(f"{n} {word}{'s' if n > 1 and word.endswith(('worker', 'survivor')) else ''}")
-        return out
+        return [attention.count_words(k, len(self.attention[k.key])) for k in attention.NEEDS_YOU
+                if self.attention.get(k.key)]
 
     def cells(self, now: float) -> dict[str, str | Text]:
         """Inert text for every column: plain strings, and styled text where the console's colours apply."""

@@ -17,8 +17,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from rcs_tui.fleet.actions import ActionError, CliActions, PlanChangedError
+from rcs_tui.fleet.attention import NEEDS_YOU
 from rcs_tui.fleet.rows import Row, inert
 from rcs_tui.ui.console.confirm import ConfirmPlan
+from rcs_tui.ui.console.format import HEALTH_STYLE, STATUS_STYLE
 from rcs_tui.ui.console.notice import Notice
 from rcs_tui.ui.fleet.override import TaskOverrideForm
 
@@ -99,7 +101,7 @@ class ProjectScreen(Screen):
         selected = self.current_member()
         table.clear()
         for scope, mode, state, phase in member_rows(doc):
-            style = "red" if state in ("stale", "orphan", "root-survivor", "failed") else ""
+            style = HEALTH_STYLE.get(state) or STATUS_STYLE.get(state, "")
             table.add_row(Text(scope), Text(mode, style="bold"), Text(state, style=style), Text(phase),
                           key=f"{scope}\0{mode}")
         if selected is not None:
@@ -111,12 +113,10 @@ class ProjectScreen(Screen):
 
     def _body(self, doc: dict[str, Any], row: Row) -> Text:
         out = Text()
-        for kind, word in (("waiting", "waiting for you"), ("failed", "failed"), ("dead", "dead workers"),
-                           ("stale", "stale"), ("root_survivors", "root survivors"),
-                           ("resurrected", "came back after a clear")):
-            items = row.attention.get(kind) or []
+        for kind in NEEDS_YOU:
+            items = row.attention.get(kind.key) or []
             if items:
-                out.append(f"{word}: ", style="bold magenta" if kind == "waiting" else "bold yellow")
+                out.append(f"{kind.heading}: ", style="bold magenta" if kind.key == "waiting" else "bold yellow")
                 out.append(", ".join(items[:8]) + (f" +{len(items) - 8}" if len(items) > 8 else "") + "\n")
         for run in ((doc.get("rp1") or {}).get("waiting") or [])[:3]:
             if isinstance(run, dict):
