@@ -59,8 +59,10 @@ async def _end(proc: asyncio.subprocess.Process) -> None:
 
 
 class ReadGate:
-    """At most `limit` full local reads at once, and none before every local row has had its quick first look
-    (or `patience` seconds passed): fifty full reads must not hold up the rows that show each project at once."""
+    """At most `limit` full local reads at once, and none before every row has had its first look (a local
+    row its quick partial document, a remote one its first document or its reason for having none) or
+    `patience` seconds passed: fifty full reads must not hold up the rows that show each project at once,
+    nor take the processor from the hosts' first answers over ssh."""
 
     def __init__(self, limit: int, waiting_for: int, patience: float = FIRST_LOOK_PATIENCE) -> None:
         self.slots = asyncio.Semaphore(limit)
@@ -107,7 +109,7 @@ class FleetHub:
         """Start the projects' tasks on the running loop: the remote ones (an ssh session costs this
         process little and the host a second or more, so the sooner the better), the local ones, or both."""
         if local:
-            self._readers = ReadGate(READERS, sum(1 for r in self.rows.values() if not r.project.remote))
+            self._readers = ReadGate(READERS, sum(1 for r in self.rows.values() if not r.looked))
         for row in self.rows.values():
             if (remote and row.project.remote) or (local and not row.project.remote):
                 runner = self._remote if row.project.remote else self._local
@@ -141,9 +143,11 @@ class FleetHub:
 
     # -- local ------------------------------------------------------------------------------
     def _looked(self, row: Row) -> None:
-        if not row.looked and self._readers is not None:
+        """The row has its first document or its reason for having none (counted once)."""
+        if not row.looked:
             row.looked = True
-            self._readers.looked()
+            if self._readers is not None:
+                self._readers.looked()
 
     async def _local(self, row: Row) -> None:
         from rcs_tui.views.snapshot_doc import SnapshotFeed, follow_documents
@@ -196,6 +200,7 @@ class FleetHub:
             proc = await asyncio.shield(spawning)
         except OSError as exc:
             self._fail(row, f"cannot run ssh: {exc.strerror or exc}")
+            self._looked(row)
             return False
         except asyncio.CancelledError:  # stopped while ssh was starting: end it too, never leave it behind
             with contextlib.suppress(Exception):
@@ -229,6 +234,7 @@ class FleetHub:
                 if doc.get("kind") == "heartbeat":
                     continue
                 self._take(row, doc)
+                self._looked(row)
                 got = got or row.doc is not None
                 if row.doc is None and row.error:  # a contract we cannot read: keep the reason, stop here
                     reason = row.error
@@ -244,6 +250,7 @@ class FleetHub:
         if reason is None:
             reason = failure_reason(proc.returncode, err, row.project)
         self._fail(row, reason)
+        self._looked(row)
         return got
 
 
