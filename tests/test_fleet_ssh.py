@@ -83,17 +83,29 @@ async def test_follows_a_change_on_the_host(server, tmp_path):
         await hub.stop()
 
 
+def remote_app(server, root: Path) -> FleetApp:
+    return FleetApp([parse_project(server.url(root))], ssh=Ssh(config_file=str(server.ssh_config)))
+
+
+async def open_project_view(app: FleetApp, pilot) -> None:
+    """Wait for the remote row's document, then open its project view."""
+    from rcs_tui.ui.fleet.project import ProjectScreen
+
+    await until(lambda: all(r.doc is not None for r in app.rows.values()))
+    await pilot.pause()
+    await pilot.press("i")
+    await until(lambda: isinstance(app.screen, ProjectScreen))
+    await pilot.pause()
+
+
 async def test_clear_and_undo_run_on_the_host_from_the_project_view(server, tmp_path):
     root = project_tree(tmp_path / "svc")
     forge_file = root / ".rcs/state/forge-state.json"
     before = forge_file.read_bytes()
     journal = root / ".rcs/logs/rcs-tui-journal.jsonl"
-    app = FleetApp([parse_project(server.url(root))], ssh=Ssh(config_file=str(server.ssh_config)))
+    app = remote_app(server, root)
     async with app.run_test(size=(120, 36)) as pilot:
-        await until(lambda: all(r.doc is not None for r in app.rows.values()))
-        await pilot.pause()
-        await pilot.press("i")
-        await pilot.pause()
+        await open_project_view(app, pilot)
         from rcs_tui.ui.console.confirm import ConfirmPlan
         from rcs_tui.ui.fleet.project import ProjectScreen
 
@@ -126,12 +138,10 @@ async def test_a_remote_clear_applies_only_the_plan_confirmed(server, tmp_path):
 
     root = project_tree(tmp_path / "svc")
     forge_file = root / ".rcs/state/forge-state.json"
-    app = FleetApp([parse_project(server.url(root))], ssh=Ssh(config_file=str(server.ssh_config)))
+    app = remote_app(server, root)
     async with app.run_test(size=(120, 36)) as pilot:
-        await until(lambda: all(r.doc is not None for r in app.rows.values()))
-        await pilot.pause()
-        await pilot.press("i")
-        await until(lambda: isinstance(app.screen, ProjectScreen))
+        await open_project_view(app, pilot)
+        assert isinstance(app.screen, ProjectScreen)
         await pilot.press("j", "d")
         await until(lambda: isinstance(app.screen, ConfirmPlan))
         first = app.screen
