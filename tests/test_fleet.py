@@ -292,6 +292,34 @@ def snapshot_app(tmp_path: Path) -> FleetApp:
     return app
 
 
+class TestTableRedraw:
+    async def test_a_change_redraws_its_row_only_and_an_age_refresh_only_what_changed_text(self, tmp_path):
+        clock = [NOW]
+        app = snapshot_app(tmp_path)
+        app.clock = lambda: clock[0]
+        async with app.run_test(size=(120, 36)) as pilot:
+            await pilot.pause()
+            table = app.screen.query_one("#fleet-table", LineTable)
+            before = table.renders
+            app._tick()  # same minute: every age reads the same, nothing is drawn again
+            await pilot.pause()
+            assert table.renders == before
+            key = next(k for k in table.keys if Path(k).name == "notes")
+            row = app.rows[key]
+            doc = dict(row.doc or {})
+            doc["active_set"] = ["ultrawork"]
+            row.take(doc, NOW)
+            app._row_changed(row)
+            await until(lambda: "ultrawork" in table.row_text(key))
+            await pilot.pause()
+            assert table.renders == before + 1  # that row alone
+            clock[0] += 120  # two minutes on: every readable row's LAST ages, the error row's "since" too
+            app._tick()
+            await pilot.pause()
+            assert table.renders == before + 1 + len(table.keys)
+            assert table.row_text(key)[-1] == "6m"
+
+
 class TestSnapshots:
     def test_fleet_120x36(self, tmp_path, snap_compare):
         assert snap_compare(snapshot_app(tmp_path), terminal_size=(120, 36))
