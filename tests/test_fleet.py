@@ -320,6 +320,18 @@ class TestTableRedraw:
             assert table.row_text(key)[-1] == "6m"
 
 
+    async def test_a_narrower_terminal_drops_columns_at_once(self, tmp_path):
+        app = snapshot_app(tmp_path)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await pilot.pause()
+            table = app.screen.query_one("#fleet-table", LineTable)
+            assert "TASKS" in table.labels and "HEALTH" in table.labels
+            await pilot.resize_terminal(80, 24)
+            await pilot.pause()
+            await pilot.pause()
+            assert "TASKS" not in table.labels and "HOST" in table.labels
+
+
 class TestSnapshots:
     def test_fleet_120x36(self, tmp_path, snap_compare):
         assert snap_compare(snapshot_app(tmp_path), terminal_size=(120, 36))

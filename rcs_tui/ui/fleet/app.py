@@ -109,6 +109,10 @@ class FleetApp(App):
             self.call_after_refresh(self.hub.start, remote=False)
         self.set_interval(TICK_S, self._tick)  # relative ages ("3m ago", "since …") move on
 
+    def on_resize(self) -> None:
+        """Another width fits other columns: work them out at once, not at the next change."""
+        self.call_after_refresh(self.redraw)
+
     async def on_unmount(self) -> None:
         await self.hub.stop()
 
