@@ -109,7 +109,9 @@ class FleetHub:
         """Start the projects' tasks on the running loop: the remote ones (an ssh session costs this
         process little and the host a second or more, so the sooner the better), the local ones, or both."""
         if local:
-            self._readers = ReadGate(READERS, sum(1 for r in self.rows.values() if not r.looked))
+            # `--once` takes no first looks: its full reads need not wait for any
+            waiting = 0 if self.once else sum(1 for r in self.rows.values() if not r.looked)
+            self._readers = ReadGate(READERS, waiting)
         for row in self.rows.values():
             if (remote and row.project.remote) or (local and not row.project.remote):
                 runner = self._remote if row.project.remote else self._local
