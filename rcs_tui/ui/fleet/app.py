@@ -1,7 +1,9 @@
 """FleetApp: one row per project, kept current by the hub, with an Alerts view.
 
 The hub's tasks run on this app's event loop and call `_row_changed` directly; redraws are coalesced
-(one every `FLUSH_S` at most) and only the rows that changed are rewritten unless the order changed.
+(one every `FLUSH_S` at most), work out the cells of the rows that changed only, and the line table
+draws again only rows whose cells differ (a re-sort just reorders the drawn lines). Ssh sessions start
+at mount, local reads after the first frame.
 Enter opens the project's console: this machine's rcs-tui for a local project, the host's over `ssh -t`
 for a remote one (its lock, journal and undo apply there). `i` opens the project view, whose actions run
 through the project's own `rcs-tui … --json`.
