@@ -8,7 +8,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
 
 from rcs_tui.state.team import TASK_STATUSES, Worker
-from rcs_tui.ui.console.format import STATUS_STYLE, age, parse_ts, plain, styled
+from rcs_tui.ui.console.format import STATUS_STYLE, WORKER_GLYPH, age, parse_ts, plain, styled
 from rcs_tui.ui.console.table import Column, Row, matches, project, set_columns, sync_rows
 from rcs_tui.views.world import World
 
@@ -21,13 +21,10 @@ STATUS_ORDER = {s: i for i, s in enumerate(("in_progress", "blocked", "failed", 
 
 def heartbeat(worker: Worker, now: float) -> Text:
     """Dead, silent past the runtime's threshold, not reporting, or alive: only a recent beat is `♥ alive`."""
-    if worker.dead_reason:
-        return Text("✖ dead", style="bold red")
-    if worker.beat_is_stale(now):
-        return Text("◌ silent " + age(worker.heartbeat_age(now)), style="yellow")
-    if worker.alive is None:
-        return Text("? not reporting", style="yellow")
-    return Text("♥ alive", style="green")
+    condition = worker.condition(now)
+    glyph, style = WORKER_GLYPH[condition]
+    since = " " + age(worker.heartbeat_age(now)) if condition == "silent" else ""
+    return Text(f"{glyph} {condition}{since}", style=style)
 
 
 def worker_rows(world: World, now: float) -> list[Row]:
