@@ -324,11 +324,14 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer runs")
     ap.add_argument("--skip-live", action="store_true", help="only the one-shot and feed rows")
     ap.add_argument("--rp1", action="store_true", help="only the rp1 rows (feed by status, console rp1 view)")
+    ap.add_argument("--once", action="store_true", help="only the `hud --once` rows")
     args = ap.parse_args()
     load = os.getloadavg()
     print(f"machine: {os.cpu_count()} cores, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at start",
           flush=True)
-    if args.rp1:
+    if args.once:
+        rows = once_rows(7 if args.quick else 21)[0]
+    elif args.rp1:
         rows = feed_rows(2 if args.quick else 3) + console_rp1_rows(15 if args.quick else 40)
     else:
         rows = run(args.quick, args.skip_live)
