@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from rcs_tui.state import fsafe
 from rcs_tui.state.fsafe import Refused, Tree, digest
-from rcs_tui.state.io import loads_strict
+from rcs_tui.state.io import loads_strict, rel_of
 from rcs_tui.state.lock import LockBusy, store_lock
 
 JOURNAL_REL = Path(".rcs/logs/rcs-tui-journal.jsonl")
@@ -56,7 +56,7 @@ class FileChange:
     why: str = ""
 
     def describe(self, root: Path) -> dict[str, Any]:
-        return {"path": _rel(self.path, root), "action": self.action, "why": self.why}
+        return {"path": rel_of(root, self.path), "action": self.action, "why": self.why}
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ class Plan:
         out: dict[str, Any] = {"action": self.action,
                                "changes": [c.describe(root) for c in self.changes]}
         if self.appends:
-            out["appends"] = [{"path": _rel(a.path, root), "line": a.line, "why": a.why}
+            out["appends"] = [{"path": rel_of(root, a.path), "line": a.line, "why": a.why}
                               for a in self.appends]
         out.update(self.summary)
         return out
@@ -99,10 +99,6 @@ def default_actor(via: str = "cli") -> str:
     except Exception:  # noqa: BLE001 - no passwd entry in some containers
         user = str(os.getuid())
     return f"{user}@{socket.gethostname()} ({via}, pid {os.getpid()})"
-
-
-def _rel(path: Path, root: Path) -> str:
-    return fsafe.rel_of(root, path)
 
 
 _ERRNO_WORDS = {errno.ENOSPC: "disk full", errno.EFBIG: "file size limit reached", errno.EROFS: "read-only file system",
@@ -270,10 +266,10 @@ def apply(root: Path, plan: Plan, *, actor: str | None = None, extra: dict[str, 
     """Apply a plan under the store lock and journal it. Returns the journal entry."""
     tree = Tree(root)
     try:
-        rels = [_rel(c.path, root) for c in plan.changes]
+        rels = [rel_of(root, c.path) for c in plan.changes]
         for rel in rels:
             fsafe.check_rel(rel)
-        append_rels = [_rel(a.path, root) for a in plan.appends]
+        append_rels = [rel_of(root, a.path) for a in plan.appends]
         for rel in append_rels:
             fsafe.check_rel(rel)
     except Refused as exc:
