@@ -96,8 +96,12 @@ class Tree:
                 except FileNotFoundError:
                     if not create:
                         raise
-                    with contextlib.suppress(FileExistsError):
+                    try:
                         os.mkdir(part, 0o755, dir_fd=fd)
+                    except FileExistsError:
+                        pass
+                    except OSError as exc:  # named by its project-relative path, not its last component
+                        raise OSError(exc.errno, exc.strerror, "/".join(rel_dir[: i + 1])) from None
                     try:
                         nfd = os.open(part, _DIR_FLAGS, dir_fd=fd)
                     except OSError as exc:

@@ -170,12 +170,20 @@ def write_ahead(tree: Tree, line: bytes) -> int:
     return start
 
 
-def mark(tree: Tree, start: int, state: str) -> None:
-    """Overwrite the entry's state in place (same length, no new space needed, so a full disk cannot stop it)."""
+def mark(tree: Tree, start: int, state: str, line: bytes) -> None:
+    """Overwrite the entry's state in place (same length, no new space needed, so a full disk cannot stop it).
+
+    Only when the bytes at `start` are still this entry as written (`line`, pending): if another process
+    rotated, truncated or replaced the journal meanwhile, whatever now sits at that offset is not ours to
+    change, and an OSError says so instead.
+    """
     rel = str(JOURNAL_REL)
     with tree.parent(rel) as (dfd, name):
-        fd = fsafe.open_leaf(dfd, name, os.O_WRONLY, rel)
+        fd = fsafe.open_leaf(dfd, name, os.O_RDWR, rel)
         try:
+            if os.pread(fd, len(line), start) != line:
+                raise OSError(errno.ESTALE, "the journal was rotated, truncated or replaced by another process "
+                              "while the entry was open", rel)
             if os.pwrite(fd, MARKS[state], start + STATE_AT) != len(MARKS[state]):
                 raise OSError(errno.EIO, "short write of the journal state", rel)
             os.fsync(fd)
@@ -340,7 +348,7 @@ def _apply_locked(tree: Tree, plan: Plan, rels: list[str], append_rels: list[str
         _drop_temps(steps)
         raise
     try:
-        _apply_steps(tree, plan, steps, append_rels, entry, start)
+        _apply_steps(tree, plan, steps, append_rels, entry, start, line)
     finally:
         _drop_temps(steps)
     entry["state"] = "done"
@@ -356,7 +364,7 @@ def _drop_temps(steps: list[_Step]) -> None:
 
 
 def _apply_steps(tree: Tree, plan: Plan, steps: list[_Step], append_rels: list[str], entry: dict[str, Any],
-                 start: int) -> None:
+                 start: int, line: bytes) -> None:
     appended: list[tuple[str, int, bytes]] = []
     try:
         for step in steps:
@@ -366,13 +374,13 @@ def _apply_steps(tree: Tree, plan: Plan, steps: list[_Step], append_rels: list[s
         for rel, app in zip(append_rels, plan.appends, strict=True):
             data = app.line.rstrip("\n").encode("utf-8") + b"\n"
             appended.append((rel, *tree.append(rel, data)))
-        mark(tree, start, "done")
+        mark(tree, start, "done", line)
     except (ChangedUnderneath, OSError) as exc:
-        _roll_back(tree, steps, appended, entry, start, exc)
+        _roll_back(tree, steps, appended, entry, start, line, exc)
 
 
 def _roll_back(tree: Tree, steps: list[_Step], appended: list[tuple[str, int, bytes]], entry: dict[str, Any],
-               start: int, exc: BaseException) -> None:
+               start: int, line: bytes, exc: BaseException) -> None:
     failed: list[str] = []
     superseded: list[str] = []
     for rel, size_before, written in reversed(appended):
@@ -391,7 +399,7 @@ def _roll_back(tree: Tree, steps: list[_Step], appended: list[tuple[str, int, by
         raise TxnError(f"{reason}; rolling back failed for {', '.join(failed)}: journal entry {entry['id']} is left "
                        "interrupted. Run `rcs-tui doctor` (then `rcs-tui doctor --fix` to roll it back)") from None
     with contextlib.suppress(OSError):
-        mark(tree, start, "aborted")
+        mark(tree, start, "aborted", line)
     note = (f" ({', '.join(superseded)} was rewritten by the runtime meanwhile and keeps the runtime's bytes)"
             if superseded else "")
     if isinstance(exc, ChangedUnderneath):
