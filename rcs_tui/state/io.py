@@ -216,9 +216,42 @@ def _finite_float(text: str) -> float:
     return value
 
 
+MAX_JSON_DEPTH = 100
+TOO_DEEP = f"nested deeper than {MAX_JSON_DEPTH} levels"
+
+
+class NestedTooDeep(ValueError):
+    """A JSON document nested deeper than `MAX_JSON_DEPTH`."""
+
+
 def loads_strict(text: str | bytes) -> Any:
-    """`json.loads` as the runtime's JSON: NaN, Infinity and numbers that overflow a float are errors."""
-    return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+    """`json.loads` as the runtime's JSON: NaN, Infinity and numbers that overflow a float are errors, and so
+    is nesting deeper than `MAX_JSON_DEPTH` (NestedTooDeep, a ValueError).
+
+    The depth cap is what lets everything downstream (the sanitiser, the JSON writer, the views) walk a
+    document recursively: a file that parses just under the interpreter's recursion limit would otherwise
+    end in a RecursionError far from the file that caused it.
+    """
+    try:
+        data = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise NestedTooDeep(TOO_DEEP) from None
+    opens = text.count(b"[") + text.count(b"{") if isinstance(text, bytes) else text.count("[") + text.count("{")
+    if opens > MAX_JSON_DEPTH and _deeper_than(data, MAX_JSON_DEPTH):
+        raise NestedTooDeep(TOO_DEEP)
+    return data
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    stack = [(data, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -307,8 +340,8 @@ def parse_json(got: BytesRead, *, expect: type | None = dict) -> JsonRead:
         return JsonRead(path, True, raw=raw, error="empty file (truncated mid-write?)", stat=st)
     try:
         data = loads_strict(text)
-    except RecursionError:
-        return JsonRead(path, True, raw=raw, error="JSON nested too deeply", stat=st)
+    except NestedTooDeep:
+        return JsonRead(path, True, raw=raw, error=f"JSON {TOO_DEEP}", stat=st)
     except json.JSONDecodeError as exc:
         stripped = text.rstrip()
         cut = exc.pos >= len(stripped) - 1 or "Unterminated" in exc.msg or stripped[-1:] not in ("}", "]")

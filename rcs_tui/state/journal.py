@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import os
 import stat
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rcs_tui.state.fsafe import Refused, Tree, check_rel, digest, open_leaf
+from rcs_tui.state.io import loads_strict
 from rcs_tui.state.txn import JOURNAL_KEEP, JOURNAL_REL, FileChange, Plan, TxnError, apply, rotated_name
 
 BLOCK = 1 << 20
@@ -175,8 +175,8 @@ def _entries(fd: int, size: int, st: JournalScan, bad: list[tuple[int, str]]) ->
         if not raw.strip():
             continue
         try:
-            entry = json.loads(raw)
-        except (ValueError, RecursionError):
+            entry = loads_strict(raw)  # the one depth cap: a forged deep line cannot reach the output walkers
+        except ValueError:
             bad.append((offset, "not JSON (torn or foreign line)"))
             continue
         if not isinstance(entry, dict):

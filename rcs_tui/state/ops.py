@@ -167,7 +167,7 @@ def read_mode(root: Path, mode: str, session_id: str | None = None) -> dict[str,
         if not read.exists:
             continue
         if read.error:
-            raise TxnError(f"{path}: {read.error}")
+            raise TxnError(f"{rel_of(layout.root, path)}: {read.error}")
         return {**read.data, "_scope": _read_scope(layout, sid, resolved, path)}
     return {"exists": False, "mode": mode,
             "_scope": {"searched": [str(layout.mode_file(mode, sid)) for sid in scopes]}}

@@ -145,3 +145,25 @@ def test_a_journal_rotated_by_another_process_mid_entry_is_never_written_into(pr
     assert journal.read_bytes() == theirs
     [line] = rotated.read_text().splitlines()
     assert json.loads(line)["state"] == "pending"  # left for the doctor, which shows it as interrupted
+
+
+@pytest.mark.parametrize("depth", [101, 900])
+def test_json_nested_deeper_than_the_cap_is_refused_where_it_is_read(project, run_cli, depth):
+    """A document that parses just under the interpreter's recursion limit (depth 900) used to end in
+    `internal error: RecursionError` in the sanitiser of `state read`, `state get-status` and `task show`."""
+    from tests.fixtures_tasks import make_task
+
+    nested = "[" * depth + "]" * depth
+    (project / ".rcs/state/forge-state.json").write_text('{"active": true, "x": ' + nested + "}")
+    make_task(project, "t1", "codegen", state={"phase": "codegen", "x": json.loads("[" * 50 + "]" * 50)})
+    (project / ".rcs/tasks/t1/state.json").write_text('{"phase": "codegen", "x": ' + nested + "}")
+    why = "JSON nested deeper than 100 levels"
+    res = run_cli("state", "read", "--mode", "forge", "--json", "--root", str(project))
+    assert res.code == 1 and res.error == f".rcs/state/forge-state.json: {why}"
+    status = run_cli("state", "get-status", "--json", "--root", str(project))
+    assert status.code == 0 and status.json["statuses"]["forge"]["error"] == why
+    res = run_cli("task", "show", "t1", "--json", "--root", str(project))
+    assert res.code == 1 and res.error == f".rcs/tasks/t1/state.json: {why}"
+    res = run_cli("state", "write", "--mode", "ultrawork", "--input", '{"x": ' + nested + "}", "--json",
+                  "--root", str(project))
+    assert res.code == 1 and res.error == "--input: invalid JSON: nested deeper than 100 levels"
