@@ -393,8 +393,11 @@ def plan_undo(root: Path, entry: dict[str, Any]) -> Plan:
         change = _unappend(tree, root, entry, a)
         if change is not None:
             changes.append(change)
-    return Plan(action=f"undo {entry.get('action')}", changes=tuple(changes),
-                summary={"undoes": entry["id"], "restores": [c.describe(root)["path"] for c in changes]})
+    summary: dict[str, Any] = {"undoes": entry["id"], "restores": [c.describe(root)["path"] for c in changes]}
+    if not changes:  # recorded all the same, so a plain `undo` moves on to the entry before it
+        summary["message"] = (f"nothing to restore: every file of {entry['id']} already holds its before-image "
+                              "(reverted outside rcs-tui); it is recorded as undone, no file was written")
+    return Plan(action=f"undo {entry.get('action')}", changes=tuple(changes), summary=summary)
 
 
 def undo(root: Path, entry_id: str | None = None, *, actor: str | None = None,
@@ -404,7 +407,10 @@ def undo(root: Path, entry_id: str | None = None, *, actor: str | None = None,
     if dry_run:
         return {"dry_run": True, **plan.describe(root)}
     applied = apply(root, plan, actor=actor, extra={"undoes": entry["id"]})
-    return {"undone": entry["id"], "journal_id": applied["id"], "restored": plan.summary["restores"]}
+    result = {"undone": entry["id"], "journal_id": applied["id"], "restored": plan.summary["restores"]}
+    if "message" in plan.summary:
+        result["message"] = plan.summary["message"]
+    return result
 
 
 __all__ = ["read_journal", "load", "scan", "interrupted", "find_interrupted", "find_entry", "pick_entry",

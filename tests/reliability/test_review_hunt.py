@@ -167,3 +167,17 @@ def test_json_nested_deeper_than_the_cap_is_refused_where_it_is_read(project, ru
     res = run_cli("state", "write", "--mode", "ultrawork", "--input", '{"x": ' + nested + "}", "--json",
                   "--root", str(project))
     assert res.code == 1 and res.error == "--input: invalid JSON: nested deeper than 100 levels"
+
+
+def test_undo_of_a_change_already_reverted_outside_says_it_wrote_nothing(project, run_cli):
+    """It used to answer `{"undone": …, "restored": []}` like any undo; now it says no file was written."""
+    state = project / ".rcs/state"
+    saved = {p.name: p.read_bytes() for p in state.iterdir() if p.is_file()}
+    assert run_cli("state", "clear", "--mode", "forge", "--root", str(project)).code == 0
+    for name, data in saved.items():  # the runtime puts every file back as it was
+        (state / name).write_bytes(data)
+    res = run_cli("undo", "--json", "--root", str(project))
+    assert res.code == 0 and res.json["restored"] == []
+    assert res.json["message"].startswith("nothing to restore: every file of ")
+    assert res.json["message"].endswith("it is recorded as undone, no file was written")
+    assert {p.name: p.read_bytes() for p in state.iterdir() if p.is_file()} == saved
