@@ -20,6 +20,7 @@ from typing import Any
 from rcs_tui.state.io import append_line, atomic_write, dump_json
 from rcs_tui.state.session import pid_start_ticks
 
+MARKER = ".rcs-tui-demo"  # in the base directory: the demo made it, so a later demo may replace it
 SESSION = "rcs-1764106896953-k3j9x2"
 OTHER_SESSION = "rcs-1764107012400-p8d2qa"
 DEAD_SESSION = "rcs-1764020000000-zz91aa"
@@ -140,6 +141,7 @@ def build_workspace(base: str | os.PathLike[str], *, pid: int | None = None,
     sess = state / "sessions" / SESSION
     other = state / "sessions" / OTHER_SESSION
     owner = pid or os.getpid()
+    _text(base / MARKER, "A demo workspace made by `rcs-tui demo`; a later `rcs-tui demo --dir` replaces it.\n")
     pointer = {"session_id": SESSION, "started_at": iso(t - timedelta(minutes=42)), "cwd": str(project),
                "pid": owner, "platform": "linux"}
     ticks = pid_start_ticks(owner)

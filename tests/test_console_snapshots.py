@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -163,13 +164,15 @@ class TestRecovery:
         assert snap_compare(a, terminal_size=(60, 20), press=["5", "enter"])
 
     def test_confirm_replanned(self, console, snap_compare):
-        from tests.statefix import canonical
+        from tests.statefix import canonical, state_dir
 
         async def rewrite(pilot) -> None:
             select_row(pilot.app, "scopes-table", member_row("team"))
             await pilot.press("d")
             await pilot.pause()
-            canonical(console.root, ["team"], SESSION, source="hook")
+            # The runtime's rewrite lands in one rename, so the dialog's own timer can never see it half-written.
+            staged = canonical(console.root.parent / "staging", ["team"], SESSION, source="hook")
+            os.replace(staged, state_dir(console.root, SESSION) / "skill-active-state.json")
             pilot.app.screen.follow_files()  # what its timer does; called here so the picture never races it
             await pilot.pause()
         assert snap_compare(console, terminal_size=(80, 24), run_before=rewrite)

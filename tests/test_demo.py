@@ -90,3 +90,24 @@ def test_demo_build_only_cli(tmp_path):
     bad = subprocess.run([exe, "demo", "--build-only", "--dir", str(tmp_path / "d" / "project" / ".rcs")],
                          capture_output=True, text=True)
     assert bad.returncode == 1 and "not empty" in json.loads(bad.stderr)["error"]
+
+
+def test_demo_dir_rebuilds_an_earlier_demo_and_never_touches_other_files(tmp_path):
+    exe = str(Path(sys.executable).parent / "rcs-tui")
+    base = tmp_path / "d"
+    first = subprocess.run([exe, "demo", "--build-only", "--dir", str(base)], capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    (base / "project" / ".rcs" / "state" / "left-over.json").write_text("{}")
+    again = subprocess.run([exe, "demo", "--build-only", "--dir", str(base)], capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr  # the earlier demo's database and files are replaced, not an error
+    assert not (base / "project" / ".rcs" / "state" / "left-over.json").exists()
+    assert (base / "rp1" / "rp1.db").is_file()
+    # A directory that merely looks like a demo (a project/ inside) is not the demo's to delete.
+    foreign = tmp_path / "mine"
+    (foreign / "project").mkdir(parents=True)
+    (foreign / "project" / "notes.txt").write_text("keep me")
+    refused = subprocess.run([exe, "demo", "--build-only", "--dir", str(foreign)], capture_output=True, text=True)
+    assert refused.returncode == 1
+    assert json.loads(refused.stderr) == {"error": f"--dir {foreign}: not empty and not a demo workspace made by "
+                                                   "rcs-tui; choose an empty directory"}
+    assert (foreign / "project" / "notes.txt").read_text() == "keep me"

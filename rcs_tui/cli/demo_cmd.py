@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import sqlite3
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +29,27 @@ def run_console(ws) -> None:
     from rcs_tui.ui.console.app import ConsoleApp
 
     ConsoleApp(ws.project, rp1_db=ws.rp1_db, banner=DEMO_BANNER).run()
+
+
+def prepare_dir(base: Path) -> None:
+    """Make `--dir` ready for a fresh workspace: an empty or missing directory is used as it is, one holding
+    an earlier demo (it carries the demo's marker file) has that demo removed, anything else is refused, so
+    the demo never deletes or mixes with files it did not make."""
+    from rcs_tui.demo import MARKER
+
+    try:
+        entries = list(base.iterdir()) if base.exists() else []
+    except OSError as exc:
+        raise CliError(f"--dir {base}: cannot list it: {exc.strerror or exc}") from None
+    if not entries:
+        return
+    if not (base / MARKER).is_file() or (base / MARKER).is_symlink():
+        raise CliError(f"--dir {base}: not empty and not a demo workspace made by rcs-tui; choose an empty directory")
+    for entry in entries:
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
 
 
 DEMO_BANNER = "DEMO: a simulator changes this workspace every few seconds, as a live runtime would"
@@ -52,12 +74,15 @@ def demo(directory, use_hud, interval, no_sim, build_only) -> None:
         raise CliError("--interval must be positive")
     temp = directory is None
     base = Path(tempfile.mkdtemp(prefix="rcs-demo-")) if temp else Path(directory)
-    if not temp and base.exists() and any(base.iterdir()) and not (base / "project").is_dir():
-        raise CliError(f"--dir {base}: not empty and not a previous demo workspace; choose an empty directory")
+    if not temp:
+        prepare_dir(base)
     try:
         # Built to outlive this command, the live session belongs to the shell that ran it: a pointer to
         # our own pid would be stale-dead the moment we exit.
-        ws = build_workspace(base, pid=os.getppid() if build_only else None)
+        try:
+            ws = build_workspace(base, pid=os.getppid() if build_only else None)
+        except (OSError, sqlite3.Error) as exc:
+            raise CliError(f"--dir {base}: cannot build the demo workspace there: {exc}") from None
         if build_only:
             click.echo(f"project: {ws.project}\ncopy: {ws.copy}\nrp1 db: {ws.rp1_db}")
             click.echo("try (the demo's view, without its simulator):")

@@ -26,12 +26,8 @@ from rcs_tui.views.world import World, WorldLoader
 
 
 def stylesheet(name: str) -> str:
-    """A stylesheet shipped in the `rcs_tui.styles` package (the repository's `styles/`)."""
-    try:
-        return resources.files("rcs_tui.styles").joinpath(name).read_text(encoding="utf-8")
-    except (ModuleNotFoundError, FileNotFoundError):
-        # A source checkout whose editable install predates `styles/`: read it beside the package.
-        return (Path(__file__).resolve().parents[2] / "styles" / name).read_text(encoding="utf-8")
+    """A stylesheet shipped in the `rcs_tui.styles` package."""
+    return resources.files("rcs_tui.styles").joinpath(name).read_text(encoding="utf-8")
 
 
 AGE_REPAINT_S = 0.25  # an age-only change repaints the line at most this often

@@ -16,7 +16,7 @@ from pathlib import Path
 from textual.app import App
 from textual.binding import Binding
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from rcs_tui.core.modes import BadName
 from rcs_tui.state.ops import ROOT_SCOPE, Operation, plan_clear
@@ -46,7 +46,6 @@ from rcs_tui.views.text import strip_controls
 from rcs_tui.views.world import World, WorldLoader
 
 MUTATING = frozenset({"clear", "clear_all", "override", "undo", "redo", "edit"})
-NARROW = 80
 
 
 def iso(ts: float) -> str:
@@ -132,7 +131,6 @@ class ConsoleApp(App):
         self.set_interval(0.5, self._check_watches)
         if self.live:  # after the first frame: its deferred loads would only slow that frame down
             self.call_after_refresh(start_watcher, self, self.loader, force_polling=self.force_polling)
-        self.call_after_refresh(self._fit_footer)
 
     def on_world_updated(self, message: WorldUpdated) -> None:
         """Keep the newest World; draw once for a run of updates that queued up while drawing.
@@ -190,14 +188,8 @@ class ConsoleApp(App):
 
     # -- layout -----------------------------------------------------------------------------
     def on_resize(self) -> None:
-        # Runs before the app takes the new size: fit once it has.
-        self.call_after_refresh(self._fit_footer)
-        self.call_after_refresh(self.refresh_views)  # tables keep the columns that fit the new size
-
-    def _fit_footer(self) -> None:
-        for footer in self.screen.query(Footer):
-            footer.compact = self.size.width < NARROW + 20
-            footer.show_command_palette = self.size.width >= NARROW
+        # Runs before the app takes the new size: refit the tables' columns once it has.
+        self.call_after_refresh(self.refresh_views)
 
     # -- selection --------------------------------------------------------------------------
     def _selected_member(self) -> tuple[str | None, str] | None:

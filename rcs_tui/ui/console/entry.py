@@ -17,11 +17,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from rcs_tui.state.io import digest, file_digest
 from rcs_tui.state.journal import interrupted, read_journal, undone_ids
 from rcs_tui.state.txn import JOURNAL_REL
+from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.format import plain
 from rcs_tui.ui.console.statusbar import StatusBar
 from rcs_tui.views.text import strip_controls
@@ -127,7 +128,7 @@ class EntryScreen(Screen):
         yield StatusBar(id="status")
         with VerticalScroll(id="entry-scroll"):
             yield Static(id="entry-text")
-        yield Footer()
+        yield FittedFooter()
 
     def current_entry(self) -> str:
         return self.entry_id

@@ -8,10 +8,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Input, Static, TabbedContent, TabPane
 
 from rcs_tui.state.layout import Layout
 from rcs_tui.state.txn import JOURNAL_REL
+from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.journal import JournalPane
 from rcs_tui.ui.console.runs import RunsPane
 from rcs_tui.ui.console.scopes import ScopesPane, parse_member_key, split_member_key
@@ -53,7 +54,7 @@ class MainScreen(Screen):
                 yield RunsPane(id="runs-pane")
             with TabPane("5 Journal", id="journal"):
                 yield JournalPane(id="journal-pane")
-        yield Footer(id="footer")
+        yield FittedFooter(id="footer")
 
     def on_mount(self) -> None:
         self.call_after_refresh(self.focus_table)  # j/k/enter work from the first keypress

@@ -10,12 +10,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from rcs_tui.core.modes import TRACKED_MODES
 from rcs_tui.core.policy import decide
 from rcs_tui.state.layout import Layout
 from rcs_tui.state.snapshot import Member, Scope
+from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.format import HEALTH_STYLE, plain, pretty_json, rel
 from rcs_tui.ui.console.scopes import iter_scope_views, scope_view
 from rcs_tui.ui.console.statusbar import StatusBar
@@ -103,7 +104,7 @@ class MemberScreen(Screen):
         yield StatusBar(id="status")
         with VerticalScroll(id="member-scroll"):
             yield Static(id="member-text")
-        yield Footer()
+        yield FittedFooter()
 
     def current_member(self) -> tuple[str | None, str] | None:
         return self.sid, self.mode

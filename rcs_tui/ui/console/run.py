@@ -8,10 +8,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from rcs_tui.rp1.source import Rp1Source
 from rcs_tui.rp1.timeline import SubEntry, Timeline
+from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.format import STATUS_STYLE, plain
 from rcs_tui.ui.console.statusbar import StatusBar
 from rcs_tui.views.text import duration
@@ -91,7 +92,7 @@ class RunScreen(Screen):
         yield StatusBar(id="status")
         with VerticalScroll(id="run-scroll"):
             yield Static(id="run-text")
-        yield Footer()
+        yield FittedFooter()
 
     def show(self, world: World, now: float, source: Rp1Source | None = None) -> None:
         text = Text("no rp1 database", style="yellow")

@@ -10,11 +10,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from rcs_tui.core.machine import StateMachine, load_task_lifecycle
 from rcs_tui.state.tasks import Task, load_task, next_report
 from rcs_tui.state.txn import TxnError
+from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.format import plain, rel
 from rcs_tui.ui.console.statusbar import StatusBar
 from rcs_tui.views.world import World
@@ -111,7 +112,7 @@ class TaskScreen(Screen):
         yield StatusBar(id="status")
         with VerticalScroll(id="task-scroll"):
             yield Static(id="task-text")
-        yield Footer()
+        yield FittedFooter()
 
     def current_task(self) -> str | None:
         return self.task_id

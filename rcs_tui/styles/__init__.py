@@ -1,0 +1,1 @@
+"""Textual stylesheets (.tcss), shipped as package data."""

@@ -1,1 +1,0 @@
-"""Textual stylesheets (.tcss), installed as the package rcs_tui.styles."""
