@@ -416,16 +416,16 @@ def plan_write(root: Path, mode: str, payload: dict[str, Any], session_id: str |
         new_c, removed = reconcile.canonical_without(cdoc, [mode], sid, now)
         if new_c is not None:
             changes.append(FileChange(cpath, "write", dump_json(new_c), csha, f"canonical entry removed: {mode}"))
-    if doc is not None and merged == doc and not changes:
-        # Every given field already holds its value: rewriting the file would only reformat the runtime's
-        # bytes and journal an action that changed nothing, so nothing is written and the answer says so.
-        message = f"nothing to write: {rel_of(layout.root, path)} already holds every given field"
-        plan = Plan(f"state write {mode}", (), summary={"mode": mode, "scope": sid or "root", "message": message})
-        return Operation(plan, {**result, "changed": False, "message": message})
-    result["changed"] = True
-    changes.append(FileChange(path, "write", dump_json(merged), sha, "merged write"))
     summary: dict[str, Any] = {"mode": mode, "scope": sid or "root",
                                "decision": decision.as_json() if decision else None,
                                "active_after": list(decision.active_after) if decision and decision.allowed
                                else sorted(set(active) - ({mode} if merged.get("active") is False else set()))}
+    if doc is not None and merged == doc and not changes:
+        # Every given field already holds its value: rewriting the file would only reformat the runtime's
+        # bytes and journal an action that changed nothing, so nothing is written and the answer says so.
+        summary["message"] = f"nothing to write: {rel_of(layout.root, path)} already holds every given field"
+        return Operation(Plan(f"state write {mode}", (), summary=summary),
+                         {**result, "changed": False, "message": summary["message"]})
+    result["changed"] = True
+    changes.append(FileChange(path, "write", dump_json(merged), sha, "merged write"))
     return Operation(Plan(f"state write {mode}", tuple(changes), summary=summary), result)
