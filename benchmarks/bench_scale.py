@@ -121,14 +121,17 @@ def workspace(factor: int) -> tuple[Path, Path]:
 def env_for(db: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RCS_", "CODEX_"))}
     env.pop("SESSION_ID", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # measure as installed: bytecode cached
     env.update(TERM="xterm-256color", RP1_DB=str(db))
     return env
 
 
 def console_first_paint(root: Path, db: Path, sessions: int) -> tuple[float | None, float | None, float]:
     """Seconds to the first frame showing the current session, seconds until every session is listed
-    (the first other session's row is on screen), and the process's RSS then."""
-    p = PtyProc([RCS_TUI, "console", "--root", str(root)], root, env_for(db), cols=120, rows=40)
+    (the first other session's row is on screen), and the process's RSS then. The current session is
+    named (`--session-id`): the tree's `session.json` names a process long gone."""
+    p = PtyProc([RCS_TUI, "console", "--root", str(root), "--session-id", CURRENT], root, env_for(db),
+                cols=120, rows=40)
     full = None
     try:
         t = p.wait_for(CURRENT, 30)
@@ -141,7 +144,38 @@ def console_first_paint(root: Path, db: Path, sessions: int) -> tuple[float | No
     return t, full, rss
 
 
-async def hud_latency(root: Path, db: Path, samples: int) -> list[float]:
+SWITCH = (("2", "heartbeat"), ("3", "guards hold"), ("1", "scope / mode"))  # key, text only that view shows
+
+
+def console_switch(root: Path, db: Path, rounds: int) -> list[float]:
+    """Seconds from a view key (2 team, 3 tasks, 1 scopes) to that view's column headers on screen, in
+    `rcs-tui console` on a pty, once every session is listed; `rounds` times round the three views."""
+    p = PtyProc([RCS_TUI, "console", "--root", str(root), "--session-id", CURRENT], root, env_for(db),
+                cols=120, rows=40)
+    out: list[float] = []
+    try:
+        if p.wait_for(CURRENT, 30) is None or p.wait_for("s-00001", 30) is None:
+            return out
+        p.drain(1.0)  # let the deferred loads settle
+        for _ in range(rounds):
+            for key, needle in SWITCH:
+                start = len(p.raw)
+                t = time.perf_counter()
+                os.write(p.master, key.encode())
+                seen = p.wait_for(needle, 5, start=start)
+                if seen is not None:
+                    out.append(time.perf_counter() - t)
+                p.drain(0.1)
+    finally:
+        p.close()
+    return out
+
+
+async def hud_latency(root: Path, db: Path, samples: int, cpu: dict[str, float] | None = None,
+                      quiet: float = 0.0) -> list[float]:
+    """Write-to-screen seconds per sample. `cpu`, when given, gets the HUD's CPU seconds and the wall
+    seconds of the sampling window (after start-up; the background writer's own CPU excluded), and the
+    same over a further window of `quiet` seconds with the background writes alone (no samples)."""
     from rcs_tui.state.io import atomic_write, dump_json
     from rcs_tui.ui.hud_app import HudApp
 
@@ -158,6 +192,7 @@ async def hud_latency(root: Path, db: Path, samples: int) -> list[float]:
                 self.call_after_refresh(lambda: painted.setdefault(it, time.perf_counter()))
 
     stop = threading.Event()
+    writer_cpu: list[float] = []
 
     def background() -> None:  # the steady stream of runtime writes elsewhere in the tree
         rng, n = random.Random(5), 0
@@ -165,13 +200,16 @@ async def hud_latency(root: Path, db: Path, samples: int) -> list[float]:
             d = rng.choice(others)
             atomic_write(d / "ultrawork-state.json", dump_json({"active": True, "updated_at": f"bg-{n}"}))
             n += 1
+            writer_cpu[:] = [time.thread_time()]
             time.sleep(0.02)
+        writer_cpu[:] = [time.thread_time()]
 
     app = Timed(root, session_id=CURRENT, rp1_db=db)
     out: list[float] = []
     async with app.run_test(size=(100, 10)) as pilot:
         await pilot.pause(1.0)
         thread = threading.Thread(target=background, daemon=True)
+        cpu0, wall0 = time.process_time(), time.perf_counter()
         thread.start()
         try:
             for i in range(100, 100 + samples):
@@ -184,6 +222,16 @@ async def hud_latency(root: Path, db: Path, samples: int) -> list[float]:
                 if i in painted:
                     out.append(painted[i] - t0)
                 await asyncio.sleep(0.05 + random.random() * 0.1)
+            if cpu is not None:
+                cpu["writer"] = sum(writer_cpu)
+                cpu["cpu"] = time.process_time() - cpu0 - cpu["writer"]
+                cpu["wall"] = time.perf_counter() - wall0
+            if quiet and cpu is not None:  # the background writes alone
+                cpu1, wall1, writer1 = time.process_time(), time.perf_counter(), sum(writer_cpu)
+                await asyncio.sleep(quiet)
+                writer = sum(writer_cpu) - writer1
+                cpu["quiet_cpu"] = time.process_time() - cpu1 - writer
+                cpu["quiet_wall"] = time.perf_counter() - wall1
         finally:
             stop.set()
             thread.join()

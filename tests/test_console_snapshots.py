@@ -167,6 +167,7 @@ class TestRecovery:
         from tests.statefix import canonical, state_dir
 
         async def rewrite(pilot) -> None:
+            await pilot.pause()  # the other views are built right after the first frame
             select_row(pilot.app, "scopes-table", member_row("team"))
             await pilot.press("d")
             await pilot.pause()

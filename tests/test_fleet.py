@@ -12,6 +12,7 @@ from rcs_tui.fleet.alerts import AlertSettings, AlertTracker
 from rcs_tui.fleet.projects import ProjectSpecError, expand_projects, parse_project
 from rcs_tui.fleet.rows import Row
 from rcs_tui.ui.fleet.app import FleetApp
+from rcs_tui.ui.fleet.linetable import LineTable
 from rcs_tui.views.snapshot_doc import SnapshotFeed, iso
 from tests.statefix import canonical, mode, write
 
@@ -130,6 +131,32 @@ def row_with(attention: dict[str, list[str]], name: str = "api") -> Row:
     return row
 
 
+class TestWorkers:
+    def test_a_silent_worker_is_not_counted_alive_the_console_says_silent_too(self):
+        from rcs_tui.state.team import Worker
+        from rcs_tui.ui.console.team import heartbeat
+
+        beats = {"w1": iso(NOW - 10), "w2": iso(NOW - 600), "w3": iso(NOW - 5)}
+        workers = [{"name": n, "state": "working", "current_task_id": None, "last_turn_at": at, "alive": True,
+                    "dead_reason": "pid 7 is not running" if n == "w3" else None} for n, at in beats.items()]
+        row = Row(parse_project("/srv/api"))
+        row.take({"version": "1.1", "kind": "snapshot", "team": {"t": {"workers": workers}}}, NOW)
+        assert row.worker_conditions(NOW) == {"alive": 1, "silent": 1, "dead": 1}
+        assert str(row.cells(NOW)["workers"]) == "1♥ 1◌ 1✖"
+        console = [str(heartbeat(Worker(w["name"], alive=True, last_turn_at=w["last_turn_at"],
+                                        pid=7 if w["dead_reason"] else None,
+                                        pid_running=False if w["dead_reason"] else None), NOW)) for w in workers]
+        assert console == ["♥ alive", "◌ silent 10m", "✖ dead"]
+        assert row.worker_conditions(NOW - 590)["alive"] == 2  # ten minutes earlier w2 was still beating
+
+    def test_a_host_on_contract_1_0_without_the_alive_flag_is_judged_by_its_beat(self):
+        workers = [{"name": "w1", "last_turn_at": iso(NOW - 10), "dead_reason": None},
+                   {"name": "w2", "last_turn_at": iso(NOW - 600), "dead_reason": None}]
+        row = Row(parse_project("/srv/api"))
+        row.take({"version": "1.0", "kind": "snapshot", "team": {"t": {"workers": workers}}}, NOW)
+        assert row.worker_conditions(NOW) == {"alive": 1, "silent": 1}
+
+
 class TestAlerts:
     def test_each_transition_alerts_once(self):
         clock = [NOW]
@@ -212,16 +239,14 @@ class TestFleetApp:
             await pilot.pause(0.7)  # past the start-up re-read
             from textual.widgets import DataTable
 
-            table = app.screen.query_one("#fleet-table", DataTable)
-            order = [str(table.coordinate_to_cell_key((i, 0)).row_key.value) for i in range(table.row_count)]
-            assert [Path(k).name for k in order] == ["api", "billing", "docs", "web", "notes"]
+            table = app.screen.query_one("#fleet-table", LineTable)
+            assert [Path(k).name for k in table.keys] == ["api", "billing", "docs", "web", "notes"]
             web = str(base / "web")
             mode(base / "web", "autopilot", active=False, lifecycle_outcome="askuserQuestion")
             await until(lambda: app.rows[web].rank == 0)
             await until(lambda: log.exists() and log.read_text() == "web waiting root/autopilot\n")
             await pilot.pause(0.1)
-            order = [str(table.coordinate_to_cell_key((i, 0)).row_key.value) for i in range(table.row_count)]
-            assert [Path(k).name for k in order][:2] == ["api", "web"]  # waiting rows first, by name
+            assert [Path(k).name for k in table.keys][:2] == ["api", "web"]  # waiting rows first, by name
             write(base / "web" / ".rcs" / "state" / "forge-state.json", {"active": True, "current_phase": "verify"})
             await until(lambda: app.rows[web].doc["scopes"][0]["modes"]["forge"]["phase"] == "verify")
             await pilot.pause(0.2)
@@ -238,9 +263,7 @@ class TestFleetApp:
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.press("slash", "b", "i", "l")
             await pilot.pause()
-            from textual.widgets import DataTable
-
-            table = app.screen.query_one("#fleet-table", DataTable)
+            table = app.screen.query_one("#fleet-table", LineTable)
             assert table.row_count == 1
             await pilot.press("escape")
             await pilot.pause()
@@ -267,6 +290,46 @@ def snapshot_app(tmp_path: Path) -> FleetApp:
         doc["last_activity"] = iso(NOW - 60 * (i + 1))
         row.take(doc, NOW)
     return app
+
+
+class TestTableRedraw:
+    async def test_a_change_redraws_its_row_only_and_an_age_refresh_only_what_changed_text(self, tmp_path):
+        clock = [NOW]
+        app = snapshot_app(tmp_path)
+        app.clock = lambda: clock[0]
+        async with app.run_test(size=(120, 36)) as pilot:
+            await pilot.pause()
+            table = app.screen.query_one("#fleet-table", LineTable)
+            before = table.renders
+            app._tick()  # same minute: every age reads the same, nothing is drawn again
+            await pilot.pause()
+            assert table.renders == before
+            key = next(k for k in table.keys if Path(k).name == "notes")
+            row = app.rows[key]
+            doc = dict(row.doc or {})
+            doc["active_set"] = ["ultrawork"]
+            row.take(doc, NOW)
+            app._row_changed(row)
+            await until(lambda: "ultrawork" in table.row_text(key))
+            await pilot.pause()
+            assert table.renders == before + 1  # that row alone
+            clock[0] += 120  # two minutes on: every readable row's LAST ages, the error row's "since" too
+            app._tick()
+            await pilot.pause()
+            assert table.renders == before + 1 + len(table.keys)
+            assert table.row_text(key)[-1] == "6m"
+
+
+    async def test_a_narrower_terminal_drops_columns_at_once(self, tmp_path):
+        app = snapshot_app(tmp_path)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await pilot.pause()
+            table = app.screen.query_one("#fleet-table", LineTable)
+            assert "TASKS" in table.labels and "HEALTH" in table.labels
+            await pilot.resize_terminal(80, 24)
+            await pilot.pause()
+            await pilot.pause()
+            assert "TASKS" not in table.labels and "HOST" in table.labels
 
 
 class TestSnapshots:
@@ -370,9 +433,43 @@ class TestTaskOverride:
             await pilot.pause()
             form.query_one("#apply", Button).press()
             await until(lambda: isinstance(app.screen, Notice))
+            await pilot.pause()
             body = app.screen.body  # type: ignore[attr-defined]
             assert "nowhere" in body and body.endswith("Nothing was changed.")
         assert (tdir / "state.json").read_bytes() == before
+
+
+class TestConfirmedPlanOnly:
+    async def test_a_file_changed_after_confirming_writes_nothing_and_shows_the_new_plan(self, tmp_path):
+        from rcs_tui.state.txn import PLAN_CHANGED
+        from rcs_tui.ui.console.confirm import ConfirmPlan
+        from rcs_tui.ui.fleet.project import ProjectScreen
+        from tests.conftest import tree_digest
+
+        root = running(tmp_path / "api")
+        forge = root / ".rcs/state/forge-state.json"
+        found, _ = expand_projects([str(root)])
+        app = FleetApp(found, live=False)
+        app.rows[found[0].key].take(SnapshotFeed(root).document(), time.time())
+        async with app.run_test(size=(120, 36)) as pilot:
+            await pilot.pause()
+            await pilot.press("i")
+            await until(lambda: isinstance(app.screen, ProjectScreen))
+            await pilot.pause()
+            assert app.screen.current_member() == ("root", "forge")
+            await pilot.press("d")
+            await until(lambda: isinstance(app.screen, ConfirmPlan))
+            first = app.screen
+            mode(root, "forge", phase="verify", iteration=7)  # the runtime writes while the operator reads
+            changed = tree_digest(root)
+            await pilot.press("y")
+            await until(lambda: isinstance(app.screen, ConfirmPlan) and app.screen is not first)
+            await pilot.pause()
+            assert tree_digest(root) == changed  # nothing was written
+            assert not (root / ".rcs/logs/rcs-tui-journal.jsonl").exists()
+            assert PLAN_CHANGED in str(app.screen.query_one("#plan-warning").render())
+            await pilot.press("y")  # the new plan, confirmed this time
+            await until(lambda: not forge.exists())
 
 
 class TestReadGate:

@@ -15,6 +15,7 @@ from rcs_tui.fleet.hub import FleetHub
 from rcs_tui.fleet.projects import parse_project
 from rcs_tui.fleet.transport import Ssh
 from rcs_tui.ui.fleet.app import FleetApp
+from rcs_tui.views.snapshot_doc import CONTRACT_VERSION
 from tests.sshfix import ALIAS, SshServer, available
 from tests.statefix import canonical, mode
 
@@ -82,17 +83,29 @@ async def test_follows_a_change_on_the_host(server, tmp_path):
         await hub.stop()
 
 
+def remote_app(server, root: Path) -> FleetApp:
+    return FleetApp([parse_project(server.url(root))], ssh=Ssh(config_file=str(server.ssh_config)))
+
+
+async def open_project_view(app: FleetApp, pilot) -> None:
+    """Wait for the remote row's document, then open its project view."""
+    from rcs_tui.ui.fleet.project import ProjectScreen
+
+    await until(lambda: all(r.doc is not None for r in app.rows.values()))
+    await pilot.pause()
+    await pilot.press("i")
+    await until(lambda: isinstance(app.screen, ProjectScreen))
+    await pilot.pause()
+
+
 async def test_clear_and_undo_run_on_the_host_from_the_project_view(server, tmp_path):
     root = project_tree(tmp_path / "svc")
     forge_file = root / ".rcs/state/forge-state.json"
     before = forge_file.read_bytes()
     journal = root / ".rcs/logs/rcs-tui-journal.jsonl"
-    app = FleetApp([parse_project(server.url(root))], ssh=Ssh(config_file=str(server.ssh_config)))
+    app = remote_app(server, root)
     async with app.run_test(size=(120, 36)) as pilot:
-        await until(lambda: all(r.doc is not None for r in app.rows.values()))
-        await pilot.pause()
-        await pilot.press("i")
-        await pilot.pause()
+        await open_project_view(app, pilot)
         from rcs_tui.ui.console.confirm import ConfirmPlan
         from rcs_tui.ui.fleet.project import ProjectScreen
 
@@ -116,6 +129,30 @@ async def test_clear_and_undo_run_on_the_host_from_the_project_view(server, tmp_
         assert forge_file.read_bytes() == before
         after = [json.loads(line) for line in journal.read_text().splitlines()]
         assert [e["undoes"] for e in after if "undoes" in e and "action" in e] == [entries[0]["id"]]
+
+
+async def test_a_remote_clear_applies_only_the_plan_confirmed(server, tmp_path):
+    from rcs_tui.state.txn import PLAN_CHANGED
+    from rcs_tui.ui.console.confirm import ConfirmPlan
+    from rcs_tui.ui.fleet.project import ProjectScreen
+
+    root = project_tree(tmp_path / "svc")
+    forge_file = root / ".rcs/state/forge-state.json"
+    app = remote_app(server, root)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await open_project_view(app, pilot)
+        assert isinstance(app.screen, ProjectScreen)
+        await pilot.press("j", "d")
+        await until(lambda: isinstance(app.screen, ConfirmPlan))
+        first = app.screen
+        mode(root, "forge", iteration=5, phase="verify")  # written on the host after the dry run
+        changed = forge_file.read_bytes()
+        await pilot.press("y")
+        await until(lambda: isinstance(app.screen, ConfirmPlan) and app.screen is not first)
+        await pilot.pause()
+        assert PLAN_CHANGED in str(app.screen.query_one("#plan-warning").render())
+        assert forge_file.read_bytes() == changed
+        assert not (root / ".rcs/logs/rcs-tui-journal.jsonl").exists()
 
 
 async def test_host_goes_unreachable_then_recovers(tmp_path):
@@ -187,11 +224,11 @@ async def test_garbage_stalls_hostile_text_and_old_contracts_cost_only_their_row
                     and (rows["stall"].error or "").startswith("stalled"))
         assert rows["garbage"].error.startswith("sent data that is not a snapshot (b'<html>not json")
         assert rows["stall"].error == f"stalled: no data from {ALIAS} for 1.5s"
-        assert rows["old"].error.startswith("host speaks snapshot contract 0.9, this rcs-tui reads 1.0: "
-                                            "upgrade rcs-tui on the host; shown read-only")
+        assert rows["old"].error.startswith(f"host speaks snapshot contract 0.9, this rcs-tui reads "
+                                            f"{CONTRACT_VERSION}: upgrade rcs-tui on the host; shown read-only")
         cells = rows["hostile"].cells(time.time())
         assert cells["active"] == "forge"  # the OSC 52 (clipboard write) sequence is gone
-        assert all("\x1b" not in v and "\x07" not in v for v in cells.values())
+        assert all("\x1b" not in str(v) and "\x07" not in str(v) for v in cells.values())
         assert rows["hostile"].attention["waiting"] == ["root/autopilot"]
         assert rows["good"].error is None and rows["good"].doc["active_set"] == ["forge"]
     finally:

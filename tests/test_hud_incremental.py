@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
+import time
 from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_reader_refresh import apply, op, picture, seed
 
 from rcs_tui.state import reader
 from rcs_tui.state.reader import read_snapshot, refresh_snapshot
@@ -43,6 +49,7 @@ async def test_a_write_to_another_session_repaints_only_the_age(tmp_path):
     loader = WorldLoader(root, session_id=CURRENT, rp1_db=False)
     app = HudApp(root, session_id=CURRENT, rp1_db=False, watch=False, loader=loader)
     async with app.run_test(size=(100, 12)) as pilot:
+        await pilot.press("o")  # the overlay panels are drawn only while shown
         await pilot.pause()
         members_world = app.query_one(MemberList).world
         elsewhere = forge(root, "s-007", 5)
@@ -56,6 +63,34 @@ async def test_a_write_to_another_session_repaints_only_the_age(tmp_path):
         assert app.query_one(MemberList).world is app.world
         line = "".join(t for row in app.query_one(HudView).rows(100, 1) for t, _ in row)
         assert "forge:6/10" in line
+
+
+async def test_age_repaints_only_when_its_text_changes_and_hidden_panels_wait(tmp_path):
+    root = tree(tmp_path, 5)
+    now = [time.time()]  # every file was written within the last second: "updated 0s ago"
+    loader = WorldLoader(root, session_id=CURRENT, rp1_db=False, clock=lambda: now[0])
+    app = HudApp(root, session_id=CURRENT, rp1_db=False, watch=False, loader=loader, clock=lambda: now[0])
+    async with app.run_test(size=(100, 12)) as pilot:
+        await pilot.pause()
+        assert app.query_one(MemberList).world is None  # overlay hidden: its panels are not drawn
+        repaints = []
+        app.query_one(HudView).refresh = lambda *a, **k: repaints.append(1)  # type: ignore[method-assign]
+        for i in range(3):  # writes elsewhere that keep the text at "updated 0s ago"
+            path = forge(root, "s-002", 5 + i)
+            os.utime(path, (now[0], now[0]))
+            app._apply(loader.load([path]))
+        await pilot.pause(0.4)
+        assert repaints == []
+        path = forge(root, "s-003", 9)
+        os.utime(path, (now[0] - 30, now[0] - 30))  # older than the newest: the text stays too
+        app._apply(loader.load([path]))
+        now[0] += 12  # it reads "updated 10s ago" now: the next batch repaints the line, once
+        app._apply(loader.load([path]))
+        await pilot.pause(0.4)
+        assert repaints == [1]
+        await pilot.press("o")
+        await pilot.pause()
+        assert app.query_one(MemberList).world is app.world  # shown: drawn with the latest world
 
 
 def test_refresh_lists_sessions_again_only_when_the_list_can_have_changed(tmp_path, monkeypatch):
@@ -101,3 +136,45 @@ async def test_console_draws_once_for_updates_that_queued_up(tmp_path):
             a.post_message(WorldUpdated(world, frozenset()))
         await pilot.pause()
         assert drawn == [worlds[-1]]  # one redraw, of the latest state
+
+
+@settings(max_examples=60, deadline=None)
+@given(rounds=st.lists(st.lists(op, min_size=1, max_size=6), min_size=1, max_size=5),
+       explicit=st.sampled_from([None, "s-b"]))
+def test_incremental_world_equals_a_fresh_full_read(rounds, explicit):
+    """The live views' state, kept from the changed paths batch after batch, is what a fresh full read
+    gives: every scope, member, error and the newest write (and so is the World shown, unless a file
+    that read fine turned bad and the last good picture is kept)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        seed(root)
+        live = WorldLoader(root, session_id=explicit, rp1_db=False, environ={})
+        live.load()
+        for batch in rounds:
+            changed: set[Path] = set()
+            for action in batch:
+                changed |= apply(root, action)
+            world = live.load(changed)
+            fresh = WorldLoader(root, session_id=explicit, rp1_db=False, environ={}).load()
+            on_disk = live._state_base  # what the next refresh builds on
+            assert on_disk is not None and picture(on_disk) == picture(fresh.snapshot)
+            assert on_disk.mode_newest == fresh.snapshot.mode_newest
+            if not any(b.kept_last_good for b in world.badges):  # else it shows the last good picture, by design
+                assert picture(world.snapshot) == picture(fresh.snapshot)
+                assert world.newest_write == fresh.newest_write
+
+
+def test_off_view_paths_are_other_sessions_only(tmp_path):
+    root = tree(tmp_path, 4)
+    sessions = root / ".rcs/state/sessions"
+    loader = WorldLoader(root, session_id=CURRENT, rp1_db=False, environ={})
+    loader.load()
+    assert loader.off_view([sessions / "s-002" / "forge-state.json", sessions / "s-003" / "team-state.json"])
+    assert not loader.off_view([sessions / "s-002" / "forge-state.json", sessions / CURRENT / "forge-state.json"])
+    assert not loader.off_view([root / ".rcs/state/forge-state.json"])  # root: shown
+    assert not loader.off_view([sessions / "s-new"])  # a new session directory may be the current one
+    rooted = WorldLoader(root, rp1_db=False, environ={})  # root authoritative, forge active at root
+    write(root / ".rcs/state/forge-state.json", {"active": True, "current_phase": "executing"})
+    rooted.load()
+    assert not rooted.off_view([sessions / "s-002" / "forge-state.json"])  # its tombstone would change root
+    assert rooted.off_view([sessions / "s-002" / "team-state.json"])

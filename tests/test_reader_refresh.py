@@ -121,6 +121,8 @@ def test_refresh_equals_full_read_for_random_changes(rounds, explicit):
             assert picture(snap) == picture(full)
             assert snap.root_scope == full.root_scope and snap.sessions == full.sessions
             assert snap.members == full.members and snap.errors == full.errors
+            # What a refresh carries over instead of visiting every scope: the newest write, who errs
+            assert (snap.mode_newest, snap.erring, snap.linked) == (full.mode_newest, full.erring, full.linked)
 
 
 def test_refresh_rereads_only_changed_scopes(tmp_path):
@@ -133,13 +135,16 @@ def test_refresh_rereads_only_changed_scopes(tmp_path):
     assert "ultrawork" in after.sessions["s-b"].active_modes()
 
 
-def test_refresh_with_nothing_changed_rereads_root_and_new_sessions(tmp_path):
+def test_refresh_rereads_root_only_for_a_change_outside_the_sessions(tmp_path):
     seed(tmp_path)
     before = read_snapshot(tmp_path, environ={})
-    mode(tmp_path, "team")  # root: always re-read
+    root_file = mode(tmp_path, "team")
     mode(tmp_path, "forge", "s-new")  # a new session: read even without an event for it
-    after = refresh_snapshot(before, set(), environ={})
-    assert "team" in after.root_scope.active_modes() and "s-new" in after.sessions
+    quiet = refresh_snapshot(before, {state_dir(tmp_path, "s-a") / "forge-state.json"}, environ={})
+    assert quiet.root_scope is before.root_scope and "s-new" in quiet.sessions
+    after = refresh_snapshot(quiet, {root_file}, environ={})
+    assert "team" in after.root_scope.active_modes()
+    assert after.root_scope == read_snapshot(tmp_path, environ={}).root_scope
 
 
 def test_scope_reached_through_a_symlink_is_always_reread(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +13,8 @@ import click
 from rcs_tui.cli.jsonout import dumps, fail
 from rcs_tui.views.text import sanitize, strip_controls
 
-__all__ = ["CliError", "dumps", "emit", "fail", "json_option", "resolve_root", "root_option", "run"]
+__all__ = ["CliError", "dumps", "emit", "expect_plan_option", "fail", "json_option", "resolve_root", "root_option",
+           "run"]
 
 
 class CliError(Exception):
@@ -26,6 +28,12 @@ def root_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(func)
+
+
+def expect_plan_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--expect-plan", "expect_plan", default=None, metavar="FINGERPRINT",
+                        help="Apply only if the plan made now has this fingerprint (the `plan_fingerprint` of "
+                             "the --dry-run you confirmed); otherwise write nothing and exit 1.")(func)
 
 
 def given_root(root: str | None) -> str | None:
@@ -86,12 +94,15 @@ def known_errors() -> tuple[type[BaseException], ...]:
 
 def run(group: click.Group, argv: list[str] | None) -> int:
     """Invoke the group; map usage errors to exit 2 and operator errors to exit 1, never a traceback."""
-    from rcs_tui.config.schema import apply_environment
+    from rcs_tui.config.paths import config_path
 
-    try:
-        apply_environment(settings())
-    except CliError as exc:
-        return fail(str(exc), 1)
+    if os.path.lexists(config_path()):  # without a file there is nothing to hand on: skip loading the schema
+        from rcs_tui.config.schema import apply_environment
+
+        try:
+            apply_environment(settings())
+        except CliError as exc:
+            return fail(str(exc), 1)
     try:
         rv = group.main(args=argv, prog_name="rcs-tui", standalone_mode=False)
     except click.exceptions.Exit as exc:

@@ -13,13 +13,16 @@ from rcs_tui.views.text import sanitize
 @click.command("doctor")
 @click.option("--fix", "do_fix", is_flag=True, help="Apply every proposed repair without asking.")
 @click.option("--only", "only", multiple=True, help="Repair only these finding ids (repeatable).")
+@click.option("--expect-plan", "expect_plan", multiple=True, metavar="FINGERPRINT",
+              help="With --fix: repair only if the repairs planned now have exactly these fingerprints (the "
+                   "`plan_fingerprint` of each repair you confirmed; repeatable); otherwise write nothing, exit 1.")
 @click.option("--session-id", "session_id", default=None)
 @click.option("--db", "db", default=None, help="rp1 database (else $RP1_DB, else ~/.rp1/rp1.db).")
 @click.option("--idle-minutes", type=float, default=60.0, show_default=True,
               help="Report rp1 runs idle for longer than this.")
 @root_option
 @json_option
-def doctor(do_fix, only, session_id, db, idle_minutes, root, as_json):
+def doctor(do_fix, only, expect_plan, session_id, db, idle_minutes, root, as_json):
     """Find stale members, orphans, root survivors, dead pointers/owners/workers and idle rp1 runs.
 
     \b
@@ -32,6 +35,8 @@ def doctor(do_fix, only, session_id, db, idle_minutes, root, as_json):
 
     root_path = resolve_root(root)
     findings = diagnose(root_path, session_id, rp1_db=db, idle_seconds=idle_minutes * 60)
+    if expect_plan and do_fix:
+        _confirm_repairs(root_path, findings, only, expect_plan)
     unknown = sorted(set(only) - {f.id for f in findings})
     if unknown:
         raise CliError(f"--only: no current finding {', '.join(map(repr, unknown))}; nothing was changed "
@@ -53,6 +58,21 @@ def doctor(do_fix, only, session_id, db, idle_minutes, root, as_json):
 
 
 FINDINGS_REMAIN = 3
+
+
+def _confirm_repairs(root, findings: list, only: tuple[str, ...], expected: tuple[str, ...]) -> None:
+    """Refuse unless the repairs chosen now are exactly the ones confirmed (by plan fingerprint)."""
+    from rcs_tui.state.txn import PLAN_CHANGED
+
+    fresh = []
+    for f in findings:
+        if f.plan is not None and (not only or f.id in only):
+            try:
+                fresh.append(f.plan().plan.fingerprint(root))
+            except Exception:  # noqa: BLE001 - a repair that cannot be planned now is not the confirmed one
+                fresh.append(f"unplannable:{f.id}")
+    if sorted(fresh) != sorted(expected) or (only and set(only) - {f.id for f in findings}):
+        raise CliError(PLAN_CHANGED)
 
 
 def remaining_code(findings: list) -> int:

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from rcs_tui.cli.common import CliError, emit, json_option, resolve_root, root_option
+from rcs_tui.cli.common import CliError, emit, expect_plan_option, json_option, resolve_root, root_option
 from rcs_tui.state.io import MAX_STATE_BYTES, dump_json, loads_strict
 from rcs_tui.views.text import strip_controls
 
@@ -122,7 +122,9 @@ def write_cmd(root, as_json, input_json, input_file, mode, session_id, dry_run):
 @click.option("--retry", type=click.IntRange(0, 100), default=0, show_default=True,
               help="When a file changes underneath (a runtime still writing), re-plan on fresh data and try "
                    "again up to N times; only an applied attempt is journaled.")
-def clear_cmd(root, as_json, input_json, input_file, mode, session_id, all_sessions, in_root, dry_run, retry):
+@expect_plan_option
+def clear_cmd(root, as_json, input_json, input_file, mode, session_id, all_sessions, in_root, dry_run, retry,
+              expect_plan):
     """Clear one member of the active set.
 
     In a session whose mode also has a root copy, the session's file becomes a tombstone: an inactive
@@ -144,7 +146,7 @@ def clear_cmd(root, as_json, input_json, input_file, mode, session_id, all_sessi
             emit(op.preview(root), True)
             return
         try:
-            result = op.run(root)
+            result = op.run(root, expect_plan=expect_plan)
         except ChangedUnderneath as exc:
             if attempt == retry:
                 raise ChangedUnderneath(f"{exc} (after {attempt + 1} attempt(s); a runtime is still writing: "
@@ -232,27 +234,29 @@ def snapshot_cmd(session_id, follow, heartbeat, poll, root, as_json):
 @click.command("undo")
 @click.argument("entry", required=False)
 @click.option("--dry-run", is_flag=True, help="Print what would be restored and touch nothing.")
+@expect_plan_option
 @root_option
 @json_option
-def undo_cmd(entry, dry_run, root, as_json):
+def undo_cmd(entry, dry_run, expect_plan, root, as_json):
     """Undo the last (or the given) journal entry, restoring each file's before-image byte for byte."""
     from rcs_tui.state.journal import undo
 
-    emit(undo(resolve_root(root), entry, dry_run=dry_run), True)
+    emit(undo(resolve_root(root), entry, dry_run=dry_run, expect_plan=expect_plan), True)
 
 
 @click.command("redo")
 @click.argument("entry", required=False)
 @click.option("--dry-run", is_flag=True, help="Print what would be re-applied and touch nothing.")
+@expect_plan_option
 @root_option
 @json_option
-def redo_cmd(entry, dry_run, root, as_json):
+def redo_cmd(entry, dry_run, expect_plan, root, as_json):
     """Re-apply the most recently undone (or the given) journal entry, through the same checked write path."""
     from rcs_tui.state.redo import redo_operation
 
     path = resolve_root(root)
     op = redo_operation(path, entry)
-    emit(op.preview(path) if dry_run else op.run(path), True)
+    emit(op.preview(path) if dry_run else op.run(path, expect_plan=expect_plan), True)
 
 
 @click.command("journal")

@@ -6,13 +6,15 @@ from typing import Any
 
 import click
 
-from rcs_tui.cli.common import emit, json_option, resolve_root, root_option
+from rcs_tui.cli.common import emit, expect_plan_option, json_option, resolve_root, root_option
 
 TRANSCRIPT_TAIL = 20
 
 
 def _dry_run(func):
-    return click.option("--dry-run", is_flag=True, help="Print the exact plan and change nothing.")(func)
+    """--dry-run, and --expect-plan for applying exactly the plan a dry run showed."""
+    return click.option("--dry-run", is_flag=True, help="Print the exact plan and change nothing.")(
+        expect_plan_option(func))
 
 
 def _actor(func):
@@ -106,7 +108,8 @@ def next_cmd(task_id, root, as_json):
     emit(next_report(load_task(resolve_root(root), task_id)), as_json, _human_next)
 
 
-def _run(root: str | None, as_json: bool, dry_run: bool, actor: str | None, build) -> None:
+def _run(root: str | None, as_json: bool, dry_run: bool, actor: str | None, build,
+         expect_plan: str | None = None) -> None:
     from rcs_tui.state.tasks import apply_plan
     from rcs_tui.state.txn import default_actor
 
@@ -116,7 +119,7 @@ def _run(root: str | None, as_json: bool, dry_run: bool, actor: str | None, buil
     if dry_run:
         emit({"dry_run": True, **plan.describe(path)}, as_json, _human_result)
         return
-    emit(apply_plan(path, plan, actor=who), as_json, _human_result)
+    emit(apply_plan(path, plan, actor=who, expect_plan=expect_plan), as_json, _human_result)
 
 
 @task.command("advance")
@@ -126,11 +129,12 @@ def _run(root: str | None, as_json: bool, dry_run: bool, actor: str | None, buil
 @_dry_run
 @root_option
 @json_option
-def advance_cmd(task_id, to, actor, dry_run, root, as_json):
+def advance_cmd(task_id, to, actor, dry_run, expect_plan, root, as_json):
     """Move along one edge whose guard holds; never skips a phase."""
     from rcs_tui.state.tasks import plan_advance
 
-    _run(root, as_json, dry_run, actor, lambda p, who: plan_advance(p, task_id, to, actor=who))
+    _run(root, as_json, dry_run, actor, lambda p, who: plan_advance(p, task_id, to, actor=who),
+         expect_plan)
 
 
 @task.command("override")
@@ -141,11 +145,12 @@ def advance_cmd(task_id, to, actor, dry_run, root, as_json):
 @_dry_run
 @root_option
 @json_option
-def override_cmd(task_id, to, reason, actor, dry_run, root, as_json):
+def override_cmd(task_id, to, reason, actor, dry_run, expect_plan, root, as_json):
     """Move a task to a phase its guards do not (yet) allow; the reason is required and recorded."""
     from rcs_tui.state.tasks import plan_override
 
-    _run(root, as_json, dry_run, actor, lambda p, who: plan_override(p, task_id, to, reason, actor=who))
+    _run(root, as_json, dry_run, actor, lambda p, who: plan_override(p, task_id, to, reason, actor=who),
+         expect_plan)
 
 
 @task.command("redo")
@@ -155,8 +160,9 @@ def override_cmd(task_id, to, reason, actor, dry_run, root, as_json):
 @_dry_run
 @root_option
 @json_option
-def redo_cmd(task_id, reason, actor, dry_run, root, as_json):
+def redo_cmd(task_id, reason, actor, dry_run, expect_plan, root, as_json):
     """Re-run the current phase; a done task reopens at planning."""
     from rcs_tui.state.tasks import plan_redo
 
-    _run(root, as_json, dry_run, actor, lambda p, who: plan_redo(p, task_id, reason, actor=who))
+    _run(root, as_json, dry_run, actor, lambda p, who: plan_redo(p, task_id, reason, actor=who),
+         expect_plan)

@@ -16,8 +16,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rcs_tui.config.paths import config_path, read_config_bytes
+from rcs_tui.fleet.attention import ALERT_KINDS
 
-ALERT_KINDS = ("waiting", "failed", "dead", "stale", "resurrected")
 # Environment variables that set a key (they beat the file, lose to a flag).
 ENV_KEYS: dict[str, str] = {"rp1_db": "RP1_DB", "rp1_plugin_roots": "RP1_PLUGIN_ROOTS"}
 
@@ -34,7 +34,7 @@ class Alerts(BaseModel):
     command: str | None = Field(None, description="shell command run with RCS_ALERT_* in its environment")
     bell: bool = Field(True, description="ring the terminal bell")
     tmux: bool = Field(False, description="tmux display-message when inside tmux")
-    kinds: list[Literal["waiting", "failed", "dead", "stale", "resurrected"]] = Field(
+    kinds: list[Literal[ALERT_KINDS]] = Field(  # type: ignore[valid-type]
         default_factory=lambda: list(ALERT_KINDS), description="which transitions alert")
     min_interval: float = Field(30.0, ge=0, le=86400, description="seconds between two alerts for one project")
 

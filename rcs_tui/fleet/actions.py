@@ -15,6 +15,7 @@ from typing import Any
 from rcs_tui.cli.doctor_cmd import FINDINGS_REMAIN
 from rcs_tui.fleet.projects import Project
 from rcs_tui.fleet.transport import Ssh, failure_reason
+from rcs_tui.state.txn import PLAN_CHANGED
 from rcs_tui.views.text import strip_controls
 
 TIMEOUT = 60.0
@@ -22,6 +23,10 @@ TIMEOUT = 60.0
 
 class ActionError(Exception):
     """The action was refused or could not run; the message says why (nothing was changed unless it says so)."""
+
+
+class PlanChangedError(ActionError):
+    """The project's files changed after the operator confirmed a plan; nothing was written."""
 
 
 class CliActions:
@@ -61,11 +66,18 @@ class CliActions:
                 data = None
             if isinstance(data, dict):
                 return data
-        raise ActionError(strip_controls(failure_reason(proc.returncode, err, self.project)))
+        reason = strip_controls(failure_reason(proc.returncode, err, self.project))
+        raise (PlanChangedError if reason == PLAN_CHANGED else ActionError)(reason)
 
     # -- actions ----------------------------------------------------------------------------
-    def clear(self, mode: str, scope: str | None, *, all_sessions: bool = False, dry_run: bool = False
-              ) -> dict[str, Any]:
+    # A dry run's JSON carries `plan_fingerprint`; passing it back as `expect` applies that plan or nothing
+    # (PlanChangedError when the files changed in between).
+    @staticmethod
+    def _expect(expect: str | None) -> list[str]:
+        return ["--expect-plan", expect] if expect else []
+
+    def clear(self, mode: str, scope: str | None, *, all_sessions: bool = False, dry_run: bool = False,
+              expect: str | None = None) -> dict[str, Any]:
         """Clear `mode` in `scope` ("root" or a session id), or everywhere."""
         args = ["state", "clear", "--mode", mode]
         if all_sessions:
@@ -74,18 +86,25 @@ class CliActions:
             args.append("--in-root")
         else:
             args += ["--session-id", scope]
-        return self.run(args + (["--dry-run"] if dry_run else []))
+        return self.run(args + (["--dry-run"] if dry_run else self._expect(expect)))
 
-    def undo(self, entry: str | None = None, *, dry_run: bool = False) -> dict[str, Any]:
-        return self.run(["undo", *([entry] if entry else []), *(["--dry-run"] if dry_run else [])])
+    def undo(self, entry: str | None = None, *, dry_run: bool = False, expect: str | None = None) -> dict[str, Any]:
+        return self.run(["undo", *([entry] if entry else []), *(["--dry-run"] if dry_run else self._expect(expect))])
 
-    def override(self, task: str, to: str, reason: str, *, dry_run: bool = False) -> dict[str, Any]:
-        return self.run(["task", "override", task, "--to", to, "--reason", reason, *(["--dry-run"] if dry_run else [])])
+    def override(self, task: str, to: str, reason: str, *, dry_run: bool = False, expect: str | None = None
+                 ) -> dict[str, Any]:
+        return self.run(["task", "override", task, "--to", to, "--reason", reason,
+                         *(["--dry-run"] if dry_run else self._expect(expect))])
 
-    def doctor(self, *, fix: bool = False, only: tuple[str, ...] = ()) -> dict[str, Any]:
+    def doctor(self, *, fix: bool = False, only: tuple[str, ...] = (), expect: tuple[str, ...] = ()
+               ) -> dict[str, Any]:
+        """The doctor's report; with `fix`, the repairs of `only`, applied only if their plans still have the
+        fingerprints in `expect` (when given)."""
         args = ["doctor"] + (["--fix"] if fix else [])
         for fid in only:
             args += ["--only", fid]
+        for fp in expect if fix else ():
+            args += ["--expect-plan", fp]
         return self.run(args)
 
     def journal(self, limit: int = 20) -> dict[str, Any]:

@@ -19,7 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rcs_tui.fleet.rows import ALERT_KINDS, Row
+from rcs_tui.fleet.attention import ALERT_KINDS, ALERT_NEWS, NEEDS_YOU
+from rcs_tui.fleet.rows import Row
 from rcs_tui.views.text import strip_controls
 
 MAX_LISTED = 500
@@ -36,9 +37,7 @@ class Alert:
 
     @property
     def message(self) -> str:
-        words = {"waiting": "is waiting for you", "failed": "failed", "dead": "worker died",
-                 "stale": "turned stale", "resurrected": "came back after a clear"}
-        return f"{self.project}: {self.member} {words.get(self.kind, self.kind)}"
+        return f"{self.project}: {self.member} {ALERT_NEWS.get(self.kind, self.kind)}"
 
     def as_json(self) -> dict[str, Any]:
         return {"at": self.at, "project": self.project, "host": self.host, "kind": self.kind, "member": self.member,
@@ -50,7 +49,7 @@ class AlertSettings:
     command: str | None = None
     bell: bool = True
     tmux: bool = False
-    kinds: tuple[str, ...] = ("waiting", "failed", "dead", "stale", "resurrected")
+    kinds: tuple[str, ...] = ALERT_KINDS
     min_interval: float = 30.0
 
 
@@ -72,13 +71,13 @@ class AlertTracker:
         if row.doc is None or row.doc.get("partial"):  # the baseline is the first full document
             return []
         key = row.project.key
-        now = {k: set(row.attention.get(k, [])) for k in ALERT_KINDS}
+        now = {k.key: set(row.attention.get(k.key, [])) for k in NEEDS_YOU}
         before = self.seen.get(key)
         self.seen[key] = now
         if before is None:
             return []
-        fresh = [(ALERT_KINDS[k], m) for k in ALERT_KINDS for m in sorted(now[k] - before[k])
-                 if ALERT_KINDS[k] in self.settings.kinds]
+        fresh = [(k.alert, m) for k in NEEDS_YOU for m in sorted(now[k.key] - before[k.key])
+                 if k.alert in self.settings.kinds]
         if not fresh:
             return []
         at = self.clock()

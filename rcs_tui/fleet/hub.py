@@ -59,8 +59,10 @@ async def _end(proc: asyncio.subprocess.Process) -> None:
 
 
 class ReadGate:
-    """At most `limit` full local reads at once, and none before every local row has had its quick first look
-    (or `patience` seconds passed): fifty full reads must not hold up the rows that show each project at once."""
+    """At most `limit` full local reads at once, and none before every row has had its first look (a local
+    row its quick partial document, a remote one its first document or its reason for having none) or
+    `patience` seconds passed: fifty full reads must not hold up the rows that show each project at once,
+    nor take the processor from the hosts' first answers over ssh."""
 
     def __init__(self, limit: int, waiting_for: int, patience: float = FIRST_LOOK_PATIENCE) -> None:
         self.slots = asyncio.Semaphore(limit)
@@ -103,12 +105,17 @@ class FleetHub:
         self.procs: set[asyncio.subprocess.Process] = set()
         self._readers: ReadGate | None = None
 
-    def start(self) -> None:
-        """Start every project's task on the running loop."""
-        self._readers = ReadGate(READERS, sum(1 for r in self.rows.values() if not r.project.remote))
+    def start(self, remote: bool = True, local: bool = True) -> None:
+        """Start the projects' tasks on the running loop: the remote ones (an ssh session costs this
+        process little and the host a second or more, so the sooner the better), the local ones, or both."""
+        if local:
+            # `--once` takes no first looks: its full reads need not wait for any
+            waiting = 0 if self.once else sum(1 for r in self.rows.values() if not r.looked)
+            self._readers = ReadGate(READERS, waiting)
         for row in self.rows.values():
-            runner = self._remote if row.project.remote else self._local
-            self.tasks.append(asyncio.ensure_future(runner(row)))
+            if (remote and row.project.remote) or (local and not row.project.remote):
+                runner = self._remote if row.project.remote else self._local
+                self.tasks.append(asyncio.ensure_future(runner(row)))
 
     async def stop(self) -> None:
         """Cancel every task; each ends (and reaps) its own ssh session on the way out."""
@@ -138,9 +145,11 @@ class FleetHub:
 
     # -- local ------------------------------------------------------------------------------
     def _looked(self, row: Row) -> None:
-        if not row.looked and self._readers is not None:
+        """The row has its first document or its reason for having none (counted once)."""
+        if not row.looked:
             row.looked = True
-            self._readers.looked()
+            if self._readers is not None:
+                self._readers.looked()
 
     async def _local(self, row: Row) -> None:
         from rcs_tui.views.snapshot_doc import SnapshotFeed, follow_documents
@@ -154,7 +163,8 @@ class FleetHub:
                 self._looked(row)
             else:
                 try:
-                    async for doc in follow_documents(SnapshotFeed(root), poll=self.poll, gate=self._readers,
+                    feed = SnapshotFeed(root, summary=True)
+                    async for doc in follow_documents(feed, poll=self.poll, gate=self._readers,
                                                       first_look=not self.once):
                         self._take(row, doc)
                         self._looked(row)
@@ -192,6 +202,7 @@ class FleetHub:
             proc = await asyncio.shield(spawning)
         except OSError as exc:
             self._fail(row, f"cannot run ssh: {exc.strerror or exc}")
+            self._looked(row)
             return False
         except asyncio.CancelledError:  # stopped while ssh was starting: end it too, never leave it behind
             with contextlib.suppress(Exception):
@@ -225,6 +236,7 @@ class FleetHub:
                 if doc.get("kind") == "heartbeat":
                     continue
                 self._take(row, doc)
+                self._looked(row)
                 got = got or row.doc is not None
                 if row.doc is None and row.error:  # a contract we cannot read: keep the reason, stop here
                     reason = row.error
@@ -240,6 +252,7 @@ class FleetHub:
         if reason is None:
             reason = failure_reason(proc.returncode, err, row.project)
         self._fail(row, reason)
+        self._looked(row)
         return got
 
 

@@ -8,18 +8,22 @@ are seen. Every string that came from a project is made inert here, before any v
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich.text import Text
+
+from rcs_tui.fleet import attention
 from rcs_tui.fleet.projects import Project
 from rcs_tui.state.metrics import parse_time
-from rcs_tui.views.snapshot_doc import CONTRACT_MAJOR, CONTRACT_VERSION, contract_major
+from rcs_tui.state.team import WORKER_CONDITIONS, worker_condition
+from rcs_tui.ui.console.format import HEALTH_GLYPH, HEALTH_STYLE, WORKER_GLYPH
+from rcs_tui.views.snapshot_doc import CONTRACT_MAJOR, CONTRACT_VERSION, contract_major, summarise
 from rcs_tui.views.text import ago, strip_controls
 
 RANKS = ("waiting", "failed", "trouble", "running", "idle")
-ALERT_KINDS = {"waiting": "waiting", "failed": "failed", "dead": "dead", "stale": "stale",
-               "root_survivors": "stale", "resurrected": "resurrected"}
 
 
 def inert(value: Any, limit: int = 200) -> str:
@@ -62,10 +66,10 @@ class Row:
             return
         if self.project.remote:
             doc.pop("partial", None)  # only this process makes partial documents; a host cannot claim one
-        self.doc = doc
+        self.doc = summarise(doc) if self.project.remote else doc  # a local feed makes summaries itself
         raw = doc.get("attention") if isinstance(doc.get("attention"), dict) else {}
         self.attention = {k: [inert(v, 120) for v in raw.get(k, []) if isinstance(v, str)][:200]
-                          for k in ("waiting", "failed", "dead", "stale", "root_survivors", "running", "resurrected")}
+                          for k in attention.KEYS}
         self.error, self.error_since, self.connected = None, None, True
         self.updated_at = now or time.time()
 
@@ -79,18 +83,12 @@ class Row:
     # -- derived ----------------------------------------------------------------------------
     @property
     def rank(self) -> int:
-        a = self.attention
         if self.doc is None or self.error:
             return RANKS.index("trouble")
-        if a.get("waiting"):
-            return 0
-        if a.get("failed"):
-            return 1
-        if a.get("dead") or a.get("stale") or a.get("root_survivors") or a.get("resurrected"):
-            return 2
-        if a.get("running") or self._rp1_count("running"):
-            return 3
-        return 4
+        ranks = [RANKS.index(k.rank) for k in attention.KINDS if self.attention.get(k.key)]
+        if self._rp1_count("running"):
+            ranks.append(RANKS.index("running"))
+        return min(ranks, default=RANKS.index("idle"))
 
     @property
     def needs_you_now(self) -> bool:
@@ -111,19 +109,13 @@ class Row:
         """Short reasons this project needs the operator (empty when it does not)."""
         if self.doc is None or self.error:
             return [self.error or "connecting"]
-        a = self.attention
-        out = []
-        for key, word in (("waiting", "waiting"), ("failed", "failed"), ("dead", "dead worker"),
-                          ("stale", "stale"), ("root_survivors", "root survivor"), ("resurrected", "came back")):
-            if a.get(key):
-                n = len(a[key])
-                out.append(f"{n} {word}{'s' if n > 1 and word.endswith(('worker', 'survivor')) else ''}")
-        return out
+        return [attention.count_words(k, len(self.attention[k.key])) for k in attention.NEEDS_YOU
+                if self.attention.get(k.key)]
 
-    def cells(self, now: float) -> dict[str, str]:
-        """Plain, inert text for every column."""
+    def cells(self, now: float) -> dict[str, str | Text]:
+        """Inert text for every column: plain strings, and styled text where the console's colours apply."""
         p = self.project
-        base = {"project": inert(p.name, 60), "host": inert(p.host_label, 40)}
+        base: dict[str, str | Text] = {"project": inert(p.name, 60), "host": inert(p.host_label, 40)}
         if self.doc is None or self.error:
             since = f" since {ago(now - self.error_since)}" if self.error_since else ""
             head, _, tail = (self.error or "connecting…").partition(": ")  # "unreachable since 2m: ssh: …"
@@ -131,15 +123,12 @@ class Row:
             return {**base, "state": "error" if self.error else "…", "active": text, "health": "",
                     "doctor": "", "workers": "", "tasks": "", "rp1": "", "activity": ""}
         d = self.doc
+        partial = bool(d.get("partial"))  # a first look: the doctor has not run yet
         health = d.get("health") if isinstance(d.get("health"), dict) else {}
-        health_text = " ".join(f"{inert(k, 16)}:{v}" for k, v in sorted(health.items()) if isinstance(v, int))
+        health_text = Text(" ").join(
+            Text(f"{HEALTH_GLYPH[k]}{v}" if k in HEALTH_GLYPH else f"{inert(k, 16)}:{v}", style=HEALTH_STYLE.get(k, ""))
+            for k, v in sorted(health.items()) if isinstance(v, int))
         doctor = (d.get("doctor") or {}).get("count")
-        alive = dead = 0
-        for team in (d.get("team") or {}).values():
-            for w in team.get("workers", []) if isinstance(team, dict) else []:
-                if isinstance(w, dict):
-                    dead += 1 if w.get("dead_reason") else 0
-                    alive += 0 if w.get("dead_reason") else 1
         phases = d.get("tasks_by_phase") if isinstance(d.get("tasks_by_phase"), dict) else {}
         tasks = " ".join(f"{inert(k, 20)}:{v}" for k, v in sorted(phases.items()) if isinstance(v, int))
         rp1 = f"{self._rp1_count('waiting')}/{self._rp1_count('failed')}/{self._rp1_count('running')}"
@@ -147,9 +136,29 @@ class Row:
         active = d.get("active_set") if isinstance(d.get("active_set"), list) else []
         return {**base, "state": self.rank_name,
                 "active": " + ".join(inert(m, 30) for m in active) or "—",
-                "health": health_text or "—", "doctor": "—" if doctor in (None, 0) else str(doctor),
-                "workers": f"{alive}♥ {dead}✝" if alive or dead else "—", "tasks": tasks or "—", "rp1": rp1,
+                "health": health_text if health_text.plain else "—",
+                "doctor": "…" if partial else "—" if doctor in (None, 0) else str(doctor),
+                "workers": self.workers_cell(now), "tasks": tasks or "—", "rp1": rp1,
                 "activity": "—" if last is None else ago(now - last)}
+
+    def worker_conditions(self, now: float) -> Counter[str]:
+        """Workers by condition at `now`, judged by the same rule the console uses."""
+        out: Counter[str] = Counter()
+        for team in ((self.doc or {}).get("team") or {}).values():
+            for w in team.get("workers", []) if isinstance(team, dict) else []:
+                if isinstance(w, dict):
+                    raw = w.get("alive", True)  # a host on contract 1.0 does not send the flag
+                    alive = raw if isinstance(raw, bool) else None
+                    last = w.get("last_turn_at") if isinstance(w.get("last_turn_at"), str) else None
+                    out[worker_condition(w.get("dead_reason") or None, alive, last, now)] += 1
+        return out
+
+    def workers_cell(self, now: float) -> Text | str:
+        counts = self.worker_conditions(now)
+        if not counts:
+            return "—"
+        return Text(" ").join(Text(f"{counts[c]}{WORKER_GLYPH[c][0]}", style=WORKER_GLYPH[c][1])
+                              for c in WORKER_CONDITIONS if counts[c])
 
     def sort_key(self) -> tuple[int, str, str]:
         return (self.rank, self.project.name, self.project.key)

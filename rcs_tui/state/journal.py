@@ -401,11 +401,13 @@ def plan_undo(root: Path, entry: dict[str, Any]) -> Plan:
 
 
 def undo(root: Path, entry_id: str | None = None, *, actor: str | None = None,
-         dry_run: bool = False) -> dict[str, Any]:
+         dry_run: bool = False, expect_plan: str | None = None) -> dict[str, Any]:
+    """Undo `entry_id` (else the newest undoable action); `expect_plan`: see `Plan.confirm`."""
     entry = find_entry(root, entry_id)
     plan = plan_undo(root, entry)
     if dry_run:
         return {"dry_run": True, **plan.describe(root)}
+    plan.confirm(root, expect_plan)
     applied = apply(root, plan, actor=actor, extra={"undoes": entry["id"]})
     result = {"undone": entry["id"], "journal_id": applied["id"], "restored": plan.summary["restores"]}
     if "message" in plan.summary:

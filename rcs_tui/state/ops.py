@@ -39,12 +39,14 @@ class Operation:
     def preview(self, root: Path) -> dict[str, Any]:
         return {"dry_run": True, **self.plan.describe(root)}
 
-    def run(self, root: Path, actor: str | None = None) -> dict[str, Any]:
+    def run(self, root: Path, actor: str | None = None, expect_plan: str | None = None) -> dict[str, Any]:
         """Apply the plan; a plan that changes nothing is not applied and leaves no journal entry.
+        `expect_plan`: the fingerprint of the plan the operator confirmed; any other plan is refused.
 
         Journal bookkeeping is the exception: rolling back an interrupted action that had not changed any
         file yet changes nothing either, but its entry is what records the action as rolled back.
         """
+        self.plan.confirm(root, expect_plan)
         if not self.plan.changes and not self.plan.appends and not self.extra:
             return dict(self.result)
         entry = apply(root, self.plan, actor=actor, extra=self.extra or None)

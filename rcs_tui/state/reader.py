@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,13 +59,19 @@ def parse_canonical(path: Path, within: Path, scope_session: str | None) -> Cano
     return CanonicalSet(path, True, data, sha=read.sha, entries=tuple(entries), legacy=legacy)
 
 
-def read_scope(layout: Layout, session_id: str | None, errors: list[FileError], *, linked: bool = False) -> Scope:
+def read_scope(layout: Layout, session_id: str | None, errors: list[FileError], *, linked: bool = False,
+               previous: Scope | None = None, changed: Collection[str] | None = None) -> Scope:
     """Every tracked mode file and the canonical set of one scope directory.
 
     The scope's own errors are appended to `errors` and kept in `Scope.errors` (so a refresh can reuse
-    them). `linked`: the directory is reached through a symlink.
+    them). `linked`: the directory is reached through a symlink. With `previous` (this scope as last
+    read) and `changed` (the names of the files in it that changed since), the directory is listed
+    again but only the changed files are read; the others are taken from `previous`. Never done for a
+    scope holding or reached through a symlink: its files can change without an event naming them.
     """
     directory = layout.scope_dir(session_id)
+    keep = previous if previous is not None and changed is not None and not (linked or previous.linked) else None
+    fresh: Collection[str] = changed if changed is not None else ()
     within = layout.rcs  # a new Path on every access: once per scope, not once per file
     own: list[FileError] = []
     modes: dict[str, ModeFile] = {}
@@ -89,14 +96,24 @@ def read_scope(layout: Layout, session_id: str | None, errors: list[FileError], 
         mode = mode_from_filename(name)
         if mode is None:
             continue
-        mf = read_mode_file(directory / name, mode, session_id, within)
+        old = keep.modes.get(mode) if keep is not None and name not in fresh else None
+        mf = old if old is not None else read_mode_file(directory / name, mode, session_id, within)
         if mf.error:
             own.append(FileError(mf.path, mf.error))
         modes[mode] = mf
-    canonical = parse_canonical(directory / CANONICAL_FILE, within, session_id)
+    if keep is not None and keep.canonical is not None and CANONICAL_FILE not in fresh:
+        canonical = keep.canonical
+    else:
+        canonical = parse_canonical(directory / CANONICAL_FILE, within, session_id)
     if canonical.error:
         own.append(FileError(canonical.path, canonical.error))
-    if session_id is not None and "hud-state.json" in names:
+    if session_id is None or "hud-state.json" not in names:
+        pass
+    elif keep is not None and "hud-state.json" not in fresh:
+        hud_state = keep.hud_state
+        hud_path = directory / "hud-state.json"
+        own += [e for e in keep.errors if e.path == hud_path]
+    else:
         hud = read_json(directory / "hud-state.json", within=within)
         if hud.ok:
             hud_state = hud.data
@@ -141,8 +158,19 @@ def _session_entries(layout: Layout, errors: list[FileError]) -> list[tuple[str,
     return out
 
 
-# The last listing of each `sessions/` directory: its stat signature, entries and listing errors.
-_LISTINGS: dict[str, tuple[tuple[int, int, int], list[tuple[str, bool]], list[FileError]]] = {}
+@dataclass(frozen=True)
+class Listing:
+    """One listing of `sessions/`: (name, is a symlink) of each usable directory in name order, the
+    names as a set, and the problems found while listing."""
+
+    entries: tuple[tuple[str, bool], ...]
+    names: frozenset[str]
+    links: frozenset[str]
+    errors: tuple[FileError, ...]
+
+
+# The last listing of each `sessions/` directory, with the directory's stat signature then.
+_LISTINGS: dict[str, tuple[tuple[int, int, int], Listing]] = {}
 
 
 def _dir_signature(path: Path) -> tuple[int, int, int] | None:
@@ -153,28 +181,29 @@ def _dir_signature(path: Path) -> tuple[int, int, int] | None:
     return (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def _listing(layout: Layout, dirty: set[str], errors: list[FileError]) -> list[tuple[str, bool]]:
+def _listing(layout: Layout, dirty: set[str]) -> Listing:
     """The session directories, listed again only when the list may have changed.
 
     Creating, removing or renaming an entry changes the directory's mtime and ctime, so an unchanged
     stat means an unchanged list; a changed path in a session the list lacks, or a changed session
     whose directory is gone, forces a new listing too (an entry added within the same timestamp tick
-    as the last listing still shows up that way, through its files' events).
+    as the last listing still shows up that way, through its files' events). The same Listing object
+    comes back while it holds, so a caller can tell "nothing was added or removed" by identity.
     """
     key = str(layout.sessions)
     sig = _dir_signature(layout.sessions)
     known = _LISTINGS.get(key)
     if sig is not None and known is not None and known[0] == sig:
-        names = {name for name, _ in known[1]}
+        names = known[1].names
         if all(name in names and os.path.isdir(layout.scope_dir(name)) for name in dirty):
-            errors.extend(known[2])
             return known[1]
     own: list[FileError] = []
     entries = _session_entries(layout, own)
-    errors.extend(own)
+    listing = Listing(tuple(entries), frozenset(name for name, _ in entries),
+                      frozenset(name for name, link in entries if link), tuple(own))
     if sig is not None and sig == _dir_signature(layout.sessions):
-        _LISTINGS[key] = (sig, entries, own)
-    return entries
+        _LISTINGS[key] = (sig, listing)
+    return listing
 
 
 def list_sessions(layout: Layout, errors: list[FileError]) -> list[str]:
@@ -229,18 +258,50 @@ def read_snapshot(root: Path, session_id: str | None = None, *, all_sessions: bo
                         if mf.tombstone:
                             sessions.setdefault(name, Scope(name, layout.scope_dir(name))).modes[mode] = mf
     members = compute_members(layout, res, root_scope, sessions)
-    return Snapshot(root, time.time(), res, root_scope, sessions, members, tuple(errors))
+    return Snapshot(root, time.time(), res, root_scope, sessions, members, tuple(errors),
+                    mode_newest=_newest(root_scope, sessions.values()),
+                    linked=frozenset(n for n, sc in sessions.items() if sc.linked),
+                    erring=frozenset(n for n, sc in sessions.items() if sc.errors))
+
+
+def _newest(root: Scope, sessions: Iterable[Scope]) -> float | None:
+    times = [t for t in (root.newest, *(sc.newest for sc in sessions)) if t is not None]
+    return max(times) if times else None
 
 
 def changed_sessions(layout: Layout, changed: Iterable[Path | str]) -> set[str]:
     """Names of the session directories that hold (or are) one of the `changed` paths."""
+    return set(_split_changed(layout, changed)[0])
+
+
+def _split_changed(layout: Layout, changed: Iterable[Path | str]
+                   ) -> tuple[dict[str, set[str] | None], set[str] | None]:
+    """Where the `changed` paths are, as scopes read them.
+
+    Per session directory holding a changed path, the names of its entries that changed (None when
+    the directory itself did: read it all); and the same for the root scope, `.rcs/state` (an empty set
+    when nothing in it changed; sessions/, team/ and the rest of `.rcs` are not part of the root scope).
+    """
+    state = os.path.abspath(layout.state)
+    state_prefix = os.path.join(state, "")
     prefix = os.path.join(os.path.abspath(layout.sessions), "")
-    out = set()
+    sessions: dict[str, set[str] | None] = {}
+    root: set[str] | None = set()
     for p in changed:
         s = os.path.abspath(p)
         if s.startswith(prefix):
-            out.add(s[len(prefix):].split(os.sep, 1)[0])
-    return out
+            sid, _, rest = s[len(prefix):].partition(os.sep)
+            names = sessions.setdefault(sid, set())
+            if not rest:
+                sessions[sid] = None
+            elif names is not None:
+                names.add(rest.split(os.sep, 1)[0])
+        elif s.startswith(state_prefix):
+            if root is not None:
+                root.add(s[len(state_prefix):].split(os.sep, 1)[0])
+        elif state.startswith(os.path.join(s, "")) or s == state:
+            root = None  # `.rcs/state` itself or a directory above it
+    return sessions, root
 
 
 def refresh_snapshot(previous: Snapshot, changed: Iterable[Path | str], session_id: str | None = None, *,
@@ -248,25 +309,70 @@ def refresh_snapshot(previous: Snapshot, changed: Iterable[Path | str], session_
     """What `read_snapshot(previous.root, session_id)` would return, given that since `previous` (a full,
     all-sessions read) only the `changed` paths changed.
 
-    Re-reads the resolution, root, the session list and every session scope whose directory holds a
-    changed path (plus new sessions and scopes reached through symlinks, which can change without an
-    event in their directory); reuses every other Scope of `previous` as it is (they are immutable),
-    with its errors. Members are recomputed by the same `compute_members`. Paths must be spelled under
-    `previous.root`, as the watcher reports them.
+    Costs what changed, not what exists. Re-reads the resolution; in the root scope and in each session
+    whose directory holds a changed path, only the changed files (every file of a scope holding or
+    reached through a symlink: it can change without an event naming it, so such sessions are re-read
+    on every refresh). Every other Scope of `previous` is reused as it is (they are immutable), with its
+    errors. While the session listing is the one `previous` was built from, no other session is even
+    visited: the newest mode-file write and the sessions with errors or symlinks are carried over and
+    adjusted for the scopes re-read. When the listing changed (a session added or removed), sessions are
+    merged in one pass. Members are recomputed by the same `compute_members`. Paths must be spelled
+    under `previous.root`, as the watcher reports them.
     """
     layout = Layout(previous.root)
-    dirty = changed_sessions(layout, changed)
-    errors: list[FileError] = []
+    dirty, root_changed = _split_changed(layout, changed)
     res = resolution or resolve_session(layout, session_id, environ)
-    root_scope = read_scope(layout, None, errors)
-    sessions: dict[str, Scope] = {}
-    for name, link in _listing(layout, dirty, errors):
-        old = previous.sessions.get(name)
-        if old is None or link or old.linked or name in dirty:
-            sessions[name] = read_scope(layout, name, errors, linked=link)
-        else:
-            sessions[name] = old
-            if old.errors:
-                errors.extend(old.errors)
+    old_root = previous.root_scope
+    root_scope = old_root
+    if root_changed is None or root_changed or old_root.linked:
+        root_scope = read_scope(layout, None, [], previous=old_root, changed=root_changed)
+    listing = _listing(layout, set(dirty))
+    replaced: list[tuple[Scope | None, Scope]] = [(old_root, root_scope)] if root_scope is not old_root else []
+    if listing is previous.listing:
+        sessions = dict(previous.sessions)
+        linked, erring = set(previous.linked), set(previous.erring)
+        for name in dirty.keys() | previous.linked:
+            old = sessions[name]
+            scope = read_scope(layout, name, [], linked=name in listing.links, previous=old, changed=dirty.get(name))
+            replaced.append((old, scope))
+            sessions[name] = scope
+            _mark(linked, name, scope.linked)
+            _mark(erring, name, bool(scope.errors))
+        newest = _adjusted_newest(previous, replaced, root_scope, sessions)
+    else:
+        sessions = {}
+        for name, link in listing.entries:
+            old = previous.sessions.get(name)
+            if old is None or link or old.linked:
+                sessions[name] = read_scope(layout, name, [], linked=link)
+            elif name in dirty:
+                sessions[name] = read_scope(layout, name, [], previous=old, changed=dirty[name])
+            else:
+                sessions[name] = old
+        linked = {n for n, sc in sessions.items() if sc.linked}
+        erring = {n for n, sc in sessions.items() if sc.errors}
+        newest = _newest(root_scope, sessions.values())
+    errors = [*root_scope.errors, *listing.errors, *(e for n in sorted(erring) for e in sessions[n].errors)]
     members = compute_members(layout, res, root_scope, sessions)
-    return Snapshot(previous.root, time.time(), res, root_scope, sessions, members, tuple(errors))
+    return Snapshot(previous.root, time.time(), res, root_scope, sessions, members, tuple(errors),
+                    mode_newest=newest, linked=frozenset(linked), erring=frozenset(erring), listing=listing)
+
+
+def _mark(names: set[str], name: str, on: bool) -> None:
+    if on:
+        names.add(name)
+    else:
+        names.discard(name)
+
+
+def _adjusted_newest(previous: Snapshot, replaced: list[tuple[Scope | None, Scope]], root: Scope,
+                     sessions: dict[str, Scope]) -> float | None:
+    """The newest mode-file write after replacing some scopes: the old figure raised by what they hold
+    now, or computed again over every scope when the one holding it lost its newest file."""
+    newest = previous.mode_newest
+    for old, new in replaced:
+        before, after = (old.newest if old is not None else None), new.newest
+        if before is not None and before == newest and (after is None or after < before):
+            return _newest(root, sessions.values())
+    times = [t for t in (newest, *(new.newest for _, new in replaced)) if t is not None]
+    return max(times) if times else None

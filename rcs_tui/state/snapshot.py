@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -116,6 +117,11 @@ class Scope:
     def active_modes(self) -> tuple[str, ...]:
         return tuple(m for m, f in sorted(self.modes.items()) if f.active)
 
+    @cached_property
+    def newest(self) -> float | None:
+        """The newest modification time of its mode files (None without any); computed once per Scope."""
+        return max((f.mtime for f in self.modes.values() if f.mtime is not None), default=None)
+
 
 @dataclass(frozen=True)
 class Member:
@@ -148,6 +154,13 @@ class Snapshot:
     sessions: dict[str, Scope]
     members: tuple[Member, ...]
     errors: tuple[FileError, ...]
+    # Kept so a refresh costs what changed, not what exists (derived from the fields above, not compared):
+    # the newest mode-file write of any scope, the sessions holding a symlink or an error, and the
+    # session listing the sessions were built from.
+    mode_newest: float | None = field(default=None, compare=False, repr=False)
+    linked: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    erring: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    listing: object = field(default=None, compare=False, repr=False)
 
     @property
     def session_id(self) -> str | None:

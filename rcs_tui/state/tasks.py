@@ -300,8 +300,10 @@ def plan_redo(root: Path, task_id: str, reason: str | None, *, actor: str, at: s
     return _plan(root, task, "redo", to, data, text, actor, at)
 
 
-def apply_plan(root: Path, plan: Plan, *, actor: str) -> dict[str, Any]:
-    """Apply a task plan through the transaction (lock, re-check, atomic write, journal)."""
+def apply_plan(root: Path, plan: Plan, *, actor: str, expect_plan: str | None = None) -> dict[str, Any]:
+    """Apply a task plan through the transaction (lock, re-check, atomic write, journal); `expect_plan`:
+    see `Plan.confirm`."""
+    plan.confirm(root, expect_plan)
     result = dict(plan.summary)
     if not plan.changes:
         return result

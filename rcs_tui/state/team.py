@@ -26,6 +26,26 @@ HEARTBEAT_STALE_SECONDS = 120.0
 (the team runtime beats on every turn and treats a silent worker as stuck after about two minutes)."""
 
 
+WORKER_CONDITIONS: tuple[str, ...] = ("alive", "silent", "not reporting", "dead")
+
+
+def worker_condition(dead_reason: str | None, alive: bool | None, last_turn_at: str | None, now: float) -> str:
+    """The one rule every view uses for a worker: dead when its pid is gone or its heartbeat says so;
+    else silent when its last turn is older than `HEARTBEAT_STALE_SECONDS`; else not reporting when it
+    carries no alive flag; only then alive. Takes plain fields so a snapshot document read from another
+    host is judged exactly like a worker read here."""
+    from rcs_tui.state.metrics import parse_time
+
+    if dead_reason:
+        return "dead"
+    at = parse_time(last_turn_at)
+    if at is not None and now - at > HEARTBEAT_STALE_SECONDS:
+        return "silent"
+    if alive is None:
+        return "not reporting"
+    return "alive"
+
+
 @dataclass(frozen=True)
 class Worker:
     name: str
@@ -48,6 +68,10 @@ class Worker:
     def beat_is_stale(self, now: float) -> bool:
         age = self.heartbeat_age(now)
         return age is not None and age > HEARTBEAT_STALE_SECONDS
+
+    def condition(self, now: float) -> str:
+        """`dead`, `silent`, `not reporting` or `alive` at `now` (see `worker_condition`)."""
+        return worker_condition(self.dead_reason, self.alive, self.last_turn_at, now)
 
     @property
     def dead_reason(self) -> str | None:

@@ -14,6 +14,7 @@ import base64
 import contextlib
 import errno
 import getpass
+import hashlib
 import json
 import os
 import socket
@@ -43,6 +44,13 @@ class TxnError(Exception):
 
 class ChangedUnderneath(TxnError):
     """A file differs from the bytes the decision was made on."""
+
+
+PLAN_CHANGED = "the files changed since you confirmed; nothing was written; review the new plan"
+
+
+class PlanChanged(TxnError):
+    """The plan made now is not the one the operator confirmed (its fingerprint differs); nothing was written."""
 
 
 @dataclass(frozen=True)
@@ -84,7 +92,26 @@ class Plan:
             out["appends"] = [{"path": rel_of(root, a.path), "line": a.line, "why": a.why}
                               for a in self.appends]
         out.update(self.summary)
+        out["plan_fingerprint"] = self.fingerprint(root)
         return out
+
+    def fingerprint(self, root: Path) -> str:
+        """A digest of what an operator confirms: the action, each file's path, action, reason and the
+        digest it must still have when written (its before-image), each append's file and reason, and the
+        summary (the active set after, the scopes touched…). Planned again from the same files for the
+        same request it is the same; the after-images follow from those, differing only in the time and
+        actor they record, which is why they are not part of it."""
+        body = {"action": self.action,
+                "changes": [[rel_of(root, c.path), c.action, c.expect, c.why] for c in self.changes],
+                "appends": [[rel_of(root, a.path), a.why] for a in self.appends],
+                "summary": self.summary}
+        raw = json.dumps(body, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
+        return "sha256:" + hashlib.sha256(raw).hexdigest()[:32]
+
+    def confirm(self, root: Path, expected: str | None) -> None:
+        """Refuse (PlanChanged) unless this is the plan whose fingerprint the operator confirmed."""
+        if expected is not None and self.fingerprint(root) != expected:
+            raise PlanChanged(PLAN_CHANGED)
 
 
 def now_iso() -> str:

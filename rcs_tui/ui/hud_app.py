@@ -22,6 +22,7 @@ from rcs_tui.ui.hud_help import KEY_HINT, HudHelp
 from rcs_tui.ui.watcher import WatchStatus, WorldUpdated, start_watcher
 from rcs_tui.ui.widgets import HudView, MemberList, OverlayBlockView
 from rcs_tui.views.hud_line import STALE_AFTER, header, template_segments
+from rcs_tui.views.line_fit import Seg, plain
 from rcs_tui.views.world import World, WorldLoader
 
 
@@ -31,6 +32,14 @@ def stylesheet(name: str) -> str:
 
 
 AGE_REPAINT_S = 0.25  # an age-only change repaints the line at most this often
+
+
+def age_text(world: World | None, now: float) -> str | None:
+    """The "updated Ns ago" / "stale Nm" text a World shows at `now` (None without any write)."""
+    if world is None or world.newest_write is None:
+        return None
+    seg = Seg("age", (), at=world.newest_write).timed(now)
+    return None if seg is None else plain(seg.spans)
 
 
 def next_tick(age: float | None) -> float:
@@ -74,6 +83,7 @@ class HudApp(App[None]):
         self._tick: Timer | None = None
         self._age_timer: Timer | None = None
         self._age_repainted = 0.0
+        self._age_shown: str | None = None
         self._shown: tuple[object, ...] | None = None
         self.theme = theme
 
@@ -101,10 +111,13 @@ class HudApp(App[None]):
                 world.snapshot.authoritative.canonical, world.snapshot.authoritative.modes)
 
     def _apply(self, world: World) -> None:
-        """Show a new World: in full when anything shown changed, else only its data age, at most 4×/s.
+        """Show a new World: in full when anything shown changed, else only its age text, when that
+        text changed, at most 4x/s.
 
         A batch of writes to sessions the view does not show changes nothing on screen but the age of
-        the newest write, so it costs a key comparison and, now and then, one repaint of the line.
+        the newest write, so it costs a key comparison and, only when the age text would read
+        differently, one repaint of the line (while writes keep coming it reads "updated 0s ago").
+        The overlay panels are drawn only while shown.
         """
         previous, self.world = self.world, world
         self.updates += 1
@@ -112,15 +125,21 @@ class HudApp(App[None]):
         views = self.query(HudView)
         if previous is not None and key == self._shown and views:
             views.first().world = world
-            self._age_changed()
+            if age_text(world, self.clock()) != self._age_shown:
+                self._age_changed()
             self._schedule_tick()
             return
         self._shown = key
         self._age_repainted = time.monotonic()
+        self._age_shown = age_text(world, self.clock())
         self.query_one(HudView).show(world, self.notices)
+        if self.has_class("-show-overlay"):
+            self._show_overlay(world)
+        self._schedule_tick()
+
+    def _show_overlay(self, world: World) -> None:
         self.query_one(OverlayBlockView).show(world)
         self.query_one(MemberList).show(world)
-        self._schedule_tick()
 
     def _age_changed(self) -> None:
         if self._age_timer is not None:
@@ -134,6 +153,7 @@ class HudApp(App[None]):
     def _repaint_age(self) -> None:
         self._age_timer = None
         self._age_repainted = time.monotonic()
+        self._age_shown = age_text(self.world, self.clock())
         views = self.query(HudView)  # none while the app is closing
         if views:
             views.first().refresh()
@@ -149,6 +169,7 @@ class HudApp(App[None]):
         self._tick = self.set_timer(next_tick(age), self._on_tick)
 
     def _on_tick(self) -> None:
+        self._age_shown = age_text(self.world, self.clock())
         self.query_one(HudView).refresh()
         self._schedule_tick()
 
@@ -176,6 +197,8 @@ class HudApp(App[None]):
     # -- actions ----------------------------------------------------------------------------
     def action_toggle_overlay(self) -> None:
         self.toggle_class("-show-overlay")
+        if self.has_class("-show-overlay") and self.world is not None:
+            self._show_overlay(self.world)
 
     def action_help(self) -> None:
         self.push_screen(HudHelp(self.ascii_only))

@@ -7,7 +7,8 @@
 Elsewhere it uses `watchfiles.awatch`, whose Rust loop wakes every `step` ms even when nothing changes
 (100 wake-ups/s at 10 ms; a larger step costs latency, since a batch is yielded only after one quiet step).
 For each batch it rebuilds only the sections the paths belong to (`WorldLoader.load(changed)`, in a thread) and posts
-`WorldUpdated` to `node`. If native watching cannot start it falls back to polling stat signatures every
+`WorldUpdated` to `node`; batches touching only sessions the views do not show are pooled and loaded a few
+times a second. If native watching cannot start it falls back to polling stat signatures every
 500 ms (our own, so a same-second atomic rename still counts) and says so with `WatchStatus`;
 an error inside the loop is reported the same way and the loop restarts. Nothing here writes.
 """
@@ -164,16 +165,37 @@ async def inotify_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_
     """Yield sets of relevant changed paths from inotify: a batch closes after `quiet_ms` without events
     or `debounce_ms` after its first one. An overflowed queue counts as "everything changed".
 
-    The process sleeps in the event loop until the kernel has an event: idle costs no wake-ups.
+    The process sleeps in the event loop until the kernel has an event: idle costs no wake-ups. One
+    task reads the kernel's events into a queue and is never interrupted: a read cut short by a
+    timeout would drop the events it had already taken from the kernel (a write never shown).
     """
     tree = TreeWatch()
+    queue: asyncio.Queue[object] = asyncio.Queue()
+
+    async def pump() -> None:
+        try:
+            while True:
+                queue.put_nowait(await tree.inotify.get())
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - handed to the consumer, which raises it
+            queue.put_nowait(exc)
+
+    async def next_event() -> object:
+        event = await queue.get()
+        if isinstance(event, Exception):
+            raise event
+        return event
+
+    reader: asyncio.Task[None] | None = None
     try:
         for d in targets.dirs:  # in a thread: a thousand session dirs must not stall the first frames
             await asyncio.to_thread(tree.add_tree, d, collect=False, recursive=d not in targets.flat)
+        reader = asyncio.create_task(pump())
         loop = asyncio.get_running_loop()
         while True:
             pending: set[Path] = set()
-            event = await tree.inotify.get()
+            event = await next_event()
             first = loop.time()
             while True:
                 paths, overflow = tree.paths_of(event, targets)
@@ -183,13 +205,15 @@ async def inotify_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_
                 remaining = first + debounce_ms / 1000 - loop.time()
                 if not pending or remaining <= 0:
                     break
-                try:
-                    event = await asyncio.wait_for(tree.inotify.get(), min(quiet_ms / 1000, remaining))
+                try:  # cancelling a queue read loses nothing: the event stays queued
+                    event = await asyncio.wait_for(next_event(), min(quiet_ms / 1000, remaining))
                 except TimeoutError:
                     break
             if pending:
                 yield frozenset(pending)
     finally:
+        if reader is not None:
+            reader.cancel()
         tree.close()
 
 
@@ -235,39 +259,83 @@ async def poll_batches(targets: WatchTargets, interval: float = POLL_MS / 1000):
             yield changed
 
 
+BACKGROUND_MS = 250  # batches touching only sessions the views do not show: delivered at most this often
+
+
 def start_watcher(node: MessagePump, loader: WorldLoader, *, force_polling: bool = False,
-                  debounce_ms: int = DEBOUNCE_MS) -> Worker[None]:
-    """Run the watcher as a worker of `node` (an App, Screen or Widget); messages go to `node`."""
+                  debounce_ms: int = DEBOUNCE_MS, background_ms: int = BACKGROUND_MS) -> Worker[None]:
+    """Run the watcher as a worker of `node` (an App, Screen or Widget); messages go to `node`.
+
+    A batch that touches what the views show is loaded and posted at once (with any background paths
+    still pending). A batch touching only other sessions (`loader.off_view`) changes nothing on screen
+    but the age of the newest write and those sessions' rows, so such batches are pooled and loaded
+    together at most once per `background_ms`: a runtime writing 50 times a second elsewhere costs a
+    few loads a second, not fifty. Loads never overlap (one lock), so the loader sees them in order.
+    """
 
     async def run() -> None:
         polling = force_polling
         node.post_message(WatchStatus("polling" if polling else "native",
                                       "polling requested" if polling else ""))
         failures = 0
+        loop = asyncio.get_running_loop()
+        lock = asyncio.Lock()
+        pending: set[Path] = set()
+        flush: asyncio.Task[None] | None = None
+        last_flush = -1e9
+
+        async def deliver(paths: frozenset[Path]) -> None:
+            async with lock:
+                batch = paths | pending
+                pending.clear()
+                if not batch:
+                    return
+                world = await asyncio.to_thread(loader.load, batch)
+                if node.app.is_running:  # shutting down: its widgets may be gone already
+                    node.post_message(WorldUpdated(world, frozenset(batch)))
+
+        async def flush_later(delay: float) -> None:
+            nonlocal flush, last_flush
+            await asyncio.sleep(delay)
+            flush, last_flush = None, loop.time()
+            try:
+                await deliver(frozenset())
+            except Exception as exc:  # noqa: BLE001 - the watcher must never take the app down
+                node.post_message(WatchStatus("error", f"watcher error ({exc}); retrying"))
+
         while (deferred := await asyncio.to_thread(loader.load_deferred)) is not None:  # e.g. the console's
             if not node.app.is_running:  # sessions, then its rp1 section
                 return
             node.post_message(WorldUpdated(deferred, frozenset()))
-        while True:
-            targets = watch_targets(loader)
-            try:
-                batches = poll_batches(targets) if polling else native_batches(targets, debounce_ms=debounce_ms)
-                async for paths in batches:
-                    world = await asyncio.to_thread(loader.load, paths)
-                    if not node.app.is_running:  # shutting down: its widgets may be gone already
-                        return
-                    node.post_message(WorldUpdated(world, paths))
-                    failures = 0
-                return
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - the watcher must never take the app down
-                failures += 1
-                if not polling:
-                    polling = True
-                    node.post_message(WatchStatus("polling", f"native watching unavailable ({exc}); polling"))
-                else:
-                    node.post_message(WatchStatus("error", f"watcher error ({exc}); retrying"))
-                await asyncio.sleep(min(5.0, 0.5 * failures))
+        try:
+            while True:
+                targets = watch_targets(loader)
+                try:
+                    batches = poll_batches(targets) if polling else native_batches(targets, debounce_ms=debounce_ms)
+                    async for paths in batches:
+                        if not node.app.is_running:
+                            return
+                        if loader.off_view(paths):
+                            pending.update(paths)
+                            if flush is None:
+                                wait = max(0.0, last_flush + background_ms / 1000 - loop.time())
+                                flush = asyncio.create_task(flush_later(wait))
+                            continue
+                        await deliver(paths)
+                        failures = 0
+                    return
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - the watcher must never take the app down
+                    failures += 1
+                    if not polling:
+                        polling = True
+                        node.post_message(WatchStatus("polling", f"native watching unavailable ({exc}); polling"))
+                    else:
+                        node.post_message(WatchStatus("error", f"watcher error ({exc}); retrying"))
+                    await asyncio.sleep(min(5.0, 0.5 * failures))
+        finally:
+            if flush is not None:
+                flush.cancel()
 
     return node.run_worker(run(), name="rcs-watcher", group="rcs-watcher", exclusive=True, exit_on_error=False)

@@ -19,11 +19,48 @@ from typing import Any
 from rcs_tui.views.snapshot_json import snapshot_json
 from rcs_tui.views.world import World, WorldLoader
 
-CONTRACT_VERSION = "1.0"
+CONTRACT_VERSION = "1.1"
 CONTRACT_MAJOR = 1
 WAITING_OUTCOMES = frozenset({"askuserQuestion", "userinterlude"})
 RP1_STATUSES = ("waiting", "failed", "running")
 COMEBACK_WINDOW = 15 * 60  # a mode active again this soon after an operator cleared it "came back"
+SUMMARY_MODE_KEYS = ("active", "outcome", "phase", "iteration", "tombstone")
+
+
+def summary_scopes(snap: Any) -> list[dict[str, Any]]:
+    """`scopes` cut to what a fleet row and its project view show: per scope, the modes that are active or
+    ended with an outcome, each with `SUMMARY_MODE_KEYS` only."""
+    out = []
+    for scope in (snap.root_scope, *(s for _, s in sorted(snap.sessions.items()))):
+        modes = {}
+        for m, f in sorted(scope.modes.items()):
+            outcome = f.outcome.value
+            if f.active or outcome:
+                modes[m] = {"active": f.active, "outcome": outcome, "phase": f.phase, "iteration": f.iteration,
+                            "tombstone": f.tombstone}
+        if modes:
+            out.append({"scope": scope.session_id or "root", "modes": modes})
+    return out
+
+
+def summarise(doc: dict[str, Any], keep: int = 200) -> dict[str, Any]:
+    """A document read from a host cut to the same summary (`summary_scopes`; long lists to `keep`)."""
+    out = dict(doc)
+    scopes = []
+    for scope in doc.get("scopes") or []:
+        modes = scope.get("modes") if isinstance(scope, dict) and isinstance(scope.get("modes"), dict) else {}
+        kept = {m: {k: f.get(k) for k in SUMMARY_MODE_KEYS} for m, f in modes.items()
+                if isinstance(f, dict) and (f.get("active") or f.get("outcome"))}
+        if kept:
+            scopes.append({"scope": scope.get("scope"), "modes": kept})
+    out["scopes"] = scopes
+    for key in ("tasks", "errors", "badges"):
+        if isinstance(doc.get(key), list):
+            out[key] = doc[key][:keep]
+    doctor = doc.get("doctor")
+    if isinstance(doctor, dict) and isinstance(doctor.get("findings"), list):
+        out["doctor"] = {**doctor, "findings": doctor["findings"][:keep]}
+    return out
 
 
 def iso(ts: float | None) -> str | None:
@@ -46,7 +83,7 @@ def _team_json(world: World) -> dict[str, Any]:
         out[name] = {"phase": team.phase, "task": team.task, "worker_count": team.worker_count,
                      "tasks": dict(team.counts),
                      "workers": [{"name": w.name, "state": w.state, "current_task_id": w.current_task_id,
-                                  "last_turn_at": w.last_turn_at, "dead_reason": w.dead_reason}
+                                  "last_turn_at": w.last_turn_at, "alive": w.alive, "dead_reason": w.dead_reason}
                                  for w in team.workers]}
     return out
 
@@ -60,11 +97,14 @@ class SnapshotFeed:
     """One project's snapshot documents, rebuilt section by section as files change."""
 
     def __init__(self, root: Path, *, session_id: str | None = None, rp1_db: Path | None = None,
-                 clock: Callable[[], float] = time.time, with_doctor: bool = True) -> None:
+                 clock: Callable[[], float] = time.time, with_doctor: bool = True, summary: bool = False) -> None:
+        """`summary`: documents carry `summary_scopes` instead of every mode file of every scope (what the
+        fleet keeps per project; no per-scope JSON is cached then)."""
         self.loader = WorldLoader(root, session_id=session_id, rp1_db=rp1_db if rp1_db is not None else True,
                                   clock=clock)
         self.clock = clock
         self.with_doctor = with_doctor
+        self.summary = summary
         self._rp1_source: Any = None
         self._rp1: dict[str, Any] | None = None
         self._doctor: dict[str, Any] | None = None
@@ -169,7 +209,10 @@ class SnapshotFeed:
         snap = world.snapshot
         doc = {"version": CONTRACT_VERSION, "kind": "snapshot", "seq": 0, "taken_at": iso(self.clock()),
                "has_rcs": self.loader.layout.rcs.is_dir()}
-        doc.update(snapshot_json(snap, self._scopes))
+        if self.summary:
+            doc.update(snapshot_json(snap, with_scopes=False), scopes=summary_scopes(snap))
+        else:
+            doc.update(snapshot_json(snap, self._scopes))
         health = Counter(m.health for m in snap.members)
         tasks = _tasks_json(world)
         rp1 = self._rp1 or {}

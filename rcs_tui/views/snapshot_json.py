@@ -24,10 +24,15 @@ def scope_json(scope: Scope, root) -> dict[str, Any]:
              "error": c.error, "primary_skill": (c.data or {}).get("skill")}}
 
 
-def snapshot_json(snap: Snapshot, cache: dict[int, tuple[Scope, dict[str, Any]]] | None = None) -> dict[str, Any]:
+def snapshot_json(snap: Snapshot, cache: dict[int, tuple[Scope, dict[str, Any]]] | None = None, *,
+                  with_scopes: bool = True) -> dict[str, Any]:
     """The snapshot as JSON. `cache` (kept by a caller that renders the same project again and again) reuses
-    the JSON of every Scope object it has already rendered: an incremental re-read keeps unchanged scopes."""
+    the JSON of every Scope object it has already rendered: an incremental re-read keeps unchanged scopes.
+    Without `with_scopes` the `scopes` key is left out (a caller that shows a summary makes its own)."""
     root = snap.root
+    if not with_scopes:
+        return {"root": str(root), "session": snap.resolution.as_json(), "active_set": list(snap.active_set()),
+                "members": [m.as_json(root) for m in snap.members], "errors": [e.as_json(root) for e in snap.errors]}
 
     def scope_json_cached(scope: Scope) -> dict[str, Any]:
         if cache is None:

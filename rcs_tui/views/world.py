@@ -16,12 +16,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from rcs_tui.core.modes import NAME_RE, check_name
+from rcs_tui.core.modes import NAME_RE, check_name, mode_from_filename
 from rcs_tui.state.io import read_json, rel_of
 from rcs_tui.state.layout import Layout
 from rcs_tui.state.metrics import HudConfig, HudState, Metrics, parse_time, read_hud_config, read_metrics
 from rcs_tui.state.reader import read_snapshot, refresh_snapshot
-from rcs_tui.state.snapshot import Scope, Snapshot
+from rcs_tui.state.snapshot import Snapshot
 from rcs_tui.state.team import Team, read_teams
 
 SECTIONS: tuple[str, ...] = ("state", "team", "metrics", "config", "tasks", "rp1")
@@ -150,7 +150,6 @@ class WorldLoader:
         self._values: dict[str, Any] = {}
         self._badges: dict[str, tuple[Badge, ...]] = {}
         self._state_base: Snapshot | None = None
-        self._scope_newest: dict[str | None, tuple[Scope, float | None]] = {}
         self.deferred: frozenset[str] = frozenset()
         self.world: World | None = None
 
@@ -265,6 +264,30 @@ class WorldLoader:
                 out.add(sec)
         return out
 
+    def off_view(self, paths: Iterable[Path | str]) -> bool:
+        """Whether every path lies in a session other than the one the views show (nor the one the
+        session pointer names), so that a batch of them changes only the age of the newest write and
+        those sessions' own rows. With root authoritative, a file of a mode active at root is in view
+        wherever it is (a session's tombstone of it changes root's members). False until every
+        section is loaded."""
+        world = self.world
+        if world is None or self.deferred:
+            return False
+        snap = world.snapshot
+        shown = {snap.session_id, snap.resolution.pointer.session_id, self.session_id}
+        root_active = set(snap.root_scope.active_modes()) if snap.session_id is None else set()
+        prefix = os.path.join(os.path.abspath(self.layout.sessions), "")
+        for p in paths:
+            s = os.path.abspath(p)
+            if not s.startswith(prefix):
+                return False
+            sid, _, rest = s[len(prefix):].partition(os.sep)
+            if not rest or sid in shown:
+                return False  # a session directory itself (a new one may be the current session)
+            if root_active and mode_from_filename(rest.split(os.sep, 1)[0]) in root_active:
+                return False
+        return True
+
     def load(self, changed: Iterable[Path | str] | None = None, *, defer: Iterable[str] = ()) -> World:
         """Rebuild the sections `changed` touches (all of them when None or on first load).
 
@@ -326,26 +349,15 @@ class WorldLoader:
     def _newest_write(self, snap: Snapshot) -> float | None:
         """When the runtime last wrote anything the HUD shows (mode files, canonical sets, metrics).
 
-        Scopes are immutable and a refresh keeps the ones it did not re-read, so each scope's newest
-        mode-file time is remembered by identity: a write re-reads one scope, not every session's files.
+        The snapshot carries its newest mode-file write (a refresh adjusts it for the scopes it re-read),
+        so this costs a few stats, not one look at every session's files.
         """
-        seen: dict[str | None, tuple[Scope, float | None]] = {}
-        times: list[float | None] = []
-        for scope_ in (snap.root_scope, *snap.sessions.values()):
-            known = self._scope_newest.get(scope_.session_id)
-            if known is None or known[0] is not scope_:
-                mtimes = [f.mtime for f in scope_.modes.values() if f.mtime is not None]
-                known = (scope_, max(mtimes) if mtimes else None)
-            seen[scope_.session_id] = known
-            times.append(known[1])
-        self._scope_newest = seen
         scope = snap.authoritative
         extra = [scope.dir / "hud-state.json", self.layout.metrics]
         if scope.canonical is not None:
             extra.append(scope.canonical.path)
-        times += [_mtime(p) for p in extra]
-        known = [t for t in times if t is not None]
-        return max(known) if known else None
+        times = [t for t in (snap.mode_newest, *(_mtime(p) for p in extra)) if t is not None]
+        return max(times) if times else None
 
 
 def load_world(root: Path, **kwargs: Any) -> World:

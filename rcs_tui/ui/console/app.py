@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import App
 from textual.binding import Binding
@@ -19,31 +20,22 @@ from textual.screen import ModalScreen
 from textual.widgets import Input
 
 from rcs_tui.core.modes import BadName
-from rcs_tui.state.ops import ROOT_SCOPE, Operation, plan_clear
-from rcs_tui.state.redo import redo_operation, undo_operation
-from rcs_tui.state.tasks import apply_plan
 from rcs_tui.state.txn import ChangedUnderneath, Plan, TxnError, default_actor
 from rcs_tui.ui.console.clearwatch import DEFAULT_WATCH_SECONDS, ClearWatch
 from rcs_tui.ui.console.commands import ConsoleCommands
-from rcs_tui.ui.console.confirm import ConfirmPlan
-from rcs_tui.ui.console.doctor import DoctorScreen
 from rcs_tui.ui.console.editor import edit_file
-from rcs_tui.ui.console.entry import EntryScreen
 from rcs_tui.ui.console.help import HelpModal
 from rcs_tui.ui.console.main import TABS, MainScreen
-from rcs_tui.ui.console.member import MemberScreen
 from rcs_tui.ui.console.notice import Notice
-from rcs_tui.ui.console.override import OverrideModal
 from rcs_tui.ui.console.refusals import Refusal, busy_writer_advice, refusal_record
-from rcs_tui.ui.console.run import RunScreen
-from rcs_tui.ui.console.runs import RunsPane
 from rcs_tui.ui.console.statusbar import StatusBar
-from rcs_tui.ui.console.task import TaskScreen
-from rcs_tui.ui.console.whatif import WhatIfModal
 from rcs_tui.ui.hud_app import stylesheet
 from rcs_tui.ui.watcher import WatchStatus, WorldUpdated, start_watcher
 from rcs_tui.views.text import strip_controls
 from rcs_tui.views.world import World, WorldLoader
+
+if TYPE_CHECKING:
+    from rcs_tui.state.ops import Operation
 
 MUTATING = frozenset({"clear", "clear_all", "override", "undo", "redo", "edit"})
 
@@ -124,9 +116,10 @@ class ConsoleApp(App):
 
     def on_mount(self) -> None:
         # First frame sooner: when live, the first load reads root and the current session only and
-        # skips the rp1 section (shown only as badges here; the rp1 view has its own source); the
-        # watcher loads every session and rp1 right after it, first thing.
-        self.world = self.loader.load(defer=("rp1", "state") if self.live else ())
+        # skips the team, tasks and rp1 sections (the first frame shows the scopes view; rp1 shows only
+        # as badges here, the rp1 view has its own source); the watcher loads every session, then
+        # those sections, right after it, first thing.
+        self.world = self.loader.load(defer=("rp1", "state", "team", "tasks") if self.live else ())
         self.push_screen(MainScreen())
         self.set_interval(0.5, self._check_watches)
         if self.live:  # after the first frame: its deferred loads would only slow that frame down
@@ -171,17 +164,20 @@ class ConsoleApp(App):
                      watching=self.watch_mode)
         if isinstance(screen, MainScreen):
             tab = screen.tab
-            if tab == "scopes":
-                screen.query_one("#scopes-pane").show(world, now)
-            elif tab == "team":
-                screen.query_one("#team-pane").show(world, now)
-            elif tab == "tasks":
-                screen.query_one("#tasks-pane").show(world, now)
+            panes = screen.query(f"#{'runs' if tab == 'rp1' else tab}-pane")
+            if not panes:
+                return  # a view being built right after the first frame: drawn once it is
+            pane = panes.first()
+            if tab in ("scopes", "team", "tasks"):
+                pane.show(world, now)
             elif tab == "rp1":
-                screen.query_one(RunsPane).show(self.rp1, now)
+                pane.show(self.rp1, now)
             elif tab == "journal":
-                screen.query_one("#journal-pane").show(self.root)
-        elif isinstance(screen, RunScreen):
+                pane.show(self.root)
+            return
+        from rcs_tui.ui.console.run import RunScreen  # not needed for the first frame
+
+        if isinstance(screen, RunScreen):
             screen.show(world, now, self.rp1)
         elif hasattr(screen, "show"):
             screen.show(world, now)
@@ -201,14 +197,20 @@ class ConsoleApp(App):
         return getter() if getter else None
 
     def open_member(self, sid: str | None, mode: str) -> None:
+        from rcs_tui.ui.console.member import MemberScreen
+
         self.push_screen(MemberScreen(sid, mode))
         self.call_after_refresh(self.refresh_views)
 
     def open_task(self, task_id: str) -> None:
+        from rcs_tui.ui.console.task import TaskScreen
+
         self.push_screen(TaskScreen(task_id))
         self.call_after_refresh(self.refresh_views)
 
     def open_entry(self, entry_id: str) -> None:
+        from rcs_tui.ui.console.entry import EntryScreen
+
         self.push_screen(EntryScreen(entry_id))
         self.call_after_refresh(self.refresh_views)
 
@@ -236,6 +238,8 @@ class ConsoleApp(App):
         self.notify(f"copied:\n{text}", timeout=3)
 
     def open_run(self, run_id: str) -> None:
+        from rcs_tui.ui.console.run import RunScreen
+
         self.push_screen(RunScreen(run_id))
         self.call_after_refresh(self.refresh_views)
 
@@ -322,6 +326,8 @@ class ConsoleApp(App):
         if member is None:
             self.notify("select a member row in Scopes first (enter opens it)", severity="warning")
             return
+        from rcs_tui.state.ops import ROOT_SCOPE, plan_clear
+
         sid, mode = member
         where = "root" if sid is None else f"session {sid}"
         title = f"Clear {mode} in {where}"
@@ -333,12 +339,16 @@ class ConsoleApp(App):
         if member is None:
             self.notify("select a member row in Scopes first", severity="warning")
             return
+        from rcs_tui.state.ops import plan_clear
+
         _, mode = member
         self._confirm_clear(f"Clear {mode} in ROOT AND ALL SESSIONS", "Clear everywhere",
                             lambda: plan_clear(self.root, mode, all_sessions=True), mode, None, everywhere=True)
 
     def _confirm_clear(self, title: str, label: str, planner: Callable[[], Operation], mode: str, sid: str | None,
                        everywhere: bool) -> None:
+        from rcs_tui.ui.console.confirm import ConfirmPlan
+
         try:
             modal = ConfirmPlan(title, confirm_label=label, planner=planner, root=self.root)
         except (TxnError, BadName) as exc:
@@ -365,6 +375,8 @@ class ConsoleApp(App):
             self.watches.append(ClearWatch.start(self.root, mode, scope, time.time(), self.watch_seconds))
         self.notify(f"cleared {mode}; watching it for {self.watch_seconds:.0f}s in case something rewrites it",
                     timeout=4)
+        from rcs_tui.ui.console.member import MemberScreen
+
         if isinstance(self.screen, MemberScreen):
             self.pop_screen()
         self.reload_now()
@@ -393,6 +405,8 @@ class ConsoleApp(App):
         if task_id is None:
             self.notify("select a task in Tasks first", severity="warning")
             return
+        from rcs_tui.ui.console.override import OverrideModal
+
         try:
             modal = OverrideModal(self.root, task_id, self.actor, lambda: iso(self.clock()))
         except (TxnError, BadName) as exc:
@@ -403,6 +417,8 @@ class ConsoleApp(App):
     def _run_override(self, result: tuple[Plan, str] | None) -> None:
         if result is None:
             return
+        from rcs_tui.state.tasks import apply_plan
+
         plan, actor = result
         try:
             apply_plan(self.root, plan, actor=actor)
@@ -416,15 +432,21 @@ class ConsoleApp(App):
     def action_undo(self, entry_id: str | None = None) -> None:
         getter = getattr(self.screen, "current_entry", None)
         entry_id = entry_id or (getter() if getter else None)
+        from rcs_tui.state.redo import undo_operation
+
         self._confirm_history("Undo", lambda: undo_operation(self.root, entry_id))
 
     def action_redo(self, entry_id: str | None = None) -> None:
         getter = getattr(self.screen, "current_entry", None)
         entry_id = entry_id or (getter() if getter else None)
+        from rcs_tui.state.redo import redo_operation
+
         self._confirm_history("Redo", lambda: redo_operation(self.root, entry_id))
 
     def _confirm_history(self, verb: str, planner: Callable[[], Operation]) -> None:
         """Undo or redo: previewed (following the files while open), then applied through the core."""
+        from rcs_tui.ui.console.confirm import ConfirmPlan
+
         try:
             modal = ConfirmPlan("", confirm_label=verb, planner=planner, root=self.root)
         except (TxnError, BadName) as exc:
@@ -453,10 +475,14 @@ class ConsoleApp(App):
     # -- doctor / what-if -------------------------------------------------------------------
     def action_doctor(self) -> None:
         sid = self.world.snapshot.session_id if self.world else self.session_id
+        from rcs_tui.ui.console.doctor import DoctorScreen
+
         self.push_screen(DoctorScreen(self.root, sid, str(self.rp1_db) if self.rp1_db else None,
                                       self.readonly, self.actor, self.clock))
 
     def action_whatif(self) -> None:
         if self.world is None:
             return
+        from rcs_tui.ui.console.whatif import WhatIfModal
+
         self.push_screen(WhatIfModal(self.world.snapshot.authoritative, iso(self.clock())))

@@ -13,6 +13,8 @@ from rcs_tui.views.text import ago, clip, strip_controls
 
 HEALTH_STYLE = {"live": "green", "stale": "yellow", "orphan": "magenta", "root-survivor": "bold red"}
 HEALTH_GLYPH = {"live": "●", "stale": "◌", "orphan": "◍", "root-survivor": "▲"}
+WORKER_GLYPH = {"alive": ("♥", "green"), "silent": ("◌", "yellow"), "not reporting": ("?", "yellow"),
+                "dead": ("✖", "bold red")}  # (glyph, style) per worker condition
 STATUS_STYLE = {"running": "cyan", "waiting": "yellow", "completed": "green", "failed": "red",
                 "skipped": "dim", "not_started": "dim", "cancelled": "dim", "abandoned": "dim",
                 "inactive": "dim", "in_progress": "cyan", "pending": "dim", "blocked": "yellow",

@@ -50,13 +50,19 @@ LEGEND: tuple[tuple[str, str], ...] = (
 )
 
 
-def help_text(readonly: bool) -> Text:
+def keys_text(keys: tuple[tuple[str, str, bool], ...], readonly: bool, width: int = 15) -> Text:
+    """A key listing (key, what it does, whether it writes), right-aligned keys; read-only hides the writers."""
     out = Text()
-    for key, what, mutating in KEYS:
+    for key, what, mutating in keys:
         if mutating and readonly:
             continue
-        out.append(f"{key:>15}  ", style="bold cyan")
+        out.append(f"{key:>{width}}  ", style="bold cyan")
         out.append(what + "\n")
+    return out
+
+
+def help_text(readonly: bool) -> Text:
+    out = keys_text(KEYS, readonly)
     if readonly:
         out.append("\nRead-only: clear, override, undo, redo and edit are hidden.\n", style="magenta")
     out.append("\nLegend\n", style="bold")

@@ -1,4 +1,8 @@
-"""The main screen: status bar, the five views as tabs (scopes, team, tasks, rp1, journal), footer."""
+"""The main screen: status bar, the five views as tabs (scopes, team, tasks, rp1, journal), footer.
+
+The first frame holds the scopes view only; the other views are built right after it (their modules
+imported then too), so the console shows something sooner on a big tree.
+"""
 
 from __future__ import annotations
 
@@ -13,13 +17,9 @@ from textual.widgets import DataTable, Input, Static, TabbedContent, TabPane
 from rcs_tui.state.layout import Layout
 from rcs_tui.state.txn import JOURNAL_REL
 from rcs_tui.ui.console.footer import FittedFooter
-from rcs_tui.ui.console.journal import JournalPane
-from rcs_tui.ui.console.runs import RunsPane
 from rcs_tui.ui.console.scopes import ScopesPane, parse_member_key, split_member_key
 from rcs_tui.ui.console.statusbar import StatusBar
 from rcs_tui.ui.console.table import selected_key
-from rcs_tui.ui.console.tasks import TasksPane
-from rcs_tui.ui.console.team import TeamPane
 
 TABS = ("scopes", "team", "tasks", "rp1", "journal")
 
@@ -37,6 +37,7 @@ def task_state_path(root: Path, task_id: str) -> Path | None:
 
 class MainScreen(Screen):
     BINDINGS = [Binding("escape", "clear_filter", "Clear filter", show=False)]
+    views_built = False
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
@@ -46,18 +47,30 @@ class MainScreen(Screen):
         with TabbedContent(initial="scopes", id="tabs"):
             with TabPane("1 Scopes", id="scopes"):
                 yield ScopesPane(id="scopes-pane")
-            with TabPane("2 Team", id="team"):
-                yield TeamPane(id="team-pane")
-            with TabPane("3 Tasks", id="tasks"):
-                yield TasksPane(id="tasks-pane")
-            with TabPane("4 rp1", id="rp1"):
-                yield RunsPane(id="runs-pane")
-            with TabPane("5 Journal", id="journal"):
-                yield JournalPane(id="journal-pane")
+            yield TabPane("2 Team", id="team")
+            yield TabPane("3 Tasks", id="tasks")
+            yield TabPane("4 rp1", id="rp1")
+            yield TabPane("5 Journal", id="journal")
         yield FittedFooter(id="footer")
 
     def on_mount(self) -> None:
         self.call_after_refresh(self.focus_table)  # j/k/enter work from the first keypress
+        self.call_after_refresh(self._build_views)
+
+    async def _build_views(self) -> None:
+        """Mount the views after the scopes one, then draw the one on screen (a key may have switched)."""
+        from rcs_tui.ui.console.journal import JournalPane
+        from rcs_tui.ui.console.runs import RunsPane
+        from rcs_tui.ui.console.tasks import TasksPane
+        from rcs_tui.ui.console.team import TeamPane
+
+        for tab, pane in (("team", TeamPane(id="team-pane")), ("tasks", TasksPane(id="tasks-pane")),
+                          ("rp1", RunsPane(id="runs-pane")), ("journal", JournalPane(id="journal-pane"))):
+            await self.query_one(f"#{tab}", TabPane).mount(pane)
+        self.views_built = True
+        if self.tab != "scopes":
+            self.app.refresh_views()  # type: ignore[attr-defined]
+            self.focus_table()
 
     @property
     def tab(self) -> str:
@@ -83,10 +96,12 @@ class MainScreen(Screen):
         return parse_member_key(self.query_one(ScopesPane).selected())
 
     def current_task(self) -> str | None:
-        return self.query_one(TasksPane).selected() if self.tab == "tasks" else None
+        panes = self.query("#tasks-pane")
+        return panes.first().selected() if self.tab == "tasks" and panes else None
 
     def current_entry(self) -> str | None:
-        return self.query_one(JournalPane).selected() if self.tab == "journal" else None
+        panes = self.query("#journal-pane")
+        return panes.first().selected() if self.tab == "journal" and panes else None
 
     def filter_input(self) -> Input | None:
         found = self.query_one(f"#{self.tab}", TabPane).query(".filter")
@@ -128,7 +143,8 @@ class MainScreen(Screen):
             entry = self.current_entry()
             return root / JOURNAL_REL, entry
         elif self.tab == "rp1":
-            return None, self.query_one(RunsPane).selected()
+            panes = self.query("#runs-pane")
+            return None, panes.first().selected() if panes else None
         elif self.tab == "team":
             focused = self.focused
             return None, selected_key(focused) if isinstance(focused, DataTable) else None

@@ -95,20 +95,28 @@ def matches(needle: str, *values: object) -> bool:
 def sync_rows(table: DataTable, rows: list[Row], group: Callable[[str], object] | None = None) -> None:
     """Make `table` show `rows` (key, cells) without clear() when only cell values changed.
 
-    When the selected row is gone (cleared, filtered out), the cursor moves to the row that followed
-    it (or, at the end, the one before), preferring rows of the same `group`.
+    A row given as the very object synced last time (views keep the rows of what did not change) is
+    skipped without looking at its cells, so redrawing a view whose data did not change costs a pass
+    over the keys, not over every cell. When the selected row is gone (cleared, filtered out), the
+    cursor moves to the row that followed it (or, at the end, the one before), preferring rows of the
+    same `group`.
     """
     widths = [c.width for c in table.columns.values()]
-    rows = [(key, [clip_cell(v, w) for v, w in zip(cells, widths, strict=False)]) for key, cells in rows]
     keys = [k for k, _ in rows]
     current = [str(r.value) for r in table.rows]
     pending = getattr(table, "_fit_selected", None)
     if pending is not None:
         table._fit_selected = None  # type: ignore[attr-defined]
+    synced: dict[str, Row] = getattr(table, "_synced", {})
     columns = list(table.columns)
     if keys == current:
-        for key, cells in rows:
-            for col, value in zip(columns, cells, strict=False):
+        for row in rows:
+            key, cells = row
+            if synced.get(key) is row:
+                continue
+            synced[key] = row
+            for col, value in zip(columns, [clip_cell(v, w) for v, w in zip(cells, widths, strict=False)],
+                                  strict=False):
                 try:
                     shown = table.get_cell(key, col)
                     if shown is not value and shown != value:
@@ -118,8 +126,11 @@ def sync_rows(table: DataTable, rows: list[Row], group: Callable[[str], object] 
         return
     selected = pending if pending is not None and not current else selected_key(table)
     table.clear()
-    for key, cells in rows:
-        table.add_row(*cells, key=key)
+    table._synced = synced = {}  # type: ignore[attr-defined]
+    for row in rows:
+        key, cells = row
+        table.add_row(*[clip_cell(v, w) for v, w in zip(cells, widths, strict=False)], key=key)
+        synced[key] = row
     target = selected if selected in keys else successor(current, selected, set(keys), group)
     if target is not None:
         table.move_cursor(row=keys.index(target), animate=False)

@@ -8,7 +8,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
 
 from rcs_tui.state.team import TASK_STATUSES, Worker
-from rcs_tui.ui.console.format import STATUS_STYLE, age, parse_ts, plain, styled
+from rcs_tui.ui.console.format import STATUS_STYLE, WORKER_GLYPH, age, parse_ts, plain, styled
 from rcs_tui.ui.console.table import Column, Row, matches, project, set_columns, sync_rows
 from rcs_tui.views.world import World
 
@@ -21,13 +21,10 @@ STATUS_ORDER = {s: i for i, s in enumerate(("in_progress", "blocked", "failed", 
 
 def heartbeat(worker: Worker, now: float) -> Text:
     """Dead, silent past the runtime's threshold, not reporting, or alive: only a recent beat is `♥ alive`."""
-    if worker.dead_reason:
-        return Text("✖ dead", style="bold red")
-    if worker.beat_is_stale(now):
-        return Text("◌ silent " + age(worker.heartbeat_age(now)), style="yellow")
-    if worker.alive is None:
-        return Text("? not reporting", style="yellow")
-    return Text("♥ alive", style="green")
+    condition = worker.condition(now)
+    glyph, style = WORKER_GLYPH[condition]
+    since = " " + age(worker.heartbeat_age(now)) if condition == "silent" else ""
+    return Text(f"{glyph} {condition}{since}", style=style)
 
 
 def worker_rows(world: World, now: float) -> list[Row]:
@@ -69,6 +66,11 @@ def team_summary(world: World) -> Text:
 
 
 class TeamPane(Vertical):
+    # The task rows of the teams last shown: a section the loader did not reload is the same object, so
+    # its rows are handed over as the same objects and the table skips them without comparing cells.
+    _tasks_of: object = None
+    _task_rows: list[Row] = []
+
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter workers/tasks…", id="team-filter", classes="filter")
         yield Static(id="team-summary", classes="summary")
@@ -85,8 +87,10 @@ class TeamPane(Vertical):
         self.query_one("#team-summary", Static).update(summary)
         width = self.app.size.width
         needle = self.query_one("#team-filter", Input).value.strip()
+        if world.teams is not self._tasks_of:
+            self._tasks_of, self._task_rows = world.teams, task_rows(world)
         for table_id, columns, rows in (("#team-workers", WORKER_COLUMNS, worker_rows(world, now)),
-                                        ("#team-tasks", TASK_COLUMNS, task_rows(world))):
+                                        ("#team-tasks", TASK_COLUMNS, self._task_rows)):
             table = self.query_one(table_id, DataTable)
             rows = [r for r in rows if matches(needle, r[0], *r[1])] if needle else rows
             sync_rows(table, project(rows, columns, set_columns(table, columns, width)))

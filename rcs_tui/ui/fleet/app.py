@@ -1,7 +1,9 @@
 """FleetApp: one row per project, kept current by the hub, with an Alerts view.
 
 The hub's tasks run on this app's event loop and call `_row_changed` directly; redraws are coalesced
-(one every `FLUSH_S` at most) and only the rows that changed are rewritten unless the order changed.
+(one every `FLUSH_S` at most), work out the cells of the rows that changed only, and the line table
+draws again only rows whose cells differ (a re-sort just reorders the drawn lines). Ssh sessions start
+at mount, local reads after the first frame.
 Enter opens the project's console: this machine's rcs-tui for a local project, the host's over `ssh -t`
 for a remote one (its lock, journal and undo apply there). `i` opens the project view, whose actions run
 through the project's own `rcs-tui … --json`.
@@ -27,7 +29,8 @@ from rcs_tui.fleet.projects import Project
 from rcs_tui.fleet.rows import Row, sorted_rows
 from rcs_tui.fleet.transport import Ssh
 from rcs_tui.ui.fleet.help import FleetHelp
-from rcs_tui.ui.fleet.table import active_room, columns_for, row_cells
+from rcs_tui.ui.fleet.linetable import LineTable
+from rcs_tui.ui.fleet.table import columns_for, row_cells, shown_cells
 from rcs_tui.ui.hud_app import stylesheet
 from rcs_tui.views.text import clip
 
@@ -41,7 +44,7 @@ class FleetScreen(Screen):
         with TabbedContent(initial="projects", id="fleet-tabs"):
             with TabPane("1 Projects", id="projects"):
                 yield Input(placeholder="filter projects (esc clears)", id="fleet-filter")
-                yield DataTable(id="fleet-table", cursor_type="row", zebra_stripes=True)
+                yield LineTable(id="fleet-table")
             with TabPane("2 Alerts", id="alerts"):
                 yield DataTable(id="alerts-table", cursor_type="row")
         yield Footer()
@@ -50,12 +53,12 @@ class FleetScreen(Screen):
         alerts = self.query_one("#alerts-table", DataTable)
         for label in ("WHEN", "PROJECT", "HOST", "KIND", "MEMBER", "SENT"):
             alerts.add_column(label, key=label.lower())
-        self.call_after_refresh(self.query_one("#fleet-table", DataTable).focus)
+        self.call_after_refresh(self.query_one("#fleet-table", LineTable).focus)
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         pane = event.pane.id or "projects"
         table = "#fleet-table" if pane == "projects" else "#alerts-table"
-        self.call_after_refresh(self.query_one(table, DataTable).focus)
+        self.call_after_refresh(self.query_one(table).focus)
 
 
 class FleetApp(App):
@@ -91,10 +94,7 @@ class FleetApp(App):
         self._dirty: set[str] = set()
         self._alerts_dirty = False
         self._flush_pending = False
-        self._order: list[str] = []
-        self._columns: list[str] = []
-        self._room = 0
-        self._cells: dict[str, list[Text]] = {}
+        self._cells: dict[str, dict[str, Text]] = {}
         self.changes = 0  # rows updated since start (benchmarks read it)
         self.painted: dict[str, float] = {}  # project key -> when its latest change reached the screen
 
@@ -106,9 +106,14 @@ class FleetApp(App):
     def on_mount(self) -> None:
         self.push_screen(FleetScreen())
         self.call_after_refresh(self.redraw)
-        if self.live:  # after the first frame: the rows show "connecting" until their documents arrive
-            self.call_after_refresh(self.hub.start)
+        if self.live:  # ssh sessions now; local reads after the first frame (rows show "connecting" till then)
+            self.hub.start(local=False)
+            self.call_after_refresh(self.hub.start, remote=False)
         self.set_interval(TICK_S, self._tick)  # relative ages ("3m ago", "since …") move on
+
+    def on_resize(self) -> None:
+        """Another width fits other columns: work them out at once, not at the next change."""
+        self.call_after_refresh(self.redraw)
 
     async def on_unmount(self) -> None:
         await self.hub.stop()
@@ -132,7 +137,9 @@ class FleetApp(App):
         self.redraw(dirty)
 
     def _tick(self) -> None:
-        self.redraw(set(self.rows))
+        """Relative ages move on: every row's cells are worked out again, only rows whose text changed
+        (an age that ticked over, "since …" on an error) are drawn again."""
+        self.redraw()
 
     # -- drawing ----------------------------------------------------------------------------
     def _visible(self) -> list[Row]:
@@ -143,6 +150,10 @@ class FleetApp(App):
         return rows
 
     def redraw(self, dirty: set[str] | None = None) -> None:
+        """Bring the screen up to date; `dirty` (project keys) limits which rows are worked out again
+        (None: every row). The table draws only the rows whose cells changed."""
+        if not self.is_running or not self.screen_stack:  # quitting: the hub may still report a last row
+            return
         screen = self.screen
         if not isinstance(screen, FleetScreen):
             from rcs_tui.ui.fleet.project import ProjectScreen
@@ -152,41 +163,16 @@ class FleetApp(App):
             return
         now = self.clock()
         self._draw_status(screen, now)
-        table = screen.query_one("#fleet-table", DataTable)
-        width = self.size.width
-        keys = [k for k, _ in columns_for(width)]
-        rows = self._visible()
-        order = [r.project.key for r in rows]
-        plain = {r.project.key: r.cells(now) for r in rows}
-        room = active_room(list(plain.values()), keys, width)
-        if room != self._room:
-            self._room, self._order = room, []
-        if keys != self._columns:
-            table.clear(columns=True)
-            for key, label in columns_for(width):
-                table.add_column(label, key=key)
-            self._columns, self._order = keys, []
-        if order != self._order or dirty is None:
-            selected = self.selected_key()
-            table.clear()
-            self._cells = {}
-            for r in rows:
-                cells = self._cells[r.project.key] = row_cells(r, plain[r.project.key], keys, room)
-                table.add_row(*cells, key=r.project.key)
-            self._order = order
-            if selected in order:
-                table.move_cursor(row=order.index(selected), animate=False)
-        else:
-            for key in dirty:
-                if key in self.rows and key in order:
-                    cells = row_cells(self.rows[key], plain[key], keys, room)
-                    before = self._cells.get(key)
-                    for i, (col, cell) in enumerate(zip(keys, cells, strict=True)):
-                        if before is None or before[i] != cell:
-                            table.update_cell(key, col, cell)
-                    self._cells[key] = cells
+        table = screen.query_one("#fleet-table", LineTable)
+        shown, widths = columns_for(self.size.width)
+        table.set_columns([c.label for c in shown], widths)
+        for key in self.rows if dirty is None else dirty:
+            if key in self.rows:
+                row = self.rows[key]
+                self._cells[key] = row_cells(row, row.cells(now))
+        table.set_rows([(r.project.key, shown_cells(self._cells[r.project.key], shown)) for r in self._visible()])
         painted = self.clock()
-        for key in dirty or order:
+        for key in self.rows if dirty is None else dirty:
             self.painted[key] = painted
         if self._alerts_dirty:
             self._alerts_dirty = False
@@ -220,22 +206,15 @@ class FleetApp(App):
     def selected_key(self) -> str | None:
         if not isinstance(self.screen, FleetScreen):
             return None
-        table = self.screen.query_one("#fleet-table", DataTable)
-        if not table.row_count:
-            return None
-        try:
-            return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        except Exception:  # noqa: BLE001 - no row under the cursor
-            return None
+        return self.screen.query_one("#fleet-table", LineTable).selected
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if event.data_table.id == "fleet-table":
-            event.stop()
-            self.action_open_console()
+    def on_line_table_selected(self, event: LineTable.Selected) -> None:
+        event.stop()
+        self.action_open_console(event.key)
 
     def action_cursor(self, direction: str) -> None:
         focused = self.focused
-        if isinstance(focused, DataTable):
+        if isinstance(focused, DataTable | LineTable):
             getattr(focused, f"action_cursor_{direction}")()
         elif focused is not None and hasattr(focused, f"action_scroll_{direction}"):
             getattr(focused, f"action_scroll_{direction}")()
@@ -262,7 +241,7 @@ class FleetApp(App):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "fleet-filter" and isinstance(self.screen, FleetScreen):
-            self.screen.query_one("#fleet-table", DataTable).focus()
+            self.screen.query_one("#fleet-table", LineTable).focus()
 
     def action_clear_filter(self) -> None:
         if not isinstance(self.screen, FleetScreen):
@@ -271,7 +250,7 @@ class FleetApp(App):
         field.value = ""
         field.remove_class("shown")
         self.filter_text = ""
-        self.screen.query_one("#fleet-table", DataTable).focus()
+        self.screen.query_one("#fleet-table", LineTable).focus()
         self.redraw()
 
     def action_details(self) -> None:

@@ -7,7 +7,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
-from rcs_tui.ui.console.help import HelpModal
+from rcs_tui.ui.console.format import HEALTH_GLYPH, WORKER_GLYPH
+from rcs_tui.ui.console.help import HelpModal, keys_text
 from rcs_tui.ui.fleet.table import STATE_STYLE
 
 KEYS: tuple[tuple[str, str, bool], ...] = (
@@ -30,18 +31,16 @@ GLYPHS = {"waiting": "a member or rp1 run waits for you", "failed": "a member or
 
 
 def fleet_help_text(readonly: bool) -> Text:
-    out = Text()
-    for key, what, mutating in KEYS:
-        if mutating and readonly:
-            continue
-        out.append(f"{key:>7}  ", style="bold cyan")
-        out.append(what + "\n")
+    out = keys_text(KEYS, readonly, width=7)
     out.append("\nRows, most urgent first\n", style="bold")
     for state, meaning in GLYPHS.items():
         label, style = STATE_STYLE[state]
         out.append(f"{label:>7}  ", style=style)
         out.append(meaning + "\n")
-    out.append("\nWORKERS: ♥ alive ✝ dead · RP1 W/F/R: runs waiting / failed / running · DOC: doctor findings\n",
+    out.append("\nWORKERS: " + " ".join(f"{glyph} {condition}" for condition, (glyph, _) in WORKER_GLYPH.items())
+               + " (as the console judges them) · HEALTH: members by health (" + " ".join(
+                   f"{glyph} {health}" for health, glyph in HEALTH_GLYPH.items()) + ")\n"
+               "RP1 W/F/R: runs waiting / failed / running · DOC: doctor findings (… while still reading)\n",
                style="dim")
     if readonly:
         out.append("Read-only: actions that write are hidden.", style="magenta")

@@ -16,9 +16,11 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from rcs_tui.fleet.actions import ActionError, CliActions
+from rcs_tui.fleet.actions import ActionError, CliActions, PlanChangedError
+from rcs_tui.fleet.attention import NEEDS_YOU
 from rcs_tui.fleet.rows import Row, inert
 from rcs_tui.ui.console.confirm import ConfirmPlan
+from rcs_tui.ui.console.format import HEALTH_STYLE, STATUS_STYLE
 from rcs_tui.ui.console.notice import Notice
 from rcs_tui.ui.fleet.override import TaskOverrideForm
 
@@ -99,7 +101,7 @@ class ProjectScreen(Screen):
         selected = self.current_member()
         table.clear()
         for scope, mode, state, phase in member_rows(doc):
-            style = "red" if state in ("stale", "orphan", "root-survivor", "failed") else ""
+            style = HEALTH_STYLE.get(state) or STATUS_STYLE.get(state, "")
             table.add_row(Text(scope), Text(mode, style="bold"), Text(state, style=style), Text(phase),
                           key=f"{scope}\0{mode}")
         if selected is not None:
@@ -111,12 +113,10 @@ class ProjectScreen(Screen):
 
     def _body(self, doc: dict[str, Any], row: Row) -> Text:
         out = Text()
-        for kind, word in (("waiting", "waiting for you"), ("failed", "failed"), ("dead", "dead workers"),
-                           ("stale", "stale"), ("root_survivors", "root survivors"),
-                           ("resurrected", "came back after a clear")):
-            items = row.attention.get(kind) or []
+        for kind in NEEDS_YOU:
+            items = row.attention.get(kind.key) or []
             if items:
-                out.append(f"{word}: ", style="bold magenta" if kind == "waiting" else "bold yellow")
+                out.append(f"{kind.heading}: ", style="bold magenta" if kind.key == "waiting" else "bold yellow")
                 out.append(", ".join(items[:8]) + (f" +{len(items) - 8}" if len(items) > 8 else "") + "\n")
         for run in ((doc.get("rp1") or {}).get("waiting") or [])[:3]:
             if isinstance(run, dict):
@@ -166,23 +166,39 @@ class ProjectScreen(Screen):
         finally:
             self.busy = False
 
-    async def _preview_then_run(self, title: str, label: str, preview_call, run_call, done) -> None:
-        """Dry run → confirm (Cancel focused) → run."""
+    async def _preview_then_run(self, title: str, label: str, preview_call, run_call, done,
+                                warning: str | None = None) -> None:
+        """Dry run → confirm (Cancel focused) → run exactly the confirmed plan: `run_call(fingerprint)` passes
+        the dry run's plan fingerprint, and the project's rcs-tui refuses when the files changed in between;
+        then the new plan is shown for confirmation again."""
         if self.busy:
             self.notify("an action is still running", severity="warning")
             return
         ok, preview = await self._call(title, preview_call)
         if not ok:
             return
+        fingerprint = preview.get("plan_fingerprint")
 
         async def confirmed(yes: bool | None) -> None:
-            if yes:
-                ran, result = await self._call(title, run_call)
-                if ran:
-                    self.notify(done(result), timeout=5)
+            if not yes:
+                return
+            self.busy = True
+            try:
+                result = await asyncio.to_thread(run_call, fingerprint)
+            except PlanChangedError as exc:
+                self.busy = False
+                await self._preview_then_run(title, label, preview_call, run_call, done,
+                                             warning=f"{exc}. This is the new plan.")
+                return
+            except ActionError as exc:
+                self._refuse(f"{title} refused", exc)
+                return
+            finally:
+                self.busy = False
+            self.notify(done(result), timeout=5)
 
         where = f" on {self.row.project.host}" if self.row.project.remote else ""
-        self.app.push_screen(ConfirmPlan(f"{title}{where}", preview, label), confirmed)
+        self.app.push_screen(ConfirmPlan(f"{title}{where}", preview, label, warning), confirmed)
 
     async def action_clear(self, everywhere: bool = False) -> None:
         member = self.current_member()
@@ -195,7 +211,7 @@ class ProjectScreen(Screen):
         await self._preview_then_run(
             f"Clear {mode} in {where}", "Clear",
             lambda: acts.clear(mode, scope, all_sessions=everywhere, dry_run=True),
-            lambda: acts.clear(mode, scope, all_sessions=everywhere),
+            lambda fp: acts.clear(mode, scope, all_sessions=everywhere, expect=fp),
             lambda r: f"cleared {mode} ({where}); journal {inert(r.get('journal_id'), 40)}")
 
     async def action_clear_all(self) -> None:
@@ -206,29 +222,32 @@ class ProjectScreen(Screen):
         holder: dict[str, Any] = {}
 
         def preview() -> dict[str, Any]:
+            holder.clear()
             holder.update(acts.undo(dry_run=True))
             return holder
 
         await self._preview_then_run(
-            "Undo the last action", "Undo", preview, lambda: acts.undo(holder.get("undoes")),
+            "Undo the last action", "Undo", preview, lambda fp: acts.undo(holder.get("undoes"), expect=fp),
             lambda r: f"undone {inert(r.get('undoes') or holder.get('undoes'), 40)}: restored "
                       f"{', '.join(inert(p, 80) for p in r.get('restored') or [])}")
 
     async def action_doctor_fix(self) -> None:
         acts = self.actions()
-        ids: list[str] = []
+        chosen: dict[str, str] = {}  # finding id -> its repair's plan fingerprint
 
         def preview() -> dict[str, Any]:
             report = acts.doctor()
-            chosen = [f for f in report.get("findings") or [] if isinstance(f, dict) and f.get("plan")]
-            if not chosen:
+            found = [f for f in report.get("findings") or [] if isinstance(f, dict) and f.get("plan")]
+            if not found:
                 raise ActionError("the doctor has no repair to apply")
-            ids.extend(str(f["id"]) for f in chosen)
-            changes = [c for f in chosen for c in (f["plan"].get("changes") or [])]
-            return {"changes": changes}
+            chosen.clear()
+            chosen.update({str(f["id"]): str(f["plan"].get("plan_fingerprint")) for f in found})
+            changes = [c for f in found for c in (f["plan"].get("changes") or [])]
+            return {"changes": changes, "plan_fingerprint": "doctor"}
 
         await self._preview_then_run(
-            "Apply the doctor's repairs", "Repair", preview, lambda: acts.doctor(fix=True, only=tuple(ids)),
+            "Apply the doctor's repairs", "Repair", preview,
+            lambda _fp: acts.doctor(fix=True, only=tuple(chosen), expect=tuple(chosen.values())),
             lambda r: f"repaired {len((r.get('fix') or {}).get('applied') or [])} finding(s)")
 
     def action_override(self) -> None:
@@ -245,7 +264,7 @@ class ProjectScreen(Screen):
             await self._preview_then_run(
                 f"Override task {task} to {to}", "Override",
                 lambda: acts.override(task, to, reason, dry_run=True),
-                lambda: acts.override(task, to, reason),
+                lambda fp: acts.override(task, to, reason, expect=fp),
                 lambda r: f"task {task} is now {to}; journal {inert(r.get('journal_id'), 40)}")
 
         self.app.push_screen(TaskOverrideForm(self.row.project.name, self.row.doc or {}), chosen)

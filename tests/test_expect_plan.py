@@ -1,0 +1,109 @@
+"""Applying exactly the plan an operator confirmed: a dry run's `plan_fingerprint` passed back as
+`--expect-plan` applies that plan, or nothing when the files changed in between."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rcs_tui.state.txn import PLAN_CHANGED
+from tests.conftest import tree_digest
+from tests.fixtures_tasks import make_task
+from tests.statefix import canonical, mode
+
+JOURNAL = ".rcs/logs/rcs-tui-journal.jsonl"
+
+
+def project(root: Path) -> Path:
+    mode(root, "forge", iteration=2, phase="execute")
+    canonical(root, ["forge"])
+    return root
+
+
+def refused(result) -> None:
+    assert result.code == 1
+    assert json.loads(result.stderr.strip().splitlines()[-1]) == {"error": PLAN_CHANGED}
+
+
+class TestClear:
+    def test_the_confirmed_plan_is_applied(self, run_cli, tmp_path):
+        root = project(tmp_path / "p")
+        dry = json.loads(run_cli("state", "clear", "--mode", "forge", "--in-root", "--dry-run", "--root",
+                                 str(root)).stdout)
+        assert dry["plan_fingerprint"].startswith("sha256:")
+        again = json.loads(run_cli("state", "clear", "--mode", "forge", "--in-root", "--dry-run", "--root",
+                                   str(root)).stdout)
+        assert again["plan_fingerprint"] == dry["plan_fingerprint"]  # nothing changed: the same plan
+        done = run_cli("state", "clear", "--mode", "forge", "--in-root", "--expect-plan", dry["plan_fingerprint"],
+                       "--root", str(root))
+        assert done.code == 0, done.stderr
+        assert not (root / ".rcs/state/forge-state.json").exists()
+
+    def test_a_file_changed_after_confirming_writes_nothing(self, run_cli, tmp_path):
+        root = project(tmp_path / "p")
+        dry = json.loads(run_cli("state", "clear", "--mode", "forge", "--in-root", "--dry-run", "--root",
+                                 str(root)).stdout)
+        mode(root, "forge", iteration=3, phase="verify")  # the runtime writes between confirm and apply
+        before = tree_digest(root)
+        result = run_cli("state", "clear", "--mode", "forge", "--in-root", "--expect-plan", dry["plan_fingerprint"],
+                         "--root", str(root))
+        refused(result)
+        assert tree_digest(root) == before
+        assert not (root / JOURNAL).exists()
+
+    def test_a_new_root_copy_changes_the_plan(self, run_cli, tmp_path):
+        """A file the plan does not write but decided on (a root copy turns a delete into a tombstone)."""
+        root = tmp_path / "p"
+        mode(root, "forge", session="s1", phase="execute")
+        canonical(root, ["forge"], session="s1")
+        args = ("state", "clear", "--mode", "forge", "--session-id", "s1", "--root", str(root))
+        dry = json.loads(run_cli(*args, "--dry-run").stdout)
+        mode(root, "forge", phase="execute")
+        before = tree_digest(root)
+        refused(run_cli(*args, "--expect-plan", dry["plan_fingerprint"]))
+        assert tree_digest(root) == before
+
+
+def test_undo_applies_only_the_confirmed_restore(run_cli, tmp_path):
+    root = project(tmp_path / "p")
+    mode(root, "ultrawork", phase="execute")
+    canonical(root, ["forge", "ultrawork"])
+    assert run_cli("state", "clear", "--mode", "forge", "--in-root", "--root", str(root)).code == 0
+    dry = json.loads(run_cli("undo", "--dry-run", "--root", str(root)).stdout)
+    # another operator clears a second member: "undo the last action" would now restore that one
+    assert run_cli("state", "clear", "--mode", "ultrawork", "--in-root", "--root", str(root)).code == 0
+    before = tree_digest(root)
+    refused(run_cli("undo", "--expect-plan", dry["plan_fingerprint"], "--root", str(root)))
+    assert tree_digest(root) == before
+
+
+def test_task_override_applies_only_the_confirmed_plan(run_cli, tmp_path):
+    root = tmp_path / "p"
+    tdir = make_task(root, "t1", phase="codegen")
+    args = ("task", "override", "t1", "--to", "test", "--reason", "reviewed by hand", "--root", str(root), "--json")
+    dry = json.loads(run_cli(*args, "--dry-run").stdout)
+    make_task(root, "t1", phase="review")  # moved on by the runtime meanwhile
+    before = tree_digest(root)
+    refused(run_cli(*args, "--expect-plan", dry["plan_fingerprint"]))
+    assert tree_digest(root) == before
+    make_task(root, "t1", phase="codegen")
+    dry = json.loads(run_cli(*args, "--dry-run").stdout)
+    done = run_cli(*args, "--expect-plan", dry["plan_fingerprint"])
+    assert done.code == 0, done.stderr
+    assert json.loads((tdir / "state.json").read_text())["phase"] == "test"
+
+
+def test_doctor_fix_applies_only_the_confirmed_repairs(run_cli, tmp_path):
+    root = tmp_path / "p"
+    mode(root, "forge", phase="execute")
+    canonical(root, ["forge", "team"])  # team listed, no file: a stale member with a repair
+    report = json.loads(run_cli("doctor", "--json", "--root", str(root)).stdout)
+    plans = {f["id"]: f["plan"]["plan_fingerprint"] for f in report["findings"] if f.get("plan")}
+    assert plans
+    canonical(root, ["forge", "team", "ultrawork"])  # the record changed since the report was confirmed
+    before = tree_digest(root)
+    args = ["doctor", "--fix", "--json", "--root", str(root)]
+    for fid, fp in plans.items():
+        args += ["--only", fid, "--expect-plan", fp]
+    refused(run_cli(*args))
+    assert tree_digest(root) == before
