@@ -16,8 +16,9 @@ Rows (target in brackets):
 - the live HUD at 1 000x while 50 writes/s land on other sessions: write-to-screen median / p95 and
   the HUD's CPU (the writer thread's own CPU excluded), % of one core [p95 <= 50 ms, <= 10 %];
 - console first paint at 1 000x [<= 1.0 s], next to a bare Textual app's first frame on the same pty;
-- console view switch at 1 000x, key to the view's column headers on screen [p95 <= 100 ms].
-Not measured here (no harness yet): the console's rp1 view under 100 events/s.
+- console view switch at 1 000x, key to the view's column headers on screen [p95 <= 100 ms];
+- the console's rp1 view at 1 000x while 100 rp1 events/s arrive: a new event's commit to the frame
+  showing it, median / p95 (`bench_console_rp1.py`) [p95 <= 100 ms].
 
 Every rcs-tui run gets its own `XDG_CACHE_HOME` under the temp dir, so nothing of the user's cache is
 read or written. The machine may be shared: figures move with load; compare the ratios, whose two sides
@@ -288,6 +289,18 @@ def switch_rows(rounds: int) -> list[Row]:
                 f"{len(times)} switches among scopes, team (500 tasks) and tasks, on a pty")]
 
 
+def console_rp1_rows(samples: int) -> list[Row]:
+    script = str(Path(__file__).resolve().parent / "bench_console_rp1.py")
+    proc = subprocess.run([PY, script, "--json", "--samples", str(samples)], capture_output=True, text=True,
+                          env=clean_env(XDG_CACHE_HOME=fresh_cache("console-rp1")), timeout=900)
+    if proc.returncode != 0:
+        return [Row("targets", "console rp1 view, 100 events/s", "failed", note=proc.stderr.strip()[-200:])]
+    lat = json.loads(proc.stdout.strip().splitlines()[-1])["lat"]
+    return [Row("targets", "console rp1 view 1 000x, 100 events/s: new event->screen median / p95",
+                f"{ms(median(lat))} / {ms(pct(lat, 95))}" if lat else "not shown within 5 s", "p95 <= 100 ms",
+                f"{len(lat)}/{samples} samples")]
+
+
 def table(rows: list[Row]) -> str:
     cells = [("measure", "result", "target", "notes")] + [(r.measure, r.value, r.target, r.note) for r in rows]
     widths = [max(len(c[i]) for c in cells) for i in range(3)]
@@ -302,6 +315,7 @@ def run(quick: bool = False, skip_live: bool = False) -> list[Row]:
         rows += live_rows(15 if quick else 40)
         rows += paint_rows(2 if quick else 5)
         rows += switch_rows(4 if quick else 10)
+        rows += console_rp1_rows(15 if quick else 40)
     return rows
 
 
@@ -309,11 +323,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer runs")
     ap.add_argument("--skip-live", action="store_true", help="only the one-shot and feed rows")
+    ap.add_argument("--rp1", action="store_true", help="only the rp1 rows (feed by status, console rp1 view)")
     args = ap.parse_args()
     load = os.getloadavg()
     print(f"machine: {os.cpu_count()} cores, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at start",
           flush=True)
-    rows = run(args.quick, args.skip_live)
+    if args.rp1:
+        rows = feed_rows(2 if args.quick else 3) + console_rp1_rows(15 if args.quick else 40)
+    else:
+        rows = run(args.quick, args.skip_live)
     load = os.getloadavg()
     print(table(rows))
     print(f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at end")

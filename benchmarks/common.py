@@ -35,6 +35,16 @@ def median(values: list[float]) -> float:
     return statistics.median(values)
 
 
+async def seen_after(seen: dict[object, float], key: object, t0: float, timeout: float = 5.0) -> float | None:
+    """Seconds from `t0` until `seen[key]` holds a time (set by the app once the frame showing it is
+    drawn), measured to that time; None when it did not come within `timeout`."""
+    import asyncio
+
+    while key not in seen and time.perf_counter() < t0 + timeout:
+        await asyncio.sleep(0.002)
+    return seen[key] - t0 if key in seen else None
+
+
 def tree_pids(pid: int) -> list[int]:
     """`pid` and all its descendants (from /proc)."""
     kids: dict[int, list[int]] = {}

@@ -97,8 +97,11 @@ def test_machines_json(tmp_path, run_cli):
 
 def test_tail_prints_new_events(tmp_path):
     import json
+    import os
+    import queue
     import subprocess
     import sys
+    import threading
     import time
     from pathlib import Path
 
@@ -106,16 +109,28 @@ def test_tail_prints_new_events(tmp_path):
     exe = str(Path(sys.executable).parent / "rcs-tui")
     proc = subprocess.Popen([exe, "rp1", "tail", "--json", "--db", str(db)], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
+
+    def has_db_open() -> bool:
+        try:
+            fds = os.listdir(f"/proc/{proc.pid}/fd")
+            return any(os.readlink(f"/proc/{proc.pid}/fd/{fd}") == str(db) for fd in fds)
+        except OSError:
+            return False
+
     try:
-        time.sleep(1.0)
+        deadline = time.monotonic() + 30  # a busy machine may take long to start it; never wait forever
+        while not has_db_open() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # it has opened the database: give it a moment to note where the events end
         with Rp1Writer(db, clock=FakeClock("2026-11-26T00:00:00.000Z")) as w:
             w.step("run-other", "build")
-        line1 = json.loads(proc.stdout.readline())
-        line2 = json.loads(proc.stdout.readline())
+        got = [json.loads(lines.get(timeout=30)) for _ in range(2)]
     finally:
         proc.terminate()
         proc.wait(5)
-    assert [(e["step"], e["status"]) for e in (line1, line2)] == [("plan", "completed"), ("build", "running")]
+    assert [(e["step"], e["status"]) for e in got] == [("plan", "completed"), ("build", "running")]
 
 
 def test_runs_human_output_matches_the_console(run_cli, tmp_path):

@@ -95,7 +95,7 @@ def test_status_rows_match_full_projection(tmp_path):
     full = full_statuses(db)
     rows, odd = Rp1Db(db).status_rows(None)
     fast = {rid: project(rows.get(rid, ())).status for rid in full if rid not in odd}
-    assert odd == {"odd-payload", "units-only", "agent-only"}
+    assert odd == {"units-only", "agent-only"}  # no plain step row: every unit row counts
     assert (full["units-only"], full["agent-only"]) == ("failed", "running")
     assert fast == {rid: s for rid, s in full.items() if rid not in odd}
     assert {full[k] for k in full} >= {"waiting", "failed", "cancelled", "inactive", "running", "completed",
@@ -120,8 +120,8 @@ def test_filtered_feed_uses_the_same_statuses(tmp_path):
 
 def test_payload_shapes_and_odd_cells_agree_with_full_projection(tmp_path):
     """Payloads whose status is missing, null, a number, or not an object read as "no status" on both
-    paths; a row the grouping cannot read like Python (a blob step, a blob time) sends its run to
-    the full path; a later no-status row does not hide an earlier status of the same step."""
+    paths; a step SQL groups differently from Python (a blob) sends its run to the full path; a blob
+    time changes nothing; a later no-status row does not hide an earlier status of the same step."""
     db = create_db(tmp_path / "rp1.db")
     with Rp1Writer(db, clock=FakeClock()) as w:
         shapes = {"number": '{"status": 3}', "null": '{"status": null}', "array": "[1, 2]", "none": None,
@@ -142,7 +142,7 @@ def test_payload_shapes_and_odd_cells_agree_with_full_projection(tmp_path):
                        " (?, 'status_change', 'plan', '{\"status\": \"completed\"}', X'31')", (r,))
     full = full_statuses(db)
     rows, odd = Rp1Db(db).status_rows(None)
-    assert odd == {"blob-step", "blob-time"}
+    assert odd == {"blob-step"}
     assert {rid: project(rows[rid]).status for rid in full if rid not in odd} == {
         rid: s for rid, s in full.items() if rid not in odd}
     assert full["shape-number"] == full["shape-null"] == full["shape-none"] == "running"

@@ -38,12 +38,18 @@ def make_db(path: Path, root: Path, finished: int, *, open_run: str | None = "ru
 
 
 class Spy:
-    """Counts the runs whose full events a source reads, and its aggregate status queries."""
+    """Counts the runs whose full events a source reads, its aggregate status queries, and its reads of
+    every run's newest event."""
 
     def __init__(self, source: Rp1Source) -> None:
         self.runs: list[str] = []
         self.aggregates = 0
-        events, status_rows = source.db.events, source.db.status_rows
+        self.all_runs = 0
+        events, status_rows, all_runs = source.db.events, source.db.status_rows, source.db.runs
+
+        def spy_all_runs(scope=None):
+            self.all_runs += 1
+            return all_runs(scope)
 
         def spy_events(run_ids):
             self.runs += list(run_ids)
@@ -55,6 +61,7 @@ class Spy:
 
         source.db.events = spy_events
         source.db.status_rows = spy_rows
+        source.db.runs = spy_all_runs
 
 
 def source(db: Path, root: Path, **kw) -> tuple[Rp1Source, Spy]:
@@ -72,7 +79,7 @@ def test_a_new_process_does_not_rederive_an_idle_project(tmp_path):
     again, spy2 = source(db, root)  # a new process
     summary = again.current()
     assert summary.run.id == ids[-1] and summary.status == "completed"
-    assert spy2.runs == [ids[-1]]  # only the latest run's own events, for its step and activity
+    assert spy2.runs == [] and spy2.all_runs == 0  # the run list and the projection shown were kept
 
 
 def test_a_run_with_a_new_event_is_derived_again(tmp_path):
@@ -100,7 +107,7 @@ def test_filtered_feed_in_a_new_process_uses_kept_statuses(tmp_path):
     warm, warm_spy = source(db, None, all_projects=True)
     again = warm.feed(status="running")
     assert [s.run.id for s in again.runs] == ["run-open"]
-    assert warm_spy.aggregates == 0 and warm_spy.runs == ["run-open"]  # only the page shown is projected
+    assert warm_spy.aggregates == 0 and warm_spy.runs == [] and warm_spy.all_runs == 0  # all kept
 
 
 def test_statuses_of_a_replaced_database_are_not_used(tmp_path):
@@ -126,6 +133,8 @@ def test_a_corrupt_or_foreign_store_is_ignored(tmp_path):
     [path] = Path(cache_dir()).glob("rp1-status-*.json")
     doc = json.loads(path.read_text())
     doc["runs"] = {k: [v[0], "failed"] for k, v in doc["runs"].items()}  # lies, but well formed
+    for _last, projection in doc["projections"].values():
+        projection["status"] = "failed"
     path.write_text(json.dumps(doc))
     liar, _ = source(db, None, all_projects=True)
     assert liar.feed(status="failed").total == 61  # proof the store is read when it is ours and matches
@@ -172,3 +181,31 @@ def test_in_process_refresh_reads_only_what_changed(tmp_path):
     conn.close()
     renamed = {s.run.id: s.run.name for s in src.feed(limit=100).runs}
     assert renamed[ids[0]] == "renamed" and full_reads == [1]  # a row changed without an event: read all
+
+
+def test_a_store_newer_than_the_database_or_of_another_scope_is_not_used(tmp_path):
+    """A store that says the database had more events than it has now (a database put back from a
+    copy, an event deleted) is ignored; a run whose newest event moved is derived again, whatever the
+    store says; a store of one project is not used for all projects."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    db, ids = make_db(tmp_path / "rp1" / "rp1.db", root, 60)
+    src, _ = source(db, None, all_projects=True)
+    assert src.feed(status="running").total == 1
+    [path] = Path(cache_dir()).glob("rp1-status-*.json")
+    doc = json.loads(path.read_text())
+    doc["runs"] = {k: [v[0], "failed"] for k, v in doc["runs"].items()}
+    for _last, projection in doc["projections"].values():
+        projection["status"] = "failed"
+    path.write_text(json.dumps({**doc, "as_of": doc["as_of"] + 1}))
+    ahead, spy = source(db, None, all_projects=True)
+    assert ahead.feed(status="failed").total == 0 and spy.all_runs == 1  # read again from the database
+    path.write_text(json.dumps(doc))  # the lie again, as of the database's real newest event
+    with Rp1Writer(db) as w:
+        w.step(ids[3], "review", "running")  # one run moved on since the store was written
+    checkpoint(db)
+    moved, _ = source(db, None, all_projects=True)
+    assert {s.run.id for s in moved.feed(status="running").runs} == {ids[3]}  # derived, not the stored lie
+    assert moved.feed(status="failed").total == 60  # the others: as stored (proof the store was read)
+    scoped, scoped_spy = source(db, root)  # one project: its own store, nothing of the all-projects one
+    assert scoped.feed(status="running").total == 2 and scoped_spy.all_runs == 1

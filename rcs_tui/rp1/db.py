@@ -16,14 +16,15 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 from urllib.parse import quote
 
-from rcs_tui.rp1.projection import STATUS_EVENT_TYPES, Event, StatusRow, parse_data
+from rcs_tui.rp1.projection import STATUS_EVENT_TYPES, Event, StatusRow, parse_data, payload_status, stands_for_older
 from rcs_tui.rp1.schema import ARTIFACT_COLUMNS, EVENT_COLUMNS, RUN_COLUMNS, Schema, discover
 from rcs_tui.state.io import read_bounded
 
 T = TypeVar("T")
+_STATUS_COLUMNS = ("id", "run_id", "type", "step", "unit", "data", "created_at")
 SQLITE_MAGIC = b"SQLite format 3\x00"
 PROJECT_ID_FILE = Path(".rp1") / "project_id"
 # What `status_rows` groups by besides run and step, indexed by the kind number its SQL computes:
@@ -87,9 +88,10 @@ def project_scope(root: str | os.PathLike[str]) -> Scope:
     return Scope(str(root), project_id)
 
 
-@dataclass(frozen=True)
-class RunRow:
-    """A `runs` row as stored (its `status` is rp1's cache, shown only as `cached_status`)."""
+class RunRow(NamedTuple):
+    """A `runs` row as stored (its `status` is rp1's cache, shown only as `cached_status`).
+
+    A named tuple: a feed over ten thousand runs builds ten thousand of these on every new process."""
 
     id: str
     flow: str
@@ -123,8 +125,8 @@ class Artifact:
 
 def _s(value: Any) -> str | None:
     """Untrusted cell -> plain str (or None); never interpreted."""
-    if value is None:
-        return None
+    if value.__class__ is str or value is None:
+        return value
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return str(value)
@@ -247,9 +249,10 @@ class Rp1Db:
 
     @staticmethod
     def _run_row(row: Sequence[Any]) -> RunRow:
-        (rid, flow, feature, ppath, pid, name, harness, status, created, updated, last) = row
-        return RunRow(_s(rid) or "", _s(flow) or "unknown", _s(feature), _s(ppath), _s(pid), _s(name),
-                      _s(harness), _s(status), _s(created), _s(updated), int(last or 0))
+        (rid, flow, *cells, last) = row
+        if all(c.__class__ is str or c is None for c in cells):  # the usual row: every cell text already
+            return RunRow(_s(rid) or "", _s(flow) or "unknown", *cells, int(last or 0))
+        return RunRow(_s(rid) or "", _s(flow) or "unknown", *map(_s, cells), int(last or 0))
 
     def runs(self, scope: Scope | None = None) -> list[RunRow]:
         """Runs in scope with the id of their newest event, newest activity first."""
@@ -310,6 +313,48 @@ class Rp1Db:
             return rows, (new_top, new_rowid, new_count, _s(new_latest) or "")
         return self.read(q, None)
 
+    def runs_after(self, scope: Scope | None, as_of: int, known: dict[str, tuple[int, Any]]
+                   ) -> tuple[list[RunRow], tuple[int, int, int, str], set[str]] | None:
+        """Runs in scope with their newest event id, when `known` gives each run's newest event id as of
+        the database's newest event `as_of`: only the events after `as_of` are read (a primary-key range
+        scan), not every run's newest event. Also the marks `runs_since` takes and the runs that moved.
+
+        None when the database's newest event is older than `as_of` (not the database `known` came from).
+        """
+        def q(conn: sqlite3.Connection, schema: Schema
+              ) -> tuple[list[RunRow], tuple[int, int, int, str], set[str]] | None:
+            top = int(conn.execute("SELECT MAX(id) FROM events").fetchone()[0] or 0)
+            if top < as_of:
+                return None
+            # A rowid range scan in id order, the newest id per run kept last (GROUP BY would walk the
+            # whole run_id index instead).
+            moved = {_s(run) or "": int(eid) for run, eid in conn.execute(
+                "SELECT run_id, id FROM events WHERE id > ? ORDER BY id", (as_of,))}
+            updated = "MAX(updated_at)" if schema.has("runs", "updated_at") else "''"
+            rowid, count, latest = conn.execute(f"SELECT MAX(rowid), COUNT(*), {updated} FROM runs").fetchone()
+            where, params = self._scope_sql(schema, scope)
+            cells = conn.execute(f"SELECT {schema.select_list('runs', RUN_COLUMNS, 'r')}, NULL FROM runs r{where}",
+                                 params).fetchall()
+            last: dict[str, int] = {}
+            unknown: list[str] = []
+            for row in cells:
+                rid = _s(row[0]) or ""
+                if rid in moved:
+                    last[rid] = moved[rid]
+                elif rid in known:
+                    last[rid] = known[rid][0]
+                else:
+                    unknown.append(rid)
+            for i in range(0, len(unknown), 500):
+                chunk = unknown[i:i + 500]
+                marks = ",".join("?" for _ in chunk)
+                last.update((_s(r) or "", int(m or 0)) for r, m in conn.execute(
+                    f"SELECT run_id, MAX(id) FROM events WHERE run_id IN ({marks}) GROUP BY run_id", chunk))
+            rows = [self._run_row((*row[:-1], last.get(_s(row[0]) or "", 0))) for row in cells]
+            rows.sort(key=lambda r: (r.last_event_id, r.created_at or ""), reverse=True)
+            return rows, (top, int(rowid or 0), int(count or 0), _s(latest) or ""), set(moved)
+        return self.read(q, None)
+
     def run(self, run_id: str) -> RunRow | None:
         """One run by id, or by a unique id prefix (at least 4 characters)."""
         def q(conn: sqlite3.Connection, schema: Schema) -> RunRow | None:
@@ -346,8 +391,98 @@ class Rp1Db:
             return out
         return self.read(q, {})
 
+    def events_after(self, after: dict[str, int]) -> dict[str, list[Event]]:
+        """For each run, its events with an id above the one given, in id order: what a kept event list
+        lacks (one seek of the `events(run_id)` index per run, however old the kept list)."""
+        def q(conn: sqlite3.Connection, schema: Schema) -> dict[str, list[Event]]:
+            cols = schema.select_list("events", EVENT_COLUMNS)
+            sql = f"SELECT {cols} FROM events WHERE run_id = ? AND id > ? ORDER BY id"
+            return {rid: [self._event(r) for r in conn.execute(sql, (rid, last))] for rid, last in after.items()}
+        return self.read(q, {})
+
     def status_rows(self, scope: Scope | None = None) -> tuple[dict[str, list[StatusRow]], set[str]]:
-        """Per run, the few rows its status depends on, from one grouped pass over the events table.
+        """Per run, the few rows its status depends on, without reading every event in Python.
+
+        `project` over these rows gives the status it gives over all of the run's rows; runs this
+        cannot answer exactly come back in the second set (project those from full events). With
+        rp1's `(run_id, step)` index the rows are found by `_latest_rows`, else by `_kind_rows`.
+        """
+        def q(conn: sqlite3.Connection, schema: Schema) -> tuple[dict[str, list[StatusRow]], set[str]]:
+            if not (schema.has("events", "data") and schema.has("events", "created_at")):
+                return {}, {_s(r[0]) or "" for r in conn.execute("SELECT DISTINCT run_id FROM events")}
+            index = schema.events_index("run_id", "step")
+            if index is None:
+                return self._kind_rows(conn, schema, scope)
+            return self._latest_rows(conn, schema, scope, index)
+        return self.read(q, ({}, set()))
+
+    def _latest_rows(self, conn: sqlite3.Connection, schema: Schema, scope: Scope | None,
+                     index: str) -> tuple[dict[str, list[StatusRow]], set[str]]:
+        """Per run and step, the rows from the newest back to the first that stands for the older ones.
+
+        The newest id of each (run, step) comes from the index alone (no row read); that row usually
+        stands for its older ones (`stands_for_older`), so Python sees a few rows per run, not every
+        event. Where it does not (a prompt, a unit row or an artifact came last), the step's rows are
+        read newest first, through the same index, up to one that does. Sub-agent prompts, which only a
+        run-level row clears, are read apart. Every row is read as the full path reads it (status from
+        the parsed payload), so the two cannot disagree on a payload or a cell.
+
+        Runs in the second set: a run or step cell that is not text (SQL groups it by value, Python by
+        its text) and runs without a plain step row, whose status comes from all their units.
+        """
+        where, params = self._scope_sql(schema, scope)
+        in_scope = f" AND run_id IN (SELECT r.id FROM runs r{where})" if scope is not None else ""
+        cols = schema.select_list("events", _STATUS_COLUMNS)
+        hint = f'INDEXED BY "{index.replace(chr(34), chr(34) * 2)}"'
+        statuses: dict[Any, str | None] = {}
+        out: dict[str, list[StatusRow]] = {}
+        odd: set[str] = set()
+        seen: set[int] = set()
+
+        def keep(row: Sequence[Any]) -> StatusRow | None:
+            """The row as the full path reads it, added to its run (None when odd or already kept)."""
+            eid, run, type_, step, unit, data, created = row
+            if run.__class__ is not str or not (step is None or step.__class__ is str):
+                odd.add(_s(run) or "")
+                return None
+            if eid in seen:
+                return None
+            seen.add(eid)
+            status = statuses[data] if data in statuses else statuses.setdefault(data, payload_status(data))
+            sr = StatusRow(eid, run, type_ if type_.__class__ is str else _s(type_) or "", step or None,
+                           unit if unit.__class__ is str and unit else _s(unit) or None, status,
+                           created if created.__class__ is str else _s(created) or "")
+            rows = out.get(run)
+            if rows is None:
+                out[run] = [sr]
+            else:
+                rows.append(sr)
+            return sr
+
+        newest = (f"SELECT {schema.select_list('events', _STATUS_COLUMNS, 'e')} FROM"
+                  f" (SELECT run_id, step, MAX(id) AS id FROM events {hint} WHERE 1{in_scope} GROUP BY run_id, step) g"
+                  f" JOIN events e ON e.id = g.id")
+        open_groups = [(row[1], row[3]) for row in conn.execute(newest, params)
+                       if (sr := keep(row)) is not None and not stands_for_older(sr)]
+        for run, step in open_groups:
+            if run in odd:
+                continue
+            match, args = ("step IS NULL", (run,)) if step is None else ("step = ?", (run, step))
+            for row in conn.execute(f"SELECT {cols} FROM events {hint} WHERE run_id = ? AND {match}"
+                                    f" ORDER BY id DESC", args):
+                sr = keep(row)
+                if sr is not None and stands_for_older(sr):
+                    break
+        prompts = (f"SELECT {cols} FROM events WHERE type = '{STATUS_EVENT_TYPES[1]}'"
+                   f" AND instr(step, ':') > 0{in_scope}")
+        for row in conn.execute(prompts, params):
+            keep(row)
+        odd.update(run for run, rows in out.items() if not any(r.is_workflow_row and r.status for r in rows))
+        return {run: rows for run, rows in out.items() if run not in odd}, odd
+
+    def _kind_rows(self, conn: sqlite3.Connection, schema: Schema,
+                   scope: Scope | None) -> tuple[dict[str, list[StatusRow]], set[str]]:
+        """Without a `(run_id, step)` index: the latest row of each kind per run and step, in one scan.
 
         Within each run and step, rows of the same kind (`type`, unit or not, status set or not) stand
         in for each other in `project`: only the latest one (by id) can change the result, because the
@@ -355,58 +490,54 @@ class Rp1Db:
         whether a newer row clears a prompt. So SQL keeps the latest row of each kind and `project`
         derives the status from these as it would from every row.
 
-        Cost: one sequential scan of `events` (not the `(run_id, step)` index, whose row lookups land
-        all over the file), each payload's status read once, one grouping by small keys (`MAX(id)` per
-        run, step and kind: nothing formatted, concatenated or split), then a primary-key lookup of each
-        group's latest row. The payload never leaves SQLite.
+        Cost: one sequential scan of `events`, each payload's status read once, one grouping by small
+        keys (`MAX(id)` per run, step and kind), then a primary-key lookup of each group's latest row.
 
-        Runs this cannot answer exactly come back in the second set: project those from full events
-        instead. They are runs with a row SQL and Python could read differently (payload not valid
-        JSON text, a non-text step/unit/time), and runs without a plain step row, whose status comes
-        from their units one by one (rare, and kept out of the grouping so it stays small).
+        Runs this cannot answer exactly come back in the second set: runs with a row SQL and Python
+        could read differently (payload not valid JSON text or naming "status" twice, a non-text
+        step/unit/time), and runs
+        without a plain step row, whose status comes from their units one by one.
         """
-        def q(conn: sqlite3.Connection, schema: Schema) -> tuple[dict[str, list[StatusRow]], set[str]]:
-            if not (schema.has("events", "data") and schema.has("events", "created_at")):
-                return {}, {_s(r[0]) or "" for r in conn.execute("SELECT DISTINCT run_id FROM events")}
-            col = {c: (f'"{c}"' if schema.has("events", c) else "NULL") for c in ("step", "unit")}
-            where, params = self._scope_sql(schema, scope)
-            in_scope = f" AND run_id IN (SELECT r.id FROM runs r{where})" if scope is not None else ""
-            types = ", ".join(f"'{t}'" for t in STATUS_EVENT_TYPES)
-            # The kind of a row as a small number: -1 for a row SQL and Python could read differently
-            # (a non-text cell, a payload that is not valid JSON), else a key of `_KINDS`. The payload is
-            # parsed only where the kind needs it, and CASE stops at the first arm that holds.
-            base = f"(type = '{STATUS_EVENT_TYPES[1]}') * 4 + (ifnull({col['unit']}, '') <> '') * 2"
-            kind = (f"CASE WHEN typeof({col['step']}) NOT IN ('text', 'null')"
-                    f" OR typeof({col['unit']}) NOT IN ('text', 'null') OR typeof(created_at) NOT IN ('text', 'null')"
-                    f" OR typeof(data) NOT IN ('text', 'null') THEN -1"
-                    f" WHEN data IS NULL THEN {base} WHEN NOT json_valid(data) THEN -1"
-                    f" ELSE {base} + (type = '{STATUS_EVENT_TYPES[0]}' AND ifnull(json_type(data, '$.status') = 'text'"
-                    f" AND json_extract(data, '$.status') <> '', 0)) END")
-            status = ("CASE WHEN json_valid(e.data) AND json_type(e.data, '$.status') = 'text'"
-                      " THEN json_extract(e.data, '$.status') END")
-            # Grouping carries only run, step, kind and id; the winners' time and status are read after,
-            # by primary key, so no payload goes through the sort.
-            sql = (f"SELECT g.run_id, g.step, g.k, g.id, e.created_at, {status} FROM"
-                   f" (SELECT run_id, {col['step']} AS step, {kind} AS k, MAX(id) AS id FROM events NOT INDEXED"
-                   f" WHERE +type IN ({types}){in_scope} GROUP BY run_id, step, k) g"
-                   f" JOIN events e ON e.id = g.id")
-            out: dict[str, list[StatusRow]] = {}
-            odd_runs: set[str] = set()
-            plain_runs: set[str] = set()
-            for run, step, k, eid, created, st in conn.execute(sql, params):
-                run_id = _s(run) or ""
-                if k < 0:
-                    odd_runs.add(run_id)
-                    continue
-                type_, unit = _KINDS[k]
-                sr = StatusRow(int(eid), run_id, type_, _s(step) or None, unit, _s(st) if k & 1 else None,
-                               _s(created) or "")
-                out.setdefault(run_id, []).append(sr)
-                if sr.is_workflow_row and sr.status:
-                    plain_runs.add(run_id)
-            odd_runs.update(run for run in out if run not in plain_runs)
-            return {run: rows for run, rows in out.items() if run not in odd_runs}, odd_runs
-        return self.read(q, ({}, set()))
+        col = {c: (f'"{c}"' if schema.has("events", c) else "NULL") for c in ("step", "unit")}
+        where, params = self._scope_sql(schema, scope)
+        in_scope = f" AND run_id IN (SELECT r.id FROM runs r{where})" if scope is not None else ""
+        types = ", ".join(f"'{t}'" for t in STATUS_EVENT_TYPES)
+        # The kind of a row as a small number: -1 for a row SQL and Python could read differently
+        # (a non-text cell, a payload that is not valid JSON, or one with an escape or a second
+        # "status", where SQLite takes the first of two keys and Python the last), else a key of
+        # `_KINDS`. The payload is parsed only where the kind needs it; CASE stops at the first arm that holds.
+        base = f"(type = '{STATUS_EVENT_TYPES[1]}') * 4 + (ifnull({col['unit']}, '') <> '') * 2"
+        kind = (f"CASE WHEN typeof({col['step']}) NOT IN ('text', 'null')"
+                f" OR typeof({col['unit']}) NOT IN ('text', 'null') OR typeof(created_at) NOT IN ('text', 'null')"
+                f" OR typeof(data) NOT IN ('text', 'null') THEN -1"
+                f" WHEN data IS NULL THEN {base} WHEN NOT json_valid(data) OR instr(data, '\\') > 0"
+                f" OR instr(substr(data, instr(data, '\"status\"') + 8), '\"status\"') > 0 THEN -1"
+                f" ELSE {base} + (type = '{STATUS_EVENT_TYPES[0]}' AND ifnull(json_type(data, '$.status') = 'text'"
+                f" AND json_extract(data, '$.status') <> '', 0)) END")
+        status = ("CASE WHEN json_valid(e.data) AND json_type(e.data, '$.status') = 'text'"
+                  " THEN json_extract(e.data, '$.status') END")
+        # Grouping carries only run, step, kind and id; the winners' time and status are read after,
+        # by primary key, so no payload goes through the sort.
+        sql = (f"SELECT g.run_id, g.step, g.k, g.id, e.created_at, {status} FROM"
+               f" (SELECT run_id, {col['step']} AS step, {kind} AS k, MAX(id) AS id FROM events NOT INDEXED"
+               f" WHERE +type IN ({types}){in_scope} GROUP BY run_id, step, k) g"
+               f" JOIN events e ON e.id = g.id")
+        out: dict[str, list[StatusRow]] = {}
+        odd_runs: set[str] = set()
+        plain_runs: set[str] = set()
+        for run, step, k, eid, created, st in conn.execute(sql, params):
+            run_id = _s(run) or ""
+            if k < 0:
+                odd_runs.add(run_id)
+                continue
+            type_, unit = _KINDS[k]
+            sr = StatusRow(int(eid), run_id, type_, _s(step) or None, unit, _s(st) if k & 1 else None,
+                           _s(created) or "")
+            out.setdefault(run_id, []).append(sr)
+            if sr.is_workflow_row and sr.status:
+                plain_runs.add(run_id)
+        odd_runs.update(run for run in out if run not in plain_runs)
+        return {run: rows for run, rows in out.items() if run not in odd_runs}, odd_runs
 
     def artifacts(self, run_id: str) -> list[Artifact]:
         """Rows of the `artifacts` table for a run (empty when the table is absent)."""

@@ -119,6 +119,30 @@ class Event(_RowRules):
                 "created_at": self.created_at}
 
 
+def payload_status(raw: Any) -> str | None:
+    """The status an `Event` built from this `data` cell reports (`Event.status` without the Event)."""
+    value = parse_data(raw).get("status")
+    return value if isinstance(value, str) else None
+
+
+def stands_for_older(row: Row) -> bool:
+    """Whether `row` makes every older row with the same run and step irrelevant to the run's status.
+
+    True for a run-level row with a status (the latest such row is the run row, it clears every
+    older prompt, and a step-less row is never step activity), a workflow row with a status (the
+    step's last status, clearing its older prompts and outdating its older activity), and any status
+    row of a sub-agent step (outdating that step's activity; its older prompts are cleared only by
+    run-level rows, so they must be read apart). Lets a reader keep, per run and step, only the rows
+    from the newest back to the first that stands for the older ones, plus sub-agent prompts, and get
+    from `project` the status it gets from every row. Unit rows and prompts stand for nothing.
+    """
+    if row.type != "status_change":
+        return False
+    if not row.step:
+        return bool(row.status)
+    return row.namespaced or (not row.unit and bool(row.status))
+
+
 def parse_data(raw: Any) -> dict[str, Any]:
     """The JSON payload as a dict; anything unparsable becomes `{"_raw": text}` instead of an error."""
     if raw is None:
@@ -154,15 +178,17 @@ def _pending_prompts(ordered: Sequence[Row]) -> list[Row]:
     any_status = run_row = False
     steps_after: set[str] = set()
     for ev in reversed(ordered):
-        if ev.type == "status_change":
+        type_ = ev.type
+        if type_ == "status_change":
             any_status = True
-            if ev.is_run_row:
+            step = ev.step
+            if not step:
                 run_row = True
-            elif ev.is_workflow_row:
-                steps_after.add(ev.step or "")
-        elif ev.type == "waiting_for_user":
-            cleared = (run_row or ev.step in steps_after) if ev.step else any_status
-            if not cleared:
+            elif not ev.unit and ":" not in step:
+                steps_after.add(step)
+        elif type_ == "waiting_for_user":
+            step = ev.step
+            if not (run_row or step in steps_after if step else any_status):
                 pending.append(ev)
     pending.reverse()
     return pending
@@ -177,27 +203,38 @@ def project(events: Iterable[Row]) -> Projection:
     A run ended by hand (`cancelled`/`abandoned`) shows its steps still running or waiting as
     completed. Reads only the fields of `Row`, so it runs the same over `Event`s and `StatusRow`s.
     """
-    ordered = sorted(events, key=lambda e: e.sort_key)
+    ordered = sorted(events, key=_order)
     steps: dict[str, str] = {}
     diagnostic: dict[str, str] = {}
     last_entered: str | None = None
     last_diagnostic: str | None = None
     run_row: Row | None = None
     last_step_activity: int | None = None
+    last_activity: str | None = None
     for ev in ordered:
-        if ev.is_workflow_row and ev.status:
-            steps[ev.step] = ev.status  # type: ignore[index]
-            if ev.status in ("running", "waiting"):
-                last_entered = ev.step
+        created = ev.created_at
+        if created and (last_activity is None or created > last_activity):
+            last_activity = created
+        type_ = ev.type
+        if type_ == "status_change":
+            step, status = ev.step, ev.status
+            if not step:  # a run-level row
+                if status:
+                    run_row = ev
+                continue
             last_step_activity = ev.sort_key
-        elif ev.is_run_row and ev.status:
-            run_row = ev
-        elif ev.type == "waiting_for_user" or (ev.type == "status_change" and ev.step):
+            if not ev.unit and ":" not in step:  # a workflow row
+                if status:
+                    steps[step] = status
+                    if status in ("running", "waiting"):
+                        last_entered = step
+            elif status:
+                logical = ev.logical_step
+                diagnostic[logical] = status
+                if status in ("running", "waiting"):
+                    last_diagnostic = logical
+        elif type_ == "waiting_for_user":
             last_step_activity = ev.sort_key
-            if ev.type == "status_change" and ev.status:
-                diagnostic[ev.logical_step] = ev.status
-                if ev.status in ("running", "waiting"):
-                    last_diagnostic = ev.logical_step
     prompts = _pending_prompts(ordered)
     for prompt in prompts:
         if prompt.step and not prompt.namespaced and not prompt.unit:
@@ -229,8 +266,11 @@ def project(events: Iterable[Row]) -> Projection:
         current = _current_step(steps, last_entered, prompts)
     else:
         current = _current_step(diagnostic, last_diagnostic, prompts)
-    return Projection(status, steps, current, tuple(prompts), max((e.id for e in ordered), default=0),
-                      max((e.created_at for e in ordered if e.created_at), default=None))
+    return Projection(status, steps, current, tuple(prompts), ordered[-1].id if ordered else 0, last_activity)
+
+
+def _order(row: Row) -> int:
+    return row.sort_key
 
 
 def _current_step(steps: dict[str, str], last_entered: str | None, prompts: list[Row]) -> str | None:

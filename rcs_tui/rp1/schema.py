@@ -7,7 +7,7 @@ fills the rest with NULL, so an older or newer database reads the same way.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 REQUIRED_TABLES = ("runs", "events")
 
@@ -25,6 +25,8 @@ class Schema:
 
     tables: dict[str, tuple[str, ...]]
     version: int | None
+    # Plain indexes of `events` (not partial, keys compared byte for byte), as their key columns.
+    event_indexes: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def has(self, table: str, column: str | None = None) -> bool:
         cols = self.tables.get(table)
@@ -33,6 +35,13 @@ class Schema:
     @property
     def missing_tables(self) -> tuple[str, ...]:
         return tuple(t for t in REQUIRED_TABLES if t not in self.tables)
+
+    def events_index(self, *leading: str) -> str | None:
+        """The name of an `events` index whose keys start with `leading` (None when there is none)."""
+        for name, cols in self.event_indexes.items():
+            if cols[:len(leading)] == leading:
+                return name
+        return None
 
     def select_list(self, table: str, wanted: tuple[str, ...], alias: str = "") -> str:
         """`a.col, NULL AS col2, ...` in `wanted` order, NULL for columns the table lacks."""
@@ -55,4 +64,18 @@ def discover(conn: sqlite3.Connection) -> Schema:
         row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
         if row and isinstance(row[0], int):
             version = row[0]
-    return Schema(tables, version)
+    return Schema(tables, version, _event_indexes(conn) if "events" in tables else {})
+
+
+def _event_indexes(conn: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
+    """Indexes of `events` a grouped read may walk: whole-table ones whose keys use BINARY collation."""
+    out: dict[str, tuple[str, ...]] = {}
+    for row in conn.execute("PRAGMA index_list(events)"):
+        name, partial = row[1], row[4] if len(row) > 4 else 0
+        if partial or not isinstance(name, str):
+            continue
+        quoted = name.replace('"', '""')
+        keys = [r for r in conn.execute(f'PRAGMA index_xinfo("{quoted}")') if r[5]]  # key columns only
+        if keys and all(r[2] is not None and r[4] == "BINARY" for r in keys):
+            out[name] = tuple(r[2] for r in keys)
+    return out

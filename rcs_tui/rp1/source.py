@@ -2,9 +2,10 @@
 
 Projections are cached per run and keyed by the run's newest event id, and whole answers are
 cached by the files' stat signature, so a HUD polling every few hundred ms costs two `stat` calls
-while nothing changes. Derived statuses also outlive the process (`StatusStore`, keyed the same way),
-so a new process derives only the runs that changed since the last one: the status line's "which run
-is current" and the status-filtered feed do not re-read every event on every start.
+while nothing changes. The run list, derived statuses and the projections shown also outlive the
+process (`StatusStore`, as of the database's newest event id), so a new process reads only the events
+written since and derives only the runs they belong to: the status line's "which run is current" and
+the status-filtered feed do not re-read every event, nor every run's newest event, on every start.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from typing import Any
 
 from rcs_tui.rp1.db import DbState, Rp1Db, RunRow, Scope, project_scope
 from rcs_tui.rp1.machines import MachineRegistry, default_plugin_roots
-from rcs_tui.rp1.projection import Projection, project
+from rcs_tui.rp1.projection import Event, Projection, project
 from rcs_tui.rp1.status_store import StatusStore
 from rcs_tui.rp1.timeline import Timeline, build_timeline, run_json
 
+KEPT_EVENT_RUNS = 2000  # runs whose events stay in memory, the most recently projected
 FEED_FILTERS = ("running", "waiting", "failed", "completed", "cancelled", "abandoned", "inactive", "not_started")
 
 
@@ -59,6 +61,11 @@ class Feed:
         return self.state.message
 
 
+def _activity(run: RunRow) -> tuple[int, str]:
+    """The feed's order (newest first when reversed): newest event, then creation time."""
+    return run.last_event_id, run.created_at or ""
+
+
 class Rp1Source:
     """Read-only facade over one rp1 database, scoped to a project unless `scope` is None."""
 
@@ -71,6 +78,7 @@ class Rp1Source:
         self.machines = machines or MachineRegistry.discover(
             plugin_roots if plugin_roots is not None else default_plugin_roots(root_path.resolve()))
         self._proj: dict[str, tuple[int, Projection]] = {}
+        self._events: dict[str, list[Event]] = {}  # all events of the runs last projected, in id order
         self._status: dict[str, tuple[int, str]] = {}  # run -> (newest event id, derived status)
         self._runs_cache: tuple[tuple[Any, ...], list[RunRow]] | None = None
         self._current_cache: tuple[tuple[Any, ...], RunSummary | None] | None = None
@@ -79,6 +87,7 @@ class Rp1Source:
         self._last_statuses: tuple[list[RunRow], dict[str, str]] | None = None
         self._marks: tuple[Any, tuple[int, int, int, str]] | None = None  # (db inode, runs_marks) of the kept runs
         self._store_sig: Any = None
+        self._dirty = False  # something learned since the store was read or written
 
     @property
     def state(self) -> DbState:
@@ -100,28 +109,57 @@ class Rp1Source:
             delta = self.db.runs_since(self.scope, self._marks[1])
             if delta is not None and self.db.state.ok:
                 changed, marks = delta
-                by_id = {r.id: r for r in kept}
-                by_id.update((r.id, r) for r in changed)
-                rows = sorted(by_id.values(), key=lambda r: (r.last_event_id, r.created_at or ""), reverse=True)
+                changed = list({r.id: r for r in changed}.values())  # a new run with events comes twice
+                ids = {r.id for r in changed}
+                moved = sorted(changed, key=_activity, reverse=True)
+                if all(r.last_event_id > self._marks[1][0] for r in changed):  # all newer than every kept run
+                    rows = moved + [r for r in kept if r.id not in ids]
+                else:
+                    rows = sorted([*moved, *(r for r in kept if r.id not in ids)], key=_activity, reverse=True)
                 self._runs_cache, self._marks = (sig, rows), (head, marks)
-                self._derived_from = (kept, rows, {r.id for r in changed})
+                self._derived_from = (kept, rows, ids)
                 return rows
-        marks = self.db.runs_marks()
-        rows = self.db.runs(self.scope)
+        store = self._stored()
+        kept_runs = self.db.runs_after(self.scope, store.as_of, store.entries) if store.as_of is not None else None
+        if kept_runs is not None and self.db.state.ok:
+            # The store describes this database up to `as_of`: its statuses and projections hold for the
+            # runs whose newest event is still the one they were derived at (`_known` checks).
+            rows, marks, moved = kept_runs
+            self._dirty = self._dirty or bool(moved) or len(rows) != len(store.entries)
+            for rid, (last, status) in store.entries.items():
+                if status is not None:
+                    self._status.setdefault(rid, (last, status))
+            for rid, proj in store.projections.items():
+                self._proj.setdefault(rid, proj)
+        else:
+            marks, rows, self._dirty = self.db.runs_marks(), self.db.runs(self.scope), True
         if self.db.state.ok and marks is not None:
             self._runs_cache, self._marks = (sig, rows), (head, marks)
         return rows
 
     def _project(self, runs: list[RunRow]) -> list[RunSummary]:
-        stale = [r.id for r in runs if self._proj.get(r.id, (-1,))[0] != r.last_event_id]
+        """Each run's projection at its newest event: kept, or derived by `project` from all its events.
+
+        The events of the runs projected are kept, so a run that moved on is projected again from its
+        kept events plus the few written since (read by index), not from all of them read again: on a
+        busy database the runs on screen change many times a second.
+        """
+        stale = [r for r in runs if self._proj.get(r.id, (-1,))[0] != r.last_event_id]
         if stale:
-            events = self.db.events(stale)
+            grow = {r.id: kept[-1].id for r in stale
+                    if (kept := self._events.get(r.id)) and kept[-1].id < r.last_event_id}
+            fresh = [r.id for r in stale if r.id not in grow]
+            events = self.db.events(fresh) if fresh else {}
+            more = self.db.events_after(grow) if grow and self.db.state.ok else {}
             if not self.db.state.ok:
                 return []
-            last = {r.id: r.last_event_id for r in runs}
-            for rid in stale:
-                self._proj[rid] = (last[rid], project(events.get(rid, [])))
-                self._remember(rid, last[rid], self._proj[rid][1].status)
+            for r in stale:
+                evs = self._events.pop(r.id) + more.get(r.id, []) if r.id in grow else events.get(r.id, [])
+                self._events[r.id] = evs  # last in the dict: the most recently projected
+                self._proj[r.id] = (r.last_event_id, project(evs))
+                self._remember(r.id, r.last_event_id, self._proj[r.id][1].status)
+            for rid in list(self._events)[:max(0, len(self._events) - KEPT_EVENT_RUNS)]:
+                del self._events[rid]
         return [RunSummary(r, self._proj[r.id][1]) for r in runs if r.id in self._proj]
 
     # -- statuses kept between processes ----------------------------------------------------
@@ -130,16 +168,30 @@ class Rp1Source:
         head = self.db.signature()[0]
         identity = head[0] if head else None  # the inode: a commit changes size and mtime, not the file
         if self._store is None or self._store_sig != identity:
-            self._store = StatusStore(self.db.path)
-            for rid, entry in self._store.load().items():
-                self._status.setdefault(rid, entry)
+            if self._store is not None:  # another database file at this path: nothing kept holds
+                self._proj, self._status, self._events = {}, {}, {}
+            scope = None if self.scope is None else (self.scope.project_path, self.scope.project_id)
+            self._store = StatusStore(self.db.path, scope).load()
             self._store_sig = identity
         return self._store
 
     def _remember(self, run_id: str, last_event_id: int, status: str) -> None:
         self._status[run_id] = (last_event_id, status)
-        if self._store is not None:
-            self._store.put(run_id, last_event_id, status)
+        self._dirty = True
+
+    def _save(self) -> None:
+        """Keep what this process learned for the next one: the run list as of its newest event id,
+        each run's status where derived at its newest event, and the projections shown."""
+        if (not self._dirty or self._store is None or self._runs_cache is None or self._marks is None
+                or not self._store.due()):
+            return
+        runs = self._runs_cache[1]
+        entries = {r.id: (r.last_event_id, self._known(r)) for r in runs}
+        shown = {r.id: self._proj[r.id] for r in runs if self._proj.get(r.id, (-1,))[0] == r.last_event_id}
+        before = self._store.saved_at
+        self._store.save(self._marks[1][0], entries, shown)
+        if self._store.saved_at != before:
+            self._dirty = False
 
     def _known(self, run: RunRow) -> str | None:
         """The run's derived status when one was derived at its current newest event id."""
@@ -155,7 +207,6 @@ class Rp1Source:
         `project` runs over the few rows per run `Rp1Db.status_rows` keeps, so the rule is the same
         one the full projection applies; only a handful of stale runs take the full-event path.
         """
-        store = self._stored()
         out: dict[str, str] = {}
         stale: list[RunRow] = []
         last = self._last_statuses
@@ -191,7 +242,6 @@ class Rp1Source:
                 out[summary.run.id] = summary.status
             if not self.db.state.ok:
                 return {}
-        store.save()
         self._last_statuses = (runs, out)
         return out
 
@@ -205,12 +255,14 @@ class Rp1Source:
             runs = [r for r in runs if r.flow == workflow]
         if not status:
             page = self._project(runs[offset:offset + limit])
+            self._save()
             return Feed(tuple(page), len(runs), self.db.state)
         statuses = self._statuses(runs)
         if not self.db.state.ok:
             return Feed((), 0, self.db.state)
         matched = [r for r in runs if statuses.get(r.id) == status]
         page = self._project(matched[offset:offset + limit])
+        self._save()
         return Feed(tuple(page), len(matched), self.db.state)
 
     def current(self) -> RunSummary | None:
@@ -224,7 +276,6 @@ class Rp1Source:
         if self._current_cache and self._current_cache[0] == sig and self.db.state.ok:
             return self._current_cache[1]
         runs = self._runs()[:200]
-        store = self._stored()
         result: RunSummary | None = None
         for i in range(0, len(runs), 20):
             batch = runs[i:i + 20]
@@ -241,7 +292,7 @@ class Rp1Source:
         if result is None and runs and self.db.state.ok:
             first = self._project(runs[:1])
             result = first[0] if first else None
-        store.save()
+        self._save()
         if self.db.state.ok:
             self._current_cache = (sig, result)
         return result

@@ -224,20 +224,27 @@ class NestedTooDeep(ValueError):
     """A JSON document nested deeper than `MAX_JSON_DEPTH`."""
 
 
+_STRICT = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float)
+
+
 def loads_strict(text: str | bytes) -> Any:
     """`json.loads` as the runtime's JSON: NaN, Infinity and numbers that overflow a float are errors, and so
     is nesting deeper than `MAX_JSON_DEPTH` (NestedTooDeep, a ValueError).
 
     The depth cap is what lets everything downstream (the sanitiser, the JSON writer, the views) walk a
     document recursively: a file that parses just under the interpreter's recursion limit would otherwise
-    end in a RecursionError far from the file that caused it.
+    end in a RecursionError far from the file that caused it. One decoder serves every call (`json.loads`
+    with options builds a new one each time).
     """
+    if isinstance(text, (bytes, bytearray)):
+        text = text.decode(json.detect_encoding(text), "surrogatepass")
+    elif not isinstance(text, str):
+        raise TypeError(f"the JSON object must be str, bytes or bytearray, not {text.__class__.__name__}")
     try:
-        data = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+        data = _STRICT.decode(text)
     except RecursionError:
         raise NestedTooDeep(TOO_DEEP) from None
-    opens = text.count(b"[") + text.count(b"{") if isinstance(text, bytes) else text.count("[") + text.count("{")
-    if opens > MAX_JSON_DEPTH and _deeper_than(data, MAX_JSON_DEPTH):
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and _deeper_than(data, MAX_JSON_DEPTH):
         raise NestedTooDeep(TOO_DEEP)
     return data
 
