@@ -60,7 +60,8 @@ def run_cli():
             full_env.update(env)
         proc = subprocess.run([RCS_TUI, *args], cwd=cwd, env=full_env, input=input,
                               capture_output=True, text=True, timeout=timeout)
-        assert "Traceback" not in proc.stderr, proc.stderr
+        # Never a traceback and never an unexplained exception, in any test that runs the command.
+        assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
         return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
     return _run

@@ -97,7 +97,7 @@ class TestModals:
         assert snap_compare(console, terminal_size=(80, 24), press=["question_mark"])
 
     def test_refusal_notice(self, snap_compare):
-        base = Path("/tmp/rcs-console-snapshot")  # the core names the absolute path: keep it fixed
+        base = Path("/tmp/rcs-console-snapshot")  # a fixed place keeps every path in the picture the same
         shutil.rmtree(base, ignore_errors=True)
         console = app(base)
 

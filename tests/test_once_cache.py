@@ -298,3 +298,25 @@ def test_cache_dir_follows_xdg_cache_home(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")  # ignored, as the XDG spec says
     assert cache_dir() == os.path.join(os.path.expanduser("~"), ".cache", "rcs-tui")
     shutil.rmtree(tmp_path / "x", ignore_errors=True)
+
+
+def test_code_stamp_covers_every_module_of_the_package(tmp_path, monkeypatch):
+    """Editing any module (not only the few the answer was once keyed on) gives a new stamp, so an edited
+    install never serves an answer built by older code; compiled caches do not count."""
+    from rcs_tui.cli import once as once_mod
+
+    pkg = tmp_path / "rcs_tui"
+    for rel in ("cli/once.py", "state/io.py", "core/policy.py", "__init__.py"):
+        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / rel).write_text("x = 1\n")
+    monkeypatch.setattr(once_mod, "PACKAGE_DIR", str(pkg))
+    first = once_mod.code_stamp()
+    (pkg / "state/__pycache__").mkdir()
+    (pkg / "state/__pycache__/io.cpython-312.pyc").write_bytes(b"\0")
+    assert once_mod.code_stamp() == first
+    (pkg / "core/policy.py").write_text("x = 2\n")  # same size, new mtime
+    os.utime(pkg / "core/policy.py", ns=(1, 1))
+    second = once_mod.code_stamp()
+    assert second != first
+    (pkg / "core/new_rule.py").write_text("")
+    assert once_mod.code_stamp() not in (first, second)

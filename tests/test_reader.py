@@ -106,7 +106,9 @@ BAD_FILES = {
     "binary": (b"\x00\x01\x02garbage", "binary"),
     "not utf-8": (b'{"a": "\xff\xfe"}', "not UTF-8"),
     "empty": (b"", "empty file"),
-    "deeply nested": (b"[" * 100000 + b"]" * 100000, "nested too deeply"),
+    "deeply nested": (b"[" * 100000 + b"]" * 100000, "JSON nested deeper than 100 levels"),
+    "nested just under the parser limit": (b'{"a": ' + b"[" * 900 + b"]" * 900 + b"}",
+                                           "JSON nested deeper than 100 levels"),
 }
 
 

@@ -208,7 +208,7 @@ def test_dry_run_of_clear_all_sessions_shows_every_scope_before_and_after(run_cl
     assert r.code == 0
     assert r.json["scopes"] == [{"scope": "root", "before": ["team", "ultrawork"], "after": ["team"]},
                                 {"scope": "s2", "before": ["team", "ultrawork"], "after": ["team"]}]
-    assert "active_after" not in r.json and r.json["warning"].startswith("ultrawork will be cleared")
+    assert "active_after" not in r.json and r.json["warning"].startswith("clearing ultrawork in root and")
 
 
 def test_clear_retry_replans_while_a_writer_keeps_changing_the_file(project):

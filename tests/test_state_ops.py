@@ -65,8 +65,11 @@ def test_clear_all_sessions(tmp_path):
     mode(tmp_path, "team", None)
     canonical(tmp_path, ["team"])
     run_state = write(state_dir(tmp_path, "s1") / "run-state.json", {"x": 1})
-    result = plan_clear(tmp_path, "team", all_sessions=True).run(tmp_path)
-    assert result["removed"] == 3 and result["all_sessions"] is True and result["warning"]
+    op = plan_clear(tmp_path, "team", all_sessions=True)
+    result = op.run(tmp_path)
+    assert result["removed"] == 3 and result["all_sessions"] is True
+    warning = "clearing team in root and 2 session(s): agents still running in those sessions may write it again"
+    assert result["warning"] == op.plan.summary["warning"] == warning  # the preview and the result say the same
     assert not list(tmp_path.glob(".rcs/state/**/team-state.json"))
     assert not (state_dir(tmp_path, "s2") / "skill-active-state.json").exists()  # emptied session copy deleted
     assert read(state_dir(tmp_path) / "skill-active-state.json")["active"] is False  # root copy kept

@@ -6,26 +6,36 @@ Kept free of pydantic so `hud --once` (run by status lines several times a secon
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing and pathlib stay out of the one-shot HUD line's imports
+if TYPE_CHECKING:
+    from pathlib import Path
 
 CONFIG_ENV = "RCS_TUI_CONFIG"
 PRESETS = ("minimal", "focused", "full")
 
 
-def config_path(environ: dict[str, str] | os._Environ[str] | None = None) -> Path:
+def config_file(environ: dict[str, str] | os._Environ[str] | None = None) -> str:
     """`$RCS_TUI_CONFIG`, else `$XDG_CONFIG_HOME/rcs-tui/config.toml`, else `~/.config/rcs-tui/config.toml`."""
     env = os.environ if environ is None else environ
     explicit = env.get(CONFIG_ENV)
     if explicit:
-        return Path(explicit).expanduser()
-    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base).expanduser() / "rcs-tui" / "config.toml"
+        return os.path.expanduser(explicit)
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(os.path.expanduser(base), "rcs-tui", "config.toml")
+
+
+def config_path(environ: dict[str, str] | os._Environ[str] | None = None) -> Path:
+    """`config_file` as a Path, for the validating reader and `locate`."""
+    from pathlib import Path
+
+    return Path(config_file(environ))
 
 
 MAX_CONFIG_BYTES = 1024 * 1024
 
 
-def read_config_bytes(path: Path) -> bytes:
+def read_config_bytes(path: str | os.PathLike[str]) -> bytes:
     """The config file's bytes: a regular file (symlinks to one are fine, dotfile managers use them), opened
     non-blocking and read to at most MAX_CONFIG_BYTES, so a FIFO or /dev/zero can neither hang nor
     exhaust memory. FileNotFoundError when absent; OSError (with a reason) otherwise."""
@@ -57,7 +67,7 @@ def quick_preset() -> str | None:
     caller hands over to the validating path, which reports it properly.
     """
     try:
-        raw = read_config_bytes(config_path())
+        raw = read_config_bytes(config_file())
     except FileNotFoundError:
         return None
     except OSError as exc:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rcs_tui.core.lifecycle import handoff_softeners
+from rcs_tui.state.io import rel_of
 from rcs_tui.state.layout import Layout
 from rcs_tui.state.metrics import parse_time
 from rcs_tui.state.ops import ROOT_SCOPE, Operation, plan_clear, plan_delete_pointer, plan_drop_entry
@@ -173,7 +174,7 @@ def _state_findings(snap: Snapshot, cache: FindingCache | None = None) -> list[F
                            f"session.json points at {p.session_id}, but {p.reason.removeprefix('stale-dead: ')}",
                            "remove the stale-dead session.json", lambda: plan_delete_pointer(snap.root)))
     for err in snap.errors:
-        rel = str(err.path.relative_to(snap.root)) if err.path.is_relative_to(snap.root) else str(err.path)
+        rel = rel_of(snap.root, err.path)
         out.append(Finding(f"file-error:{rel}", "file-error", "warn", "-", rel, f"{rel}: {err.reason}"))
     return out
 
@@ -240,7 +241,7 @@ def _team_findings(root: Path) -> list[Finding]:
     layout = Layout(root)
     for name, team in sorted(read_teams(layout.team, within=layout.rcs).items()):
         for path, reason in team.errors:
-            rel = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+            rel = rel_of(root, path)
             out.append(Finding(f"file-error:{rel}", "file-error", "warn", f"team {name}", rel, f"{rel}: {reason}"))
         for w in team.workers:
             why = w.dead_reason

@@ -24,11 +24,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from rcs_tui.state.io import digest  # the one content hash: plans, re-checks and the journal agree
+# One content hash, one cap and one descriptor reader: plans, re-checks, the journal and the display agree.
+from rcs_tui.state.io import MAX_STATE_BYTES, BytesRead, JsonRead, digest, parse_json, read_fd, rel_of
 
 OWNED = (".rcs/state", ".rcs/tasks", ".rcs/logs")
 TEMP_SUFFIX = ".rcs-tui.tmp"
-MAX_READ_BYTES = 8 * 1024 * 1024
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
@@ -42,10 +42,11 @@ _SYS_RENAMEAT2 = {"x86_64": 316, "aarch64": 276, "arm64": 276, "i686": 353, "i38
 class Refused(OSError):
     """A path rcs-tui must not touch: outside its trees, through a symlink, or not a regular file."""
 
-    def __init__(self, rel: str, why: str) -> None:
+    def __init__(self, rel: str, why: str, kind: str | None = None) -> None:
         super().__init__(errno.EPERM, why, rel)
         self.rel = rel
         self.why = why
+        self.kind = kind
 
     def __str__(self) -> str:
         return f"{self.rel}: {self.why}"
@@ -72,17 +73,6 @@ def check_rel(rel: str | os.PathLike[str]) -> tuple[str, ...]:
     return parts
 
 
-def rel_of(root: Path, path: Path | str) -> str:
-    """`path` relative to `root` as text (absolute paths outside the root stay absolute, and are refused later)."""
-    p = Path(path)
-    if not p.is_absolute():
-        return p.as_posix()
-    try:
-        return p.relative_to(root).as_posix()
-    except ValueError:
-        return p.as_posix()
-
-
 def _explain(exc: OSError, rel: str, what: str) -> Refused:
     if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
         return Refused(rel, f"{what} is a symlink or not a directory; not followed")
@@ -106,8 +96,12 @@ class Tree:
                 except FileNotFoundError:
                     if not create:
                         raise
-                    with contextlib.suppress(FileExistsError):
+                    try:
                         os.mkdir(part, 0o755, dir_fd=fd)
+                    except FileExistsError:
+                        pass
+                    except OSError as exc:  # named by its project-relative path, not its last component
+                        raise OSError(exc.errno, exc.strerror, "/".join(rel_dir[: i + 1])) from None
                     try:
                         nfd = os.open(part, _DIR_FLAGS, dir_fd=fd)
                     except OSError as exc:
@@ -127,13 +121,40 @@ class Tree:
         with self.dir(parts[:-1], create=create, shown=rel) as fd:
             yield fd, parts[-1]
 
-    def read(self, rel: str, max_bytes: int = MAX_READ_BYTES) -> bytes | None:
-        """The file's bytes (None: absent); Refused for a link, FIFO, device, directory or an over-long file."""
+    def read_file(self, rel: str, max_bytes: int = MAX_STATE_BYTES) -> BytesRead:
+        """The one reader for files rcs-tui may change, never raising for what it refuses.
+
+        The same walk and rules as every write (no link at any step, regular files only, `max_bytes`),
+        so whatever a plan is built on is exactly what the apply step can read again; the refusal reason
+        is in `error`, worded as `read_bounded` words it.
+        """
+        path = self.root / rel
         try:
             with self.parent(rel) as (dfd, name):
-                return read_at(dfd, name, rel, max_bytes)
+                fd = open_leaf(dfd, name, os.O_RDONLY, rel)
+                try:
+                    return read_fd(fd, path, max_bytes=max_bytes)
+                finally:
+                    os.close(fd)
         except FileNotFoundError:
+            return BytesRead(path, False)
+        except Refused as exc:
+            return BytesRead(path, True, error=exc.why, kind=exc.kind)
+        except OSError as exc:
+            return BytesRead(path, True, error=f"unreadable: {exc.strerror or exc}")
+
+    def read(self, rel: str, max_bytes: int = MAX_STATE_BYTES) -> bytes | None:
+        """The file's bytes (None: absent); Refused (with `read_file`'s reason) for anything it refuses."""
+        got = self.read_file(rel, max_bytes)
+        if not got.exists:
             return None
+        if got.raw is None:
+            raise Refused(rel, got.error or "not read", got.kind)
+        return got.raw
+
+    def read_json(self, path: Path | str, expect: type | None = dict) -> JsonRead:
+        """`read_file` + the strict JSON parse, for the files a plan is built on (`path`: under the root)."""
+        return parse_json(self.read_file(rel_of(self.root, path)), expect=expect)
 
     def lstat(self, rel: str) -> os.stat_result | None:
         """The entry's own stat (links not followed), None when absent; Refused when the way crosses a link."""
@@ -180,9 +201,11 @@ def open_leaf(dfd: int, name: str, flags: int, rel: str, mode: int = 0o644) -> i
                      dir_fd=dfd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise Refused(rel, "is a symlink; not followed") from None
-        if exc.errno in (errno.ENXIO, errno.EWOULDBLOCK):
-            raise Refused(rel, "is not a regular file") from None
+            raise Refused(rel, "is a symlink; not followed", "symlink") from None
+        if exc.errno == errno.ENXIO:
+            raise Refused(rel, "not a regular file (a socket); not read", "socket") from None
+        if exc.errno == errno.EWOULDBLOCK:
+            raise Refused(rel, "not a regular file; not read") from None
         raise
     if flags & (os.O_WRONLY | os.O_RDWR):
         try:
@@ -196,28 +219,16 @@ def open_leaf(dfd: int, name: str, flags: int, rel: str, mode: int = 0o644) -> i
     return fd
 
 
-def read_at(dfd: int, name: str, rel: str, max_bytes: int = MAX_READ_BYTES) -> bytes:
+def read_at(dfd: int, name: str, rel: str, max_bytes: int = MAX_STATE_BYTES) -> bytes:
     """Bounded read of a regular file in a held directory, without following a link or blocking on a FIFO."""
     fd = open_leaf(dfd, name, os.O_RDONLY, rel)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise Refused(rel, "is not a regular file")
-        if st.st_size > max_bytes:
-            raise Refused(rel, f"is too large ({st.st_size} bytes > {max_bytes})")
-        chunks: list[bytes] = []
-        total = 0
-        while True:
-            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > max_bytes:
-                raise Refused(rel, f"is too large (> {max_bytes} bytes)")
-        return b"".join(chunks)
+        got = read_fd(fd, Path(rel), max_bytes=max_bytes)
     finally:
         os.close(fd)
+    if got.raw is None:
+        raise Refused(rel, got.error or "not read", got.kind)
+    return got.raw
 
 
 def write_all(fd: int, data: bytes) -> None:

@@ -7,6 +7,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import stat as stat_mod
 import tempfile
 from dataclasses import dataclass, field
@@ -16,6 +17,18 @@ from stat import S_ISLNK, S_ISREG
 from typing import Any, Literal
 
 MAX_STATE_BYTES = 8 * 1024 * 1024
+
+
+def rel_of(root: Path, path: Path | str) -> str:
+    """`path` as shown to the operator and checked by the confined tree: relative to `root` when it lies
+    under it, else unchanged (an absolute path outside the root stays absolute and is refused where it matters)."""
+    p = Path(path)
+    if not p.is_absolute():
+        return p.as_posix()
+    try:
+        return p.relative_to(root).as_posix()
+    except ValueError:
+        return p.as_posix()
 
 
 def digest(data: bytes) -> str:
@@ -129,11 +142,31 @@ def read_bounded(path: Path, *, within: Path | None = None, max_bytes: int = MAX
             return BytesRead(path, True, error="not a regular file (a socket); not read", kind="socket")
         return BytesRead(path, True, error=f"unreadable: {exc.strerror or exc}")
     try:
+        if within is not None:
+            try:
+                opened = os.fstat(fd)
+            except OSError as exc:
+                return BytesRead(path, True, error=f"unreadable: {exc.strerror or exc}")
+            if S_ISREG(opened.st_mode) and not _inside(_opened_path(fd, target), within):
+                return BytesRead(path, True, error=OUTSIDE, stat=opened)
+        return read_fd(fd, path, max_bytes=max_bytes, part=part)
+    finally:
+        os.close(fd)
+
+
+def read_fd(fd: int, path: Path, *, max_bytes: int = MAX_STATE_BYTES,
+            part: Literal["whole", "head", "tail"] = "whole") -> BytesRead:
+    """Read an already opened descriptor under the one rule set: regular files only (checked with fstat
+    on the descriptor, so nothing swapped in after a check is read), at most `max_bytes`, never raising.
+
+    Shared by `read_bounded` and the confined tree reader (`fsafe.Tree.read_file`), so a file is refused
+    for the same reason, in the same words, whichever way it was reached. The caller closes `fd`.
+    """
+    st: os.stat_result | None = None
+    try:
         st = os.fstat(fd)
         if not S_ISREG(st.st_mode):
             return _not_regular(path, st)
-        if within is not None and not _inside(_opened_path(fd, target), within):
-            return BytesRead(path, True, error=OUTSIDE, stat=st)
         size = st.st_size
         if part == "whole" and size > max_bytes:
             return BytesRead(path, True, error=f"too large ({size} bytes > {max_bytes})", stat=st)
@@ -143,8 +176,6 @@ def read_bounded(path: Path, *, within: Path | None = None, max_bytes: int = MAX
         raw = _read_fd(fd, max_bytes, size - start)
     except OSError as exc:
         return BytesRead(path, True, error=f"unreadable: {exc.strerror or exc}", stat=st)
-    finally:
-        os.close(fd)
     if len(raw) > max_bytes:  # it grew since the fstat
         if part == "whole":
             return BytesRead(path, True, error=f"too large (> {max_bytes} bytes)", stat=st)
@@ -185,18 +216,76 @@ def _finite_float(text: str) -> float:
     return value
 
 
+MAX_JSON_DEPTH = 100
+TOO_DEEP = f"nested deeper than {MAX_JSON_DEPTH} levels"
+
+
+class NestedTooDeep(ValueError):
+    """A JSON document nested deeper than `MAX_JSON_DEPTH`."""
+
+
 _STRICT = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float)
 
 
 def loads_strict(text: str | bytes) -> Any:
-    """`json.loads` as the runtime's JSON: NaN, Infinity and numbers that overflow a float are errors.
+    """`json.loads` as the runtime's JSON: NaN, Infinity and numbers that overflow a float are errors, and so
+    is nesting deeper than `MAX_JSON_DEPTH` (NestedTooDeep, a ValueError).
 
-    One decoder serves every call (`json.loads` with options builds a new one each time)."""
+    The depth cap is what lets everything downstream (the sanitiser, the JSON writer, the views) walk a
+    document recursively: a file that parses just under the interpreter's recursion limit would otherwise
+    end in a RecursionError far from the file that caused it. One decoder serves every call (`json.loads`
+    with options builds a new one each time).
+    """
     if isinstance(text, (bytes, bytearray)):
         text = text.decode(json.detect_encoding(text), "surrogatepass")
     elif not isinstance(text, str):
         raise TypeError(f"the JSON object must be str, bytes or bytearray, not {text.__class__.__name__}")
-    return _STRICT.decode(text)
+    try:
+        data = _STRICT.decode(text)
+    except RecursionError:
+        raise NestedTooDeep(TOO_DEEP) from None
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and _deeper_than(data, MAX_JSON_DEPTH):
+        raise NestedTooDeep(TOO_DEEP)
+    return data
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    stack = [(data, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def lone_surrogate(data: Any) -> int | None:
+    """The first lone surrogate (a code point no UTF-8 text can hold) in any key or string of `data`, or None.
+
+    JSON can spell one as an escape (`"\\ud800"`); parsed, it is text that can never be written back as
+    UTF-8, so a document holding one is refused where it is read, with the reason, not when a write fails.
+    """
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            found = _LONE.search(item)
+            if found:
+                return ord(found.group())
+    return None
+
+
+_LONE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -236,7 +325,12 @@ def read_json(path: Path, *, within: Path | None = None, expect: type | None = d
     JSON, NaN/Infinity, wrong top-level type, a link leading outside `within`) come back as `error`;
     `raw` is None exactly when the file was refused unread.
     """
-    got = read_bounded(path, within=within, max_bytes=max_bytes)
+    return parse_json(read_bounded(path, within=within, max_bytes=max_bytes), expect=expect)
+
+
+def parse_json(got: BytesRead, *, expect: type | None = dict) -> JsonRead:
+    """Parse bytes read by `read_bounded` or the confined tree reader into a `JsonRead` (never raising)."""
+    path = got.path
     st = got.stat
     if not got.exists:
         return JsonRead(path, False)
@@ -253,8 +347,8 @@ def read_json(path: Path, *, within: Path | None = None, expect: type | None = d
         return JsonRead(path, True, raw=raw, error="empty file (truncated mid-write?)", stat=st)
     try:
         data = loads_strict(text)
-    except RecursionError:
-        return JsonRead(path, True, raw=raw, error="JSON nested too deeply", stat=st)
+    except NestedTooDeep:
+        return JsonRead(path, True, raw=raw, error=f"JSON {TOO_DEEP}", stat=st)
     except json.JSONDecodeError as exc:
         stripped = text.rstrip()
         cut = exc.pos >= len(stripped) - 1 or "Unterminated" in exc.msg or stripped[-1:] not in ("}", "]")
@@ -263,6 +357,11 @@ def read_json(path: Path, *, within: Path | None = None, expect: type | None = d
                         error=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}")
     except ValueError as exc:  # NaN/Infinity, or an integer longer than Python's 4300-digit conversion limit
         return JsonRead(path, True, raw=raw, error=f"invalid JSON: {str(exc)[:120]}", stat=st)
+    bad = lone_surrogate(data) if _SURROGATE_ESCAPE.search(raw) else None
+    if bad is not None:
+        return JsonRead(path, True, raw=raw, data=data, stat=st,
+                        error=f"holds text that is not valid Unicode (a lone surrogate escape \\u{bad:04x}); "
+                              "not usable as state")
     if expect is not None and not isinstance(data, expect):
         return JsonRead(path, True, raw=raw, data=data, stat=st,
                         error=f"expected a JSON {'object' if expect is dict else expect.__name__}, "

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import os
 import stat
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rcs_tui.state.fsafe import Refused, Tree, check_rel, digest, open_leaf
+from rcs_tui.state.io import loads_strict
 from rcs_tui.state.txn import JOURNAL_KEEP, JOURNAL_REL, FileChange, Plan, TxnError, apply, rotated_name
 
 BLOCK = 1 << 20
@@ -175,8 +175,8 @@ def _entries(fd: int, size: int, st: JournalScan, bad: list[tuple[int, str]]) ->
         if not raw.strip():
             continue
         try:
-            entry = json.loads(raw)
-        except (ValueError, RecursionError):
+            entry = loads_strict(raw)  # the one depth cap: a forged deep line cannot reach the output walkers
+        except ValueError:
             bad.append((offset, "not JSON (torn or foreign line)"))
             continue
         if not isinstance(entry, dict):
@@ -393,8 +393,11 @@ def plan_undo(root: Path, entry: dict[str, Any]) -> Plan:
         change = _unappend(tree, root, entry, a)
         if change is not None:
             changes.append(change)
-    return Plan(action=f"undo {entry.get('action')}", changes=tuple(changes),
-                summary={"undoes": entry["id"], "restores": [c.describe(root)["path"] for c in changes]})
+    summary: dict[str, Any] = {"undoes": entry["id"], "restores": [c.describe(root)["path"] for c in changes]}
+    if not changes:  # recorded all the same, so a plain `undo` moves on to the entry before it
+        summary["message"] = (f"nothing to restore: every file of {entry['id']} already holds its before-image "
+                              "(reverted outside rcs-tui); it is recorded as undone, no file was written")
+    return Plan(action=f"undo {entry.get('action')}", changes=tuple(changes), summary=summary)
 
 
 def undo(root: Path, entry_id: str | None = None, *, actor: str | None = None,
@@ -406,7 +409,10 @@ def undo(root: Path, entry_id: str | None = None, *, actor: str | None = None,
         return {"dry_run": True, **plan.describe(root)}
     plan.confirm(root, expect_plan)
     applied = apply(root, plan, actor=actor, extra={"undoes": entry["id"]})
-    return {"undone": entry["id"], "journal_id": applied["id"], "restored": plan.summary["restores"]}
+    result = {"undone": entry["id"], "journal_id": applied["id"], "restored": plan.summary["restores"]}
+    if "message" in plan.summary:
+        result["message"] = plan.summary["message"]
+    return result
 
 
 __all__ = ["read_journal", "load", "scan", "interrupted", "find_interrupted", "find_entry", "pick_entry",

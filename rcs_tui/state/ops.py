@@ -15,7 +15,8 @@ from typing import Any
 from rcs_tui.core import policy, reconcile
 from rcs_tui.core.lifecycle import is_active_doc
 from rcs_tui.core.modes import INFRA_STATE_NAMES, NAME_RE, TRACKED_MODES, check_name, is_tracked
-from rcs_tui.state.io import JsonRead, dump_json, read_json
+from rcs_tui.state.fsafe import Tree
+from rcs_tui.state.io import JsonRead, dump_json, read_json, rel_of
 from rcs_tui.state.layout import Layout
 from rcs_tui.state.reader import read_snapshot
 from rcs_tui.state.session import compatibility_scopes, resolve_session
@@ -82,7 +83,7 @@ def require_session(layout: Layout, session_id: str) -> str:
     if not os.path.isdir(layout.sessions / session_id):
         known = [n for n in _listing(layout.sessions) if NAME_RE.fullmatch(n) and os.path.isdir(layout.sessions / n)]
         shown = ", ".join(known[:20]) + (f", … ({len(known)} in all)" if len(known) > 20 else "")
-        raise TxnError(f"no session {session_id!r}: {_rel(layout.sessions, layout.root)}/{session_id}/ does not "
+        raise TxnError(f"no session {session_id!r}: {rel_of(layout.root, layout.sessions)}/{session_id}/ does not "
                        f"exist (known sessions: {shown or 'none'}); nothing was changed")
     return session_id
 
@@ -119,25 +120,26 @@ def require_known_mode(layout: Layout, mode: str) -> None:
 def _refuse_unread(read: JsonRead, root: Path) -> None:
     """A file the reader refused (FIFO, device, too large, link out of the tree) is never planned on."""
     if read.refused:
-        raise TxnError(f"{_rel(read.path, root)}: {read.error}; refusing to plan a change to a file that "
+        raise TxnError(f"{rel_of(root, read.path)}: {read.error}; refusing to plan a change to a file that "
                        "could not be read (nothing was changed)")
 
 
-def _current(path: Path, rcs: Path) -> tuple[dict[str, Any] | None, str | None]:
-    """Parsed doc and digest of a file we are about to change; refuses files we cannot parse."""
-    read = read_json(path, within=rcs)
+def read_target(layout: Layout, path: Path) -> JsonRead:
+    """A file a plan will change, read the way the apply step reads it again (`Tree.read_json`: no link at
+    any step, regular files only, the one size cap), so a file apply would refuse is refused while planning,
+    with its reason, instead of surfacing later as "changed underneath"."""
+    return Tree(layout.root).read_json(path)
+
+
+def _current(layout: Layout, path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """Parsed doc and digest of a file we are about to change; refuses files we cannot read or parse."""
+    read = read_target(layout, path)
     if not read.exists:
         return None, None
+    _refuse_unread(read, layout.root)
     if read.error:
-        raise TxnError(f"{path}: {read.error}; fix or clear it first (nothing was changed)")
+        raise TxnError(f"{rel_of(layout.root, path)}: {read.error}; fix or clear it first (nothing was changed)")
     return read.data, read.sha
-
-
-def _rel(path: Path, root: Path) -> str:
-    try:
-        return str(path.relative_to(root))
-    except ValueError:
-        return str(path)
 
 
 # ---------------------------------------------------------------- reads
@@ -167,7 +169,7 @@ def read_mode(root: Path, mode: str, session_id: str | None = None) -> dict[str,
         if not read.exists:
             continue
         if read.error:
-            raise TxnError(f"{path}: {read.error}")
+            raise TxnError(f"{rel_of(layout.root, path)}: {read.error}")
         return {**read.data, "_scope": _read_scope(layout, sid, resolved, path)}
     return {"exists": False, "mode": mode,
             "_scope": {"searched": [str(layout.mode_file(mode, sid)) for sid in scopes]}}
@@ -191,7 +193,8 @@ def plan_drop_entry(root: Path, mode: str, session_id: str | None) -> Operation:
 def plan_delete_pointer(root: Path) -> Operation:
     """Remove a stale-dead `session.json` so nothing resolves to a dead session."""
     layout = Layout(root)
-    read = read_json(layout.session_pointer, within=layout.rcs)
+    read = read_target(layout, layout.session_pointer)
+    _refuse_unread(read, layout.root)
     changes = (FileChange(layout.session_pointer, "delete", expect=read.sha, why="stale-dead session pointer"),) \
         if read.exists else ()
     return Operation(Plan("remove stale-dead session.json", changes, summary={}), {"removed": read.exists})
@@ -239,7 +242,7 @@ def plan_clear(root: Path, mode: str, session_id: str | None = None, all_session
     changes: list[FileChange] = []
     path = layout.mode_file(mode, sid)
     root_file = layout.mode_file(mode, None)
-    read = read_json(path, within=layout.rcs)
+    read = read_target(layout, path)
     _refuse_unread(read, layout.root)
     if sid is not None and os.path.lexists(root_file):
         if not _is_tombstone(read):
@@ -271,7 +274,7 @@ def _is_tombstone(read: JsonRead) -> bool:
 def _canonical_drop(layout: Layout, sid: str | None, modes: list[str], now: str,
                     changes: list[FileChange], delete_if_empty: bool = False) -> list[str]:
     cpath = layout.canonical_file(sid)
-    doc, sha = _current(cpath, layout.rcs)
+    doc, sha = _current(layout, cpath)
     new, removed = reconcile.canonical_without(doc, modes, sid, now)
     if new is None:
         return []
@@ -290,7 +293,7 @@ def _plan_clear_all(layout: Layout, mode: str, now: str) -> Operation:
     scopes = [None, *sorted(snap.sessions)]
     for sid in scopes:
         path = layout.mode_file(mode, sid)
-        read = read_json(path, within=layout.rcs)
+        read = read_target(layout, path)
         _refuse_unread(read, layout.root)
         if read.exists:
             changes.append(FileChange(path, "delete", expect=read.sha, why="mode file deleted (all sessions)"))
@@ -306,13 +309,12 @@ def _plan_clear_all(layout: Layout, mode: str, now: str) -> Operation:
         return Operation(plan, {"cleared": False, "mode": mode, "all_sessions": True, "removed": 0, "paths": [],
                                 "message": message})
     touched_sessions = sorted({c.path.parent.name for c in changes if c.path.parent.parent == layout.sessions})
-    warning = (f"{mode} was cleared in root and {len(touched_sessions)} session(s); agents still running in "
-               "those sessions may write it again")
+    # One sentence for the preview and the result alike: it holds before the clear and after it.
+    warning = (f"clearing {mode} in root and {len(touched_sessions)} session(s): agents still running in those "
+               "sessions may write it again")
     plan = Plan(f"state clear {mode} --all-sessions", tuple(changes),
                 summary={"mode": mode, "scope": "all_sessions", "canonical_removed": removed,
-                         "scopes": scope_changes(layout, changes),
-                         "warning": f"{mode} will be cleared in root and {len(touched_sessions)} session(s); agents "
-                                    "still running in those sessions may write it again"})
+                         "scopes": scope_changes(layout, changes), "warning": warning})
     return Operation(plan, {"cleared": True, "mode": mode, "all_sessions": True, "removed": len(paths),
                             "paths": paths, "warning": warning})
 
@@ -372,7 +374,7 @@ def plan_write(root: Path, mode: str, payload: dict[str, Any], session_id: str |
     sid = _scope_session(layout, session_id)
     now = now_iso()
     path = layout.mode_file(mode, sid)
-    doc, sha = _current(path, layout.rcs)
+    doc, sha = _current(layout, path)
     fields = {k: v for k, v in payload.items() if k not in WRITE_RESERVED and k != "state"}
     if isinstance(payload.get("state"), dict):
         fields.update(payload["state"])
@@ -391,12 +393,12 @@ def plan_write(root: Path, mode: str, payload: dict[str, Any], session_id: str |
             raise PolicyDenied(decision.message)
         for src in decision.sources:
             spath = layout.mode_file(src, sid)
-            sdoc, ssha = _current(spath, layout.rcs)
+            sdoc, ssha = _current(layout, spath)
             changes.append(FileChange(spath, "write", dump_json(reconcile.audit_complete(sdoc, src, mode, now, source)),
                                       ssha, f"auto-completed ({decision.message})"))
             if sid is not None:
                 rpath = layout.mode_file(src, None)
-                rdoc, rsha = _current(rpath, layout.rcs)
+                rdoc, rsha = _current(layout, rpath)
                 if rdoc is not None and rdoc.get("active") is True:
                     changes.append(FileChange(rpath, "write",
                                               dump_json(reconcile.audit_complete(rdoc, src, mode, now, source)),
@@ -406,7 +408,7 @@ def plan_write(root: Path, mode: str, payload: dict[str, Any], session_id: str |
             merged["transition_message"] = decision.message
             result["transition"] = decision.message
     cpath = layout.canonical_file(sid)
-    cdoc, csha = _current(cpath, layout.rcs)
+    cdoc, csha = _current(layout, cpath)
     phase = merged.get("current_phase") if isinstance(merged.get("current_phase"), str) else None
     if activating and decision is not None:
         new_c = reconcile.canonical_with(cdoc, mode, phase, sid, now, decision.sources, source)
@@ -416,9 +418,16 @@ def plan_write(root: Path, mode: str, payload: dict[str, Any], session_id: str |
         new_c, removed = reconcile.canonical_without(cdoc, [mode], sid, now)
         if new_c is not None:
             changes.append(FileChange(cpath, "write", dump_json(new_c), csha, f"canonical entry removed: {mode}"))
-    changes.append(FileChange(path, "write", dump_json(merged), sha, "merged write"))
     summary: dict[str, Any] = {"mode": mode, "scope": sid or "root",
                                "decision": decision.as_json() if decision else None,
                                "active_after": list(decision.active_after) if decision and decision.allowed
                                else sorted(set(active) - ({mode} if merged.get("active") is False else set()))}
+    if doc is not None and merged == doc and not changes:
+        # Every given field already holds its value: rewriting the file would only reformat the runtime's
+        # bytes and journal an action that changed nothing, so nothing is written and the answer says so.
+        summary["message"] = f"nothing to write: {rel_of(layout.root, path)} already holds every given field"
+        return Operation(Plan(f"state write {mode}", (), summary=summary),
+                         {**result, "changed": False, "message": summary["message"]})
+    result["changed"] = True
+    changes.append(FileChange(path, "write", dump_json(merged), sha, "merged write"))
     return Operation(Plan(f"state write {mode}", tuple(changes), summary=summary), result)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rcs_tui.core.lifecycle import Outcome, is_active_doc, lifecycle_outcome
+from rcs_tui.state.io import rel_of
 from rcs_tui.state.session import Resolution
 
 Health = Literal["live", "stale", "orphan", "root-survivor"]
@@ -21,7 +22,7 @@ class FileError:
     reason: str
 
     def as_json(self, root: Path) -> dict[str, str]:
-        return {"path": _rel(self.path, root), "error": self.reason}
+        return {"path": rel_of(root, self.path), "error": self.reason}
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,7 @@ class Member:
                 "phase": f.phase if f else None,
                 "iteration": f.iteration if f else None, "max_iterations": f.max_iterations if f else None,
                 "outcome": f.outcome.value if f else None,
-                "path": _rel(f.path, root) if f else None, "reason": self.reason}
+                "path": rel_of(root, f.path) if f else None, "reason": self.reason}
 
 
 @dataclass(frozen=True)
@@ -187,10 +188,3 @@ class Snapshot:
             if err.path == path:
                 return err.reason
         return None
-
-
-def _rel(path: Path, root: Path) -> str:
-    try:
-        return str(path.relative_to(root))
-    except ValueError:
-        return str(path)

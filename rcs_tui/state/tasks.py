@@ -26,7 +26,8 @@ from rcs_tui.core.task_lifecycle import (
     evaluate,
     is_terminal,
 )
-from rcs_tui.state.io import digest, dump_json, loads_strict, read_bounded, read_json
+from rcs_tui.state.fsafe import Tree
+from rcs_tui.state.io import digest, dump_json, loads_strict, read_bounded, read_json, rel_of
 from rcs_tui.state.layout import Layout
 from rcs_tui.state.txn import Append, FileChange, Plan, TxnError, apply, now_iso
 
@@ -75,13 +76,6 @@ class Task:
 
 def tasks_dir(root: Path) -> Path:
     return Layout(root).tasks
-
-
-def _rel(path: Path, root: Path) -> str:
-    try:
-        return str(path.relative_to(root))
-    except ValueError:
-        return str(path)
 
 
 def read_artifacts(task_dir: Path) -> Artifacts:
@@ -152,10 +146,10 @@ def load_task(root: Path, task_id: str, machine: StateMachine | None = None) -> 
     base = tasks_dir(root)
     tdir = base / task_id
     if tdir.is_symlink() or not tdir.is_dir():
-        raise TaskError(f"no task {task_id!r} in {_rel(base, root)}/")
+        raise TaskError(f"no task {task_id!r} in {rel_of(root, base)}/")
     spath = tdir / STATE
-    rel = _rel(spath, root)
-    r = read_json(spath, within=tdir)
+    rel = rel_of(root, spath)
+    r = Tree(root).read_json(spath)  # as the apply step will read it again: no link at any step
     if not r.exists:
         raise TaskError(f"{rel}: missing")
     if r.error or r.raw is None:
@@ -212,7 +206,7 @@ def next_report(task: Task, machine: StateMachine | None = None) -> dict[str, An
 
 def _writable(task: Task, root: Path) -> None:
     if task.transcript.error:
-        raise TaskError(f"{_rel(task.transcript.path, root)}: {task.transcript.error}; nothing was changed")
+        raise TaskError(f"{rel_of(root, task.transcript.path)}: {task.transcript.error}; nothing was changed")
 
 
 def _plan(root: Path, task: Task, kind: Kind, to: str, new_data: dict[str, Any], reason: str,
@@ -296,7 +290,7 @@ def plan_redo(root: Path, task_id: str, reason: str | None, *, actor: str, at: s
     actors = dict(task.actors)
     current = actors.get(to, {})
     if not isinstance(current, dict):
-        raise TaskError(f'{_rel(task.state_path, root)}: field "actors.{to}" must be an object')
+        raise TaskError(f'{rel_of(root, task.state_path)}: field "actors.{to}" must be an object')
     entry = dict(current)
     rnd = entry.get("round")
     entry["round"] = (rnd if isinstance(rnd, int) and not isinstance(rnd, bool) else 1) + 1
@@ -315,5 +309,5 @@ def apply_plan(root: Path, plan: Plan, *, actor: str, expect_plan: str | None = 
         return result
     entry = apply(root, plan, actor=actor)
     result["journal_id"] = entry["id"]
-    result["transcript"] = [_rel(a.path, root) for a in plan.appends][0]
+    result["transcript"] = [rel_of(root, a.path) for a in plan.appends][0]
     return result

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from rcs_tui.state import fsafe
 from rcs_tui.state.fsafe import Refused, Tree, digest
-from rcs_tui.state.io import loads_strict
+from rcs_tui.state.io import loads_strict, rel_of
 from rcs_tui.state.lock import LockBusy, store_lock
 
 JOURNAL_REL = Path(".rcs/logs/rcs-tui-journal.jsonl")
@@ -64,7 +64,7 @@ class FileChange:
     why: str = ""
 
     def describe(self, root: Path) -> dict[str, Any]:
-        return {"path": _rel(self.path, root), "action": self.action, "why": self.why}
+        return {"path": rel_of(root, self.path), "action": self.action, "why": self.why}
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ class Plan:
         out: dict[str, Any] = {"action": self.action,
                                "changes": [c.describe(root) for c in self.changes]}
         if self.appends:
-            out["appends"] = [{"path": _rel(a.path, root), "line": a.line, "why": a.why}
+            out["appends"] = [{"path": rel_of(root, a.path), "line": a.line, "why": a.why}
                               for a in self.appends]
         out.update(self.summary)
         out["plan_fingerprint"] = self.fingerprint(root)
@@ -102,8 +102,8 @@ class Plan:
         same request it is the same; the after-images follow from those, differing only in the time and
         actor they record, which is why they are not part of it."""
         body = {"action": self.action,
-                "changes": [[_rel(c.path, root), c.action, c.expect, c.why] for c in self.changes],
-                "appends": [[_rel(a.path, root), a.why] for a in self.appends],
+                "changes": [[rel_of(root, c.path), c.action, c.expect, c.why] for c in self.changes],
+                "appends": [[rel_of(root, a.path), a.why] for a in self.appends],
                 "summary": self.summary}
         raw = json.dumps(body, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
         return "sha256:" + hashlib.sha256(raw).hexdigest()[:32]
@@ -126,10 +126,6 @@ def default_actor(via: str = "cli") -> str:
     except Exception:  # noqa: BLE001 - no passwd entry in some containers
         user = str(os.getuid())
     return f"{user}@{socket.gethostname()} ({via}, pid {os.getpid()})"
-
-
-def _rel(path: Path, root: Path) -> str:
-    return fsafe.rel_of(root, path)
 
 
 _ERRNO_WORDS = {errno.ENOSPC: "disk full", errno.EFBIG: "file size limit reached", errno.EROFS: "read-only file system",
@@ -201,12 +197,20 @@ def write_ahead(tree: Tree, line: bytes) -> int:
     return start
 
 
-def mark(tree: Tree, start: int, state: str) -> None:
-    """Overwrite the entry's state in place (same length, no new space needed, so a full disk cannot stop it)."""
+def mark(tree: Tree, start: int, state: str, line: bytes) -> None:
+    """Overwrite the entry's state in place (same length, no new space needed, so a full disk cannot stop it).
+
+    Only when the bytes at `start` are still this entry as written (`line`, pending): if another process
+    rotated, truncated or replaced the journal meanwhile, whatever now sits at that offset is not ours to
+    change, and an OSError says so instead.
+    """
     rel = str(JOURNAL_REL)
     with tree.parent(rel) as (dfd, name):
-        fd = fsafe.open_leaf(dfd, name, os.O_WRONLY, rel)
+        fd = fsafe.open_leaf(dfd, name, os.O_RDWR, rel)
         try:
+            if os.pread(fd, len(line), start) != line:
+                raise OSError(errno.ESTALE, "the journal was rotated, truncated or replaced by another process "
+                              "while the entry was open", rel)
             if os.pwrite(fd, MARKS[state], start + STATE_AT) != len(MARKS[state]):
                 raise OSError(errno.EIO, "short write of the journal state", rel)
             os.fsync(fd)
@@ -297,10 +301,10 @@ def apply(root: Path, plan: Plan, *, actor: str | None = None, extra: dict[str, 
     """Apply a plan under the store lock and journal it. Returns the journal entry."""
     tree = Tree(root)
     try:
-        rels = [_rel(c.path, root) for c in plan.changes]
+        rels = [rel_of(root, c.path) for c in plan.changes]
         for rel in rels:
             fsafe.check_rel(rel)
-        append_rels = [_rel(a.path, root) for a in plan.appends]
+        append_rels = [rel_of(root, a.path) for a in plan.appends]
         for rel in append_rels:
             fsafe.check_rel(rel)
     except Refused as exc:
@@ -371,7 +375,7 @@ def _apply_locked(tree: Tree, plan: Plan, rels: list[str], append_rels: list[str
         _drop_temps(steps)
         raise
     try:
-        _apply_steps(tree, plan, steps, append_rels, entry, start)
+        _apply_steps(tree, plan, steps, append_rels, entry, start, line)
     finally:
         _drop_temps(steps)
     entry["state"] = "done"
@@ -387,7 +391,7 @@ def _drop_temps(steps: list[_Step]) -> None:
 
 
 def _apply_steps(tree: Tree, plan: Plan, steps: list[_Step], append_rels: list[str], entry: dict[str, Any],
-                 start: int) -> None:
+                 start: int, line: bytes) -> None:
     appended: list[tuple[str, int, bytes]] = []
     try:
         for step in steps:
@@ -397,13 +401,13 @@ def _apply_steps(tree: Tree, plan: Plan, steps: list[_Step], append_rels: list[s
         for rel, app in zip(append_rels, plan.appends, strict=True):
             data = app.line.rstrip("\n").encode("utf-8") + b"\n"
             appended.append((rel, *tree.append(rel, data)))
-        mark(tree, start, "done")
+        mark(tree, start, "done", line)
     except (ChangedUnderneath, OSError) as exc:
-        _roll_back(tree, steps, appended, entry, start, exc)
+        _roll_back(tree, steps, appended, entry, start, line, exc)
 
 
 def _roll_back(tree: Tree, steps: list[_Step], appended: list[tuple[str, int, bytes]], entry: dict[str, Any],
-               start: int, exc: BaseException) -> None:
+               start: int, line: bytes, exc: BaseException) -> None:
     failed: list[str] = []
     superseded: list[str] = []
     for rel, size_before, written in reversed(appended):
@@ -422,7 +426,7 @@ def _roll_back(tree: Tree, steps: list[_Step], appended: list[tuple[str, int, by
         raise TxnError(f"{reason}; rolling back failed for {', '.join(failed)}: journal entry {entry['id']} is left "
                        "interrupted. Run `rcs-tui doctor` (then `rcs-tui doctor --fix` to roll it back)") from None
     with contextlib.suppress(OSError):
-        mark(tree, start, "aborted")
+        mark(tree, start, "aborted", line)
     note = (f" ({', '.join(superseded)} was rewritten by the runtime meanwhile and keeps the runtime's bytes)"
             if superseded else "")
     if isinstance(exc, ChangedUnderneath):

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from rcs_tui.core.modes import NAME_RE, mode_from_filename
-from rcs_tui.state.io import read_json
+from rcs_tui.core.modes import NAME_RE, check_name, mode_from_filename
+from rcs_tui.state.io import read_json, rel_of
 from rcs_tui.state.layout import Layout
 from rcs_tui.state.metrics import HudConfig, HudState, Metrics, parse_time, read_hud_config, read_metrics
 from rcs_tui.state.reader import read_snapshot, refresh_snapshot
@@ -39,10 +39,7 @@ class Badge:
     def text(self, root: Path) -> str:
         where = ""
         if self.path is not None:
-            try:
-                where = str(self.path.relative_to(root))
-            except ValueError:
-                where = str(self.path)
+            where = rel_of(root, self.path)
         prefix = f"{where}: " if where else ""
         kept = "showing last good data · " if self.kept_last_good else ""
         return f"{kept}{prefix}{self.reason}"
@@ -137,7 +134,9 @@ class WorldLoader:
                  sections: Iterable[str] = SECTIONS, environ: dict[str, str] | None = None) -> None:
         self.root = Path(root)
         self.layout = Layout(self.root)
-        self.session_id = session_id
+        # An explicit session id the operator typed is checked before anything is read: a bad one is their
+        # error (BadName, with the reason), never a section that failed to load.
+        self.session_id = None if session_id is None else check_name(session_id, "session id")
         self.all_sessions = all_sessions
         self.clock = clock
         self.environ = environ
@@ -320,6 +319,8 @@ class WorldLoader:
                 value, badges = loader(paths, stage=stage) if name == "state" else loader()
             except Exception as exc:  # noqa: BLE001 - a viewer must survive any damaged input
                 value = self._values.get(name)
+                if name == "state" and value is None:
+                    raise  # nothing to show at all: the error itself is the answer
                 badges = (Badge(name, None, f"could not load: {type(exc).__name__}: {exc}", value is not None),)
             self._values[name] = value
             self._badges[name] = badges

@@ -134,18 +134,22 @@ def test_fifo_mode_file_clear_errors_at_once(project, digest_tree):
     assert digest_tree(project) == before and journal_lines(project) == 0
 
 
-@pytest.mark.parametrize("kind", ["directory", "link-out", "too-large"])
+@pytest.mark.parametrize("kind", ["directory", "link-out", "link-in", "too-large"])
 def test_refused_mode_file_is_never_planned(project, run_cli, digest_tree, kind, tmp_path):
+    """Planning reads a file the way apply re-reads it: what apply would refuse is refused here, with its reason.
+
+    A link that stays inside .rcs/ used to be planned on and then refused at apply time as a change underneath.
+    """
     path = project / ".rcs/state/sessions/s1/forge-state.json"
     path.unlink()
     if kind == "directory":
         path.mkdir()
         why = "not a regular file (a directory); not read"
-    elif kind == "link-out":
-        outside = tmp_path / "elsewhere.json"
-        outside.write_text('{"active": true}')
-        path.symlink_to(outside)
-        why = "symlink leads outside .rcs/; not followed"
+    elif kind in ("link-out", "link-in"):
+        target = tmp_path / "elsewhere.json" if kind == "link-out" else project / ".rcs/state/forge-copy.json"
+        target.write_text('{"active": true}')
+        path.symlink_to(target)
+        why = "is a symlink; not followed"
     else:
         path.write_bytes(b'{"active": true, "pad": "' + b"x" * (9 * 1024 * 1024) + b'"}')
         why = f"too large ({path.stat().st_size} bytes > {8 * 1024 * 1024})"
