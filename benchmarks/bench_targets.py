@@ -184,13 +184,18 @@ def feed_rows(runs: int) -> list[Row]:
     copy = WORK / "feed" / "rp1.db"  # the in-process refresh appends an event: never to the shared tree
     copy.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(db, copy)
-    firsts, laters, refreshes = [], [], []
+    firsts, laters, refreshes, cli_firsts, cli_laters = [], [], [], [], []
+    cli = [RCS_TUI, "rp1", "runs", "--all-projects", "--status", "running", "--json", "--db", str(db)]
     for i in range(runs):
         env = clean_env(XDG_CACHE_HOME=fresh_cache("feed"))
         first = subprocess.run([PY, "-c", FEED, str(db)], capture_output=True, text=True, env=env, check=True)
         firsts.append(json.loads(first.stdout)["call"])
         later = subprocess.run([PY, "-c", FEED, str(db)], capture_output=True, text=True, env=env, check=True)
         laters.append(json.loads(later.stdout)["call"])
+        # The same as an operator types it: the command's whole wall time, interpreter start included.
+        cli_env = clean_env(XDG_CACHE_HOME=fresh_cache("feed-cli"))
+        cli_firsts.append(timed_run(cli, WORK, cli_env))
+        cli_laters.append(timed_run(cli, WORK, cli_env))
         if i == 0:
             conn = sqlite3.connect(copy)
             conn.execute("PRAGMA journal_mode = WAL")
@@ -199,8 +204,12 @@ def feed_rows(runs: int) -> list[Row]:
                                  env=clean_env(XDG_CACHE_HOME=fresh_cache("feed-refresh")), check=True)
         refreshes.append(json.loads(refresh.stdout)["refresh"])
     return [Row("targets", "rp1 feed by status, all projects, 1M events: first ever", ms(median(firsts)), "<= 1 s",
-                "in a new process with an empty cache directory"),
-            Row("targets", "rp1 feed by status: every later new process", ms(median(laters)), "<= 200 ms"),
+                "the call in a new process with an empty cache directory (imports not counted)"),
+            Row("targets", "rp1 feed by status: every later new process", ms(median(laters)), "<= 200 ms",
+                "the call (imports not counted)"),
+            Row("targets", "`rcs-tui rp1 runs --all-projects --status running --json`: first ever / later",
+                f"{ms(median(cli_firsts))} / {ms(median(cli_laters))}", "<= 1 s / <= 200 ms",
+                "the whole command's wall time, interpreter start and imports included"),
             Row("targets", "rp1 feed by status: in-process refresh after a new event", ms(median(refreshes)),
                 "<= 20 ms")]
 
