@@ -71,6 +71,13 @@ class TestProjects:
         assert problems == []
         assert [p.name for p in found] == ["api", "billing", "docs", "notes", "web"]
 
+    def test_projects_with_the_same_last_part_are_told_apart_by_their_paths(self):
+        found, _ = expand_projects(["/srv/work/api", "/home/me/old/api", "ssh://devbox/srv/work/api", "/srv/web"])
+        # The same path on another host keeps its name (the host column tells them apart).
+        assert [(p.name, p.host_label) for p in found] == [
+            ("work/api", "local"), ("old/api", "local"), ("work/api", "devbox"), ("web", "local")]
+        assert [p.key for p in found][:2] == ["/srv/work/api", "/home/me/old/api"]
+
     @pytest.mark.parametrize("spec,host,user,port,path", [
         ("ssh://devbox/home/me/work/web", "devbox", None, None, "/home/me/work/web"),
         ("ssh://me@build-box:2222/work/x", "build-box", "me", 2222, "/work/x"),
@@ -319,6 +326,20 @@ class TestTableRedraw:
             assert table.renders == before + 1 + len(table.keys)
             assert table.row_text(key)[-1] == "6m"
 
+
+    async def test_a_row_that_changes_before_the_others_were_ever_drawn_draws_them_all(self, tmp_path):
+        # A fast row (a missing directory answers at once) may report before the first full drawing;
+        # the rows not worked out yet are drawn too, instead of the fleet crashing on them.
+        app = snapshot_app(tmp_path)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await pilot.pause()
+            table = app.screen.query_one("#fleet-table", LineTable)
+            app._cells.clear()  # as before the first full drawing
+            key = next(k for k in table.keys if Path(k).name == "notes")
+            app.redraw({key})
+            await pilot.pause()
+            assert set(app._cells) == set(app.rows)
+            assert len(table.keys) == len(app.rows)
 
     async def test_a_narrower_terminal_drops_columns_at_once(self, tmp_path):
         app = snapshot_app(tmp_path)

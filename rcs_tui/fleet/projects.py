@@ -11,7 +11,7 @@ from __future__ import annotations
 import glob
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -34,6 +34,7 @@ class Project:
     user: str | None = None
     port: int | None = None
     command: str = "rcs-tui"
+    label: str | None = field(default=None, compare=False)  # the shown name when the last part is not unique
 
     @property
     def remote(self) -> bool:
@@ -50,7 +51,7 @@ class Project:
 
     @property
     def name(self) -> str:
-        return Path(self.path.rstrip("/")).name or self.path
+        return self.label or Path(self.path.rstrip("/")).name or self.path
 
     @property
     def host_label(self) -> str:
@@ -114,4 +115,20 @@ def expand_projects(specs: list[str]) -> tuple[list[Project], list[str]]:
                     out.setdefault(p.key, p)
             continue
         out.setdefault(project.key, project)
-    return list(out.values()), problems
+    return distinct_names(list(out.values())), problems
+
+
+def distinct_names(projects: list[Project]) -> list[Project]:
+    """The projects, where two different paths would show the same name, labelled by as many trailing
+    path parts as tell them apart (`work/api` and `old/api` rather than `api` twice). The same path on two
+    hosts keeps its name: the host column tells those apart."""
+    parts = {p.key: [x for x in Path(p.path.rstrip("/")).parts if x != "/"] for p in projects}
+    out = []
+    for p in projects:
+        mine = parts[p.key]
+        others = [parts[q.key] for q in projects if q.path != p.path and parts[q.key][-1:] == mine[-1:]]
+        k = 1
+        while k < len(mine) and any(o[-k:] == mine[-k:] for o in others):
+            k += 1
+        out.append(p if k == 1 else replace(p, label="/".join(mine[-k:])))
+    return out

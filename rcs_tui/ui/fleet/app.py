@@ -166,13 +166,15 @@ class FleetApp(App):
         table = screen.query_one("#fleet-table", LineTable)
         shown, widths = columns_for(self.size.width)
         table.set_columns([c.label for c in shown], widths)
-        for key in self.rows if dirty is None else dirty:
-            if key in self.rows:
-                row = self.rows[key]
-                self._cells[key] = row_cells(row, row.cells(now))
+        # Rows never worked out yet (a row that changed before the first full drawing) are worked out too.
+        keys = set(self.rows) if dirty is None else {k for k in dirty if k in self.rows} | (self.rows.keys()
+                                                                                           - self._cells.keys())
+        for key in keys:
+            row = self.rows[key]
+            self._cells[key] = row_cells(row, row.cells(now))
         table.set_rows([(r.project.key, shown_cells(self._cells[r.project.key], shown)) for r in self._visible()])
         painted = self.clock()
-        for key in self.rows if dirty is None else dirty:
+        for key in keys:
             self.painted[key] = painted
         if self._alerts_dirty:
             self._alerts_dirty = False
