@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from pathlib import Path
 
@@ -165,6 +166,19 @@ class TestWorkers:
 
 
 class TestAlerts:
+    async def test_closing_the_fleet_ends_a_notifier_still_running(self, tmp_path):
+        tracker = AlertTracker(AlertSettings(min_interval=0))
+        pidfile = tmp_path / "pid"
+        tracker._spawn(["/bin/sh", "-c", f"echo $$ > {pidfile}; exec sleep 30"], None)
+        await until(lambda: pidfile.exists() and pidfile.read_text().strip() != "")
+        pid = int(pidfile.read_text())
+        started = time.monotonic()
+        await tracker.drain(grace=0.2)
+        assert time.monotonic() - started < 5
+        assert not tracker._tasks
+        with pytest.raises(ProcessLookupError):  # killed and reaped, not left running after the fleet
+            os.kill(pid, 0)
+
     def test_each_transition_alerts_once(self):
         clock = [NOW]
         tracker = AlertTracker(AlertSettings(min_interval=0), clock=lambda: clock[0])

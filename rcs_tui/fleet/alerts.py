@@ -103,6 +103,16 @@ class AlertTracker:
                    "RCS_ALERT_COUNT": str(count)}
             self._spawn(["/bin/sh", "-c", self.settings.command], {k: strip_controls(v) for k, v in env.items()})
 
+    async def drain(self, grace: float = 2.0) -> None:
+        """Before the fleet closes: give running notifiers `grace` seconds, then end (and reap) the rest."""
+        pending = list(self._tasks)
+        if not pending:
+            return
+        _done, still = await asyncio.wait(pending, timeout=grace)
+        for task in still:
+            task.cancel()
+        await asyncio.gather(*still, return_exceptions=True)
+
     def _spawn(self, argv: list[str], env: dict[str, str] | None) -> None:
         """Run a notifier without waiting for it (killed after 10 s); outside an event loop, run it to completion."""
         async def run() -> None:
@@ -112,9 +122,12 @@ class AlertTracker:
             try:
                 await asyncio.wait_for(proc.wait(), 10)
             except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
-                await proc.wait()
+                pass
+            finally:  # timed out, or the fleet is closing: never leave a notifier behind
+                if proc.returncode is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        proc.kill()
+                    await proc.wait()
 
         try:
             loop = asyncio.get_running_loop()

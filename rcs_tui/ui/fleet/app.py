@@ -117,6 +117,7 @@ class FleetApp(App):
 
     async def on_unmount(self) -> None:
         await self.hub.stop()
+        await self.tracker.drain()
 
     def _row_changed(self, row: Row) -> None:
         self.changes += 1
