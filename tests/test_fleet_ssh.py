@@ -212,6 +212,7 @@ async def test_garbage_stalls_hostile_text_and_old_contracts_cost_only_their_row
         "hostile": fake_remote(tmp_path / "hostile.sh", [json.dumps(hostile)],
                                "while :; do echo '{\"kind\": \"heartbeat\"}'; sleep 0.2; done"),
         "old": fake_remote(tmp_path / "old.sh", [json.dumps({"version": "0.9", "kind": "snapshot"})], "sleep 60"),
+        "deep": fake_remote(tmp_path / "deep.sh", ["[" * 50_000], "sleep 30"),  # deeper than any parser recurses
     }
     projects = [parse_project(server.url(good))] + [
         parse_project(f"{server.url(tmp_path / name)}?rcs-tui={script}") for name, script in scripts.items()]
@@ -221,8 +222,10 @@ async def test_garbage_stalls_hostile_text_and_old_contracts_cost_only_their_row
     try:
         await until(lambda: rows["good"].doc is not None and rows["garbage"].error is not None
                     and rows["old"].error is not None and rows["hostile"].doc is not None
+                    and rows["deep"].error is not None
                     and (rows["stall"].error or "").startswith("stalled"))
         assert rows["garbage"].error.startswith("sent data that is not a snapshot (b'<html>not json")
+        assert rows["deep"].error.startswith("sent data that is not a snapshot (b'[[[[")
         assert rows["stall"].error == f"stalled: no data from {ALIAS} for 1.5s"
         assert rows["old"].error.startswith(f"host speaks snapshot contract 0.9, this rcs-tui reads "
                                             f"{CONTRACT_VERSION}: upgrade rcs-tui on the host; shown read-only")

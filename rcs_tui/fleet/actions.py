@@ -7,7 +7,6 @@ JSON (the same shapes the console previews and reports) or raises ActionError wi
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from rcs_tui.cli.doctor_cmd import FINDINGS_REMAIN
 from rcs_tui.fleet.projects import Project
 from rcs_tui.fleet.transport import Ssh, failure_reason
+from rcs_tui.state.io import loads_strict
 from rcs_tui.state.txn import PLAN_CHANGED
 from rcs_tui.views.text import strip_controls
 
@@ -61,8 +61,8 @@ class CliActions:
         # a refusal exits 1 with its JSON on stderr; the doctor exits FINDINGS_REMAIN with its report on stdout
         if proc.returncode in (0, 1, FINDINGS_REMAIN) and out.strip().startswith("{"):
             try:
-                data = json.loads(out)
-            except json.JSONDecodeError:
+                data = loads_strict(out)
+            except ValueError:
                 data = None
             if isinstance(data, dict):
                 return data

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import time
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from pathlib import Path
 from rcs_tui.fleet.projects import Project
 from rcs_tui.fleet.rows import Row
 from rcs_tui.fleet.transport import Ssh, failure_reason
+from rcs_tui.state.io import loads_strict
 
 MAX_LINE = 64 * 1024 * 1024
 HEARTBEAT = 10.0
@@ -226,8 +226,8 @@ class FleetHub:
                 if not line:
                     break
                 try:
-                    doc = json.loads(line)
-                except (json.JSONDecodeError, UnicodeDecodeError):
+                    doc = loads_strict(line)  # bounded nesting: a hostile host costs its row only
+                except (ValueError, UnicodeDecodeError):
                     reason = f"sent data that is not a snapshot ({line[:40]!r}…)"
                     break
                 if not isinstance(doc, dict):

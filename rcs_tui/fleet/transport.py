@@ -6,11 +6,11 @@ Also turns ssh's and the remote rcs-tui's failures into one short reason for a r
 
 from __future__ import annotations
 
-import json
 import shlex
 from dataclasses import dataclass, field
 
 from rcs_tui.fleet.projects import Project
+from rcs_tui.state.io import loads_strict
 
 
 @dataclass(frozen=True)
@@ -57,8 +57,8 @@ def failure_reason(returncode: int | None, stderr: str, project: Project) -> str
         line = line.strip()
         if line.startswith("{") and '"error"' in line:
             try:
-                message = json.loads(line).get("error")
-            except (json.JSONDecodeError, AttributeError):
+                message = loads_strict(line).get("error")
+            except (ValueError, AttributeError):
                 break
             if isinstance(message, str):
                 if "No such command" in message or "No such option" in message or "no such option" in message:
