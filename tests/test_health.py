@@ -80,3 +80,13 @@ def test_session_tombstones_only_matter_in_root_scope():
 def test_a_finished_root_file_does_not_hide_the_active_ones_after_it():
     out = classify("s1", [], {}, {"autopilot": DONE, "blueprint": FileFacts(True, False), "team": LIVE})
     assert rows(out) == [("team", "root-survivor", True, "root file still active while a session is current")]
+
+
+def test_worker_condition_rule():
+    from rcs_tui.core.health import HEARTBEAT_STALE_SECONDS, worker_condition
+
+    assert worker_condition("pid gone", True, 1.0) == "dead"  # dead wins over a fresh beat
+    assert worker_condition(None, True, HEARTBEAT_STALE_SECONDS + 1) == "silent"  # whatever the alive flag says
+    assert worker_condition(None, True, HEARTBEAT_STALE_SECONDS) == "alive"  # exactly at the limit: still beating
+    assert worker_condition(None, None, 5.0) == "not reporting"
+    assert worker_condition(None, False, None) == "alive"  # a flag but no readable time: not judged silent

@@ -5,6 +5,30 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+HEARTBEAT_STALE_SECONDS = 120.0
+"""A worker whose last turn is older than this has stopped beating, whatever its `alive` flag says
+(the team runtime beats on every turn and treats a silent worker as stuck after about two minutes)."""
+
+WORKER_CONDITIONS: tuple[str, ...] = ("alive", "silent", "not reporting", "dead")
+
+
+def beat_is_stale(heartbeat_age: float | None) -> bool:
+    """Whether a heartbeat this many seconds old means the worker stopped beating (no readable time: no)."""
+    return heartbeat_age is not None and heartbeat_age > HEARTBEAT_STALE_SECONDS
+
+
+def worker_condition(dead_reason: str | None, alive: bool | None, heartbeat_age: float | None) -> str:
+    """The one rule every view uses for a worker: dead when its pid is gone or its heartbeat says so;
+    else silent when its last turn is older than `HEARTBEAT_STALE_SECONDS`; else not reporting when it
+    carries no alive flag; only then alive."""
+    if dead_reason:
+        return "dead"
+    if beat_is_stale(heartbeat_age):
+        return "silent"
+    if alive is None:
+        return "not reporting"
+    return "alive"
+
 
 @dataclass(frozen=True)
 class FileFacts:

@@ -15,10 +15,11 @@ from typing import Any
 
 from rich.text import Text
 
+from rcs_tui.core.health import WORKER_CONDITIONS
 from rcs_tui.fleet import attention
 from rcs_tui.fleet.projects import Project
 from rcs_tui.state.metrics import parse_time
-from rcs_tui.state.team import WORKER_CONDITIONS, worker_condition
+from rcs_tui.state.team import worker_condition
 from rcs_tui.ui.console.format import HEALTH_GLYPH, HEALTH_STYLE, WORKER_GLYPH
 from rcs_tui.views.snapshot_doc import CONTRACT_MAJOR, CONTRACT_VERSION, contract_major, summarise
 from rcs_tui.views.text import ago, strip_controls

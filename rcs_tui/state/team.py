@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rcs_tui.core import health
+from rcs_tui.core.health import HEARTBEAT_STALE_SECONDS  # noqa: F401 (read here by the doctor)
 from rcs_tui.core.modes import TEAM_RE
 from rcs_tui.state.io import loads_strict, read_bounded, read_json
 from rcs_tui.state.session import process_matches
@@ -21,29 +23,13 @@ MAX_TASK_FILES = 2000
 EVENT_TAIL_BYTES = 64 * 1024
 
 
-HEARTBEAT_STALE_SECONDS = 120.0
-"""A worker whose last turn is older than this has stopped beating, whatever its `alive` flag says
-(the team runtime beats on every turn and treats a silent worker as stuck after about two minutes)."""
-
-
-WORKER_CONDITIONS: tuple[str, ...] = ("alive", "silent", "not reporting", "dead")
-
-
 def worker_condition(dead_reason: str | None, alive: bool | None, last_turn_at: str | None, now: float) -> str:
-    """The one rule every view uses for a worker: dead when its pid is gone or its heartbeat says so;
-    else silent when its last turn is older than `HEARTBEAT_STALE_SECONDS`; else not reporting when it
-    carries no alive flag; only then alive. Takes plain fields so a snapshot document read from another
-    host is judged exactly like a worker read here."""
+    """The core's worker rule (`health.worker_condition`) for plain fields, the last turn as written: a
+    snapshot document read from another host is judged exactly like a worker read here."""
     from rcs_tui.state.metrics import parse_time
 
-    if dead_reason:
-        return "dead"
     at = parse_time(last_turn_at)
-    if at is not None and now - at > HEARTBEAT_STALE_SECONDS:
-        return "silent"
-    if alive is None:
-        return "not reporting"
-    return "alive"
+    return health.worker_condition(dead_reason, alive, None if at is None else now - at)
 
 
 @dataclass(frozen=True)
@@ -66,8 +52,7 @@ class Worker:
         return None if at is None else now - at
 
     def beat_is_stale(self, now: float) -> bool:
-        age = self.heartbeat_age(now)
-        return age is not None and age > HEARTBEAT_STALE_SECONDS
+        return health.beat_is_stale(self.heartbeat_age(now))
 
     def condition(self, now: float) -> str:
         """`dead`, `silent`, `not reporting` or `alive` at `now` (see `worker_condition`)."""
