@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rcs_tui.rp1.projection import Event, extend, parse_data, project
+from rcs_tui.rp1.projection import Event, extend, parse_data, project, status_of
 from rcs_tui.rp1.status_store import projection_from_json, projection_json
 
 STEPS = [None, "", "plan", "build", "task-builder:building", "feature-verifier:verifying"]
@@ -57,6 +57,7 @@ def test_extending_at_any_point_gives_the_whole_projection(rows):
         assert resumed == whole
         assert list(resumed.steps) == list(whole.steps)  # first-seen order, not only the same items
         assert resumed.fold == whole.fold
+    assert status_of(evs) == whole.status  # the status alone, as a first feed asks it of every run
 
 
 @settings(max_examples=300, deadline=None)

@@ -106,6 +106,13 @@ class RunRow(NamedTuple):
     last_event_id: int = 0
 
 
+def run_json(run: RunRow) -> dict[str, Any]:
+    """A run row as the JSON output names its fields (rp1's `flow` is the workflow; `status` is its cache)."""
+    return {"id": run.id, "workflow": run.flow, "feature_id": run.feature_id, "name": run.name,
+            "project_path": run.project_path, "project_id": run.project_id, "harness": run.harness,
+            "cached_status": run.cached_status, "created_at": run.created_at, "updated_at": run.updated_at}
+
+
 @dataclass(frozen=True)
 class Artifact:
     """An `artifacts` row (or an `artifact_registered` event's payload when the table lacks it)."""

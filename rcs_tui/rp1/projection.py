@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from rcs_tui.state.io import loads_strict
 
@@ -156,28 +156,28 @@ def parse_data(raw: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"_value": value}
 
 
-@dataclass(frozen=True)
-class Fold:
+class Fold(NamedTuple):
     """Where the derivation stands after a run's rows up to `last_id` (read in id order).
 
     Everything `finish` needs, and nothing it does not: rows newer than `last_id` extend it (`advance`)
     without the older rows being read again, and the result is the one a derivation over all the rows
-    gives. rp1 only appends rows, so a run that moved on costs its new rows, not its history.
+    gives. rp1 only appends rows, so a run that moved on costs its new rows, not its history. A named
+    tuple: a first feed folds every run of the database once. Never mutated; `advance` copies.
     """
 
-    steps: dict[str, str] = field(default_factory=dict, hash=False)  # workflow step -> last status, first seen first
-    diagnostic: dict[str, str] = field(default_factory=dict, hash=False)  # sub-agent / unit logical step -> status
-    last_entered: str | None = None  # the workflow step most recently set running or waiting
-    last_diagnostic: str | None = None  # the same among the logical steps
-    run_status: str | None = None  # the newest run-level row with a status: its status and id
-    run_row_id: int | None = None
-    last_step_activity: int | None = None  # id of the newest step row or prompt
-    last_activity: str | None = None  # the latest timestamp seen (display only)
-    prompts: tuple[Any, ...] = ()  # prompts no later row has answered, oldest first
-    last_id: int = 0
+    steps: dict[str, str]  # workflow step -> last status, first seen first
+    diagnostic: dict[str, str]  # sub-agent / unit logical step -> last status
+    last_entered: str | None  # the workflow step most recently set running or waiting
+    last_diagnostic: str | None  # the same among the logical steps
+    run_status: str | None  # the newest run-level row with a status: its status and id
+    run_row_id: int | None
+    last_step_activity: int | None  # id of the newest step row or prompt
+    last_activity: str | None  # the latest timestamp seen (display only)
+    prompts: tuple[Any, ...]  # prompts no later row has answered, oldest first
+    last_id: int
 
 
-EMPTY = Fold()
+EMPTY = Fold({}, {}, None, None, None, None, None, None, (), 0)
 
 
 @dataclass(frozen=True)
@@ -246,27 +246,27 @@ def advance(fold: Fold, rows: Iterable[Row]) -> Fold:
                 last_activity, tuple(prompts), ordered[-1].sort_key)
 
 
-def finish(fold: Fold) -> Projection:
-    """The run's status, last status per workflow step and current step, from where the fold stands.
-
-    Unit rows and namespaced sub-agent steps stay out of the workflow's steps; but a run with no plain
-    step row at all takes its status from them, keyed by logical step (rp1's diagnostic projection), so a
-    run driven only by sub-agents is not `not_started`. A pending prompt sets its step waiting. A run
-    ended by hand (`cancelled`/`abandoned`) shows its steps still running or waiting as completed. A run
-    marked inactive by a run-level row after its last step activity reads `inactive` unless it ended.
-    """
-    prompts = list(fold.prompts)
+def _steps(fold: Fold) -> dict[str, str]:
+    """The workflow steps as shown: a pending prompt sets its step waiting, and a run ended by hand
+    (`cancelled`/`abandoned`) shows its steps still running or waiting as completed."""
     steps = dict(fold.steps)
-    for prompt in prompts:
+    for prompt in fold.prompts:
         if prompt.step and not prompt.namespaced and not prompt.unit:
             steps[prompt.step] = "waiting"
-    manual_end = fold.run_status in MANUAL_END
-    if manual_end:
-        steps = {s: ("completed" if v in ("running", "waiting") else v) for s, v in steps.items()}
+    if fold.run_status in MANUAL_END:
+        return {s: ("completed" if v in ("running", "waiting") else v) for s, v in steps.items()}
+    return steps
+
+
+def _status(fold: Fold, steps: dict[str, str]) -> str:
+    """The run's status: as ended by hand; else waiting on a prompt; else from its steps (failed over
+    running over waiting; completed when every one completed or was skipped), where a run with no plain
+    step row at all takes them from its sub-agent and unit steps; `inactive` when a run-level row marked
+    it so after its last step activity and it had not ended."""
+    if fold.run_status in MANUAL_END:
+        return fold.run_status
     values = list((steps or fold.diagnostic).values())
-    if manual_end:
-        status = fold.run_status or "cancelled"
-    elif prompts:
+    if fold.prompts:
         status = "waiting"
     elif "failed" in values:
         status = "failed"
@@ -281,12 +281,25 @@ def finish(fold: Fold) -> Projection:
     if (status in ("running", "waiting", "not_started") and fold.run_status == "inactive"
             and (fold.last_step_activity is None or fold.last_step_activity < (fold.run_row_id or 0))):
         status = "inactive"
+    return status
 
-    if steps or manual_end:
+
+def finish(fold: Fold) -> Projection:
+    """The run's status, last status per workflow step and current step, from where the fold stands."""
+    steps = _steps(fold)
+    prompts = list(fold.prompts)
+    if steps or fold.run_status in MANUAL_END:
         current = _current_step(steps, fold.last_entered, prompts)
     else:
         current = _current_step(dict(fold.diagnostic), fold.last_diagnostic, prompts)
-    return Projection(status, steps, current, tuple(prompts), fold.last_id, fold.last_activity, fold)
+    return Projection(_status(fold, steps), steps, current, fold.prompts, fold.last_id, fold.last_activity, fold)
+
+
+def status_of(rows: Iterable[Row]) -> str:
+    """`project(rows).status`, without building the rest of the projection (a first feed asks it of every
+    run in the database)."""
+    fold = advance(EMPTY, rows)
+    return _status(fold, _steps(fold))
 
 
 def project(events: Iterable[Row]) -> Projection:

@@ -13,13 +13,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rcs_tui.rp1.db import DbState, Rp1Db, RunRow, Scope, project_scope
-from rcs_tui.rp1.machines import MachineRegistry, default_plugin_roots
-from rcs_tui.rp1.projection import Projection, extend, project
+from rcs_tui.rp1.db import DbState, Rp1Db, RunRow, Scope, project_scope, run_json
+from rcs_tui.rp1.projection import Projection, extend, project, status_of
 from rcs_tui.rp1.status_store import StatusStore
-from rcs_tui.rp1.timeline import Timeline, build_timeline, run_json
+
+if TYPE_CHECKING:
+    from rcs_tui.rp1.machines import MachineRegistry
+    from rcs_tui.rp1.timeline import Timeline
 
 FEED_FILTERS = ("running", "waiting", "failed", "completed", "cancelled", "abandoned", "inactive", "not_started")
 
@@ -74,8 +76,8 @@ class Rp1Source:
         self.db = Rp1Db(db_path)
         root_path = Path(root) if root else Path.cwd()
         self.scope: Scope | None = None if all_projects else project_scope(root_path)
-        self.machines = machines or MachineRegistry.discover(
-            plugin_roots if plugin_roots is not None else default_plugin_roots(root_path.resolve()))
+        self._machines = machines
+        self._plugin_roots, self._root_path = plugin_roots, root_path
         self._proj: dict[str, tuple[int, Projection]] = {}
         self._status: dict[str, tuple[int, str]] = {}  # run -> (newest event id, derived status)
         self._runs_cache: tuple[tuple[Any, ...], list[RunRow]] | None = None
@@ -88,6 +90,17 @@ class Rp1Source:
         self._dirty = False  # something learned since the store was read or written
         self._unverified: set[str] = set()  # runs whose row came from the store and was not read since
         self._untrusted: StatusStore | None = None  # the store the kept rows came from, not yet checked
+
+    @property
+    def machines(self) -> MachineRegistry:
+        """The workflow definitions, found on first use: only a timeline needs them, not a feed or a status line."""
+        if self._machines is None:
+            from rcs_tui.rp1.machines import MachineRegistry, default_plugin_roots
+
+            roots = self._plugin_roots
+            self._machines = MachineRegistry.discover(
+                roots if roots is not None else default_plugin_roots(self._root_path.resolve()))
+        return self._machines
 
     @property
     def state(self) -> DbState:
@@ -253,7 +266,7 @@ class Rp1Source:
                 if r.id in odd:
                     full.append(r)
                     continue
-                out[r.id] = project(rows.get(r.id, ())).status
+                out[r.id] = status_of(rows.get(r.id, ()))
                 self._remember(r.id, r.last_event_id, out[r.id])
             stale = full
         for i in range(0, len(stale), 500):
@@ -353,5 +366,7 @@ class Rp1Source:
         if not self.db.state.ok:
             return None
         agents = {e.step.split(":", 1)[0] for e in events if e.namespaced and e.step}
+        from rcs_tui.rp1.timeline import build_timeline
+
         return build_timeline(run, events, artifacts, self.machines.get(run.flow),
                               {a: self.machines.get(a) for a in agents})
