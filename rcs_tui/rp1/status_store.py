@@ -32,7 +32,11 @@ FORMAT = 3  # 3: the run rows themselves are kept, and each kept projection is i
 RULE_FILES = ("projection.py", "db.py", "source.py", "status_store.py")
 RUN_CELLS = len(RunRow._fields) + 1  # a run row and its status
 _TEXT_OR_NULL = {str, type(None)}
-MAX_PROJECTIONS = 1000  # whole projections kept: the runs shown last (a page is at most a few hundred)
+MAX_PROJECTIONS = 1000
+# A long-running viewer writes what it learned at most this often: a write of ten thousand runs takes a
+# busy console's main thread 50-80 ms, and a next process that finds an older store only reads a little
+# more (the events since, the runs that moved).
+SAVE_INTERVAL = 60.0  # whole projections kept: the runs shown last (a page is at most a few hundred)
 
 
 def _rule_stamp() -> list[object]:
@@ -160,12 +164,13 @@ class StatusStore:
         self._written = raw.decode("utf-8", "surrogateescape")
         return self
 
-    def due(self, min_interval: float = 5.0) -> bool:
+    def due(self, min_interval: float = SAVE_INTERVAL) -> bool:
         """Whether a save now would write: a long-running viewer writes at most every `min_interval` s."""
         return self.saved_at is None or time.monotonic() - self.saved_at >= min_interval
 
     def save(self, marks: tuple[int, int, int, str], rows: list[RunRow], statuses: dict[str, str | None],
-             projections: dict[str, tuple[int, Projection]], min_interval: float = 5.0, force: bool = False) -> None:
+             projections: dict[str, tuple[int, Projection]], min_interval: float = SAVE_INTERVAL,
+             force: bool = False) -> None:
         """Write the runs (in feed order) as they were at `marks` (the newest event id first), with each
         run's status where known, when the database is still the one they came from. A long-running
         viewer writes at most every `min_interval` seconds (a one-shot command writes once); nothing is
