@@ -169,7 +169,8 @@ def test_a_corrupt_or_foreign_store_is_ignored(tmp_path):
     os.chmod(path, 0o666)  # anyone could have written it
     assert source(db, None, all_projects=True)[0].feed(status="failed").total == 0
     os.chmod(path, 0o600)
-    for bad in ("a name that is a number", "ragged columns", "an event id that is text", "a column missing"):
+    for bad in ("a name that is a number", "ragged columns", "an event id that is text", "a column missing",
+                "a fold filed under a later event"):
         broken = json.loads(json.dumps(doc))
         if bad == "a name that is a number":
             broken["runs"][5][0] = 7
@@ -177,8 +178,11 @@ def test_a_corrupt_or_foreign_store_is_ignored(tmp_path):
             broken["runs"][3].pop()
         elif bad == "an event id that is text":
             broken["runs"][10][0] = "12"
-        else:
+        elif bad == "a column missing":
             broken["runs"].pop(4)
+        else:
+            for entry in broken["projections"].values():
+                entry[0] += 1
         path.write_text(json.dumps(broken))
         assert source(db, None, all_projects=True)[0].feed(status="failed").total == 0, bad
     path.write_bytes(b'{"format": 1, "identity"')  # truncated

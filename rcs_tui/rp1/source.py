@@ -168,7 +168,8 @@ class Rp1Source:
         """
         stale = [r for r in runs if self._proj.get(r.id, (-1,))[0] != r.last_event_id]
         if stale:
-            grow = {r.id: kept[0] for r in stale if (kept := self._proj.get(r.id)) and kept[0] < r.last_event_id}
+            grow = {r.id: kept[1].last_event_id for r in stale
+                    if (kept := self._proj.get(r.id)) and kept[1].last_event_id < r.last_event_id}
             fresh = [r.id for r in stale if r.id not in grow]
             events = self.db.events(fresh) if fresh else {}
             more = self.db.events_after(grow) if grow and self.db.state.ok else {}

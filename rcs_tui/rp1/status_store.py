@@ -153,9 +153,10 @@ class StatusStore:
                 raise TypeError("runs")
             projections = {}
             for run_id, (last, proj) in doc["projections"].items():
-                if type(last) is not int:
-                    raise TypeError("last")
-                projections[run_id] = (last, projection_from_json(proj))
+                projection = projection_from_json(proj)
+                if type(last) is not int or last != projection.last_event_id:
+                    raise TypeError("last")  # a fold must be as of the event it is filed under
+                projections[run_id] = (last, projection)
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
             return self
         self.rows = list(map(tuple.__new__, repeat(RunRow), zip(*cols[:11], strict=True)))
