@@ -67,11 +67,11 @@ async def test_doctor_list_moves_with_j_and_k(tmp_path):
         await pilot.pause()
         assert isinstance(pilot.app.screen, DoctorScreen)
         table = pilot.app.screen.query_one("#doctor-table")
-        assert table.row_count >= 2 and table.cursor_row == 0
+        assert table.row_count >= 2 and table.cursor == 0
         await pilot.press("j")
-        assert table.cursor_row == 1
+        assert table.cursor == 1
         await pilot.press("k")
-        assert table.cursor_row == 0
+        assert table.cursor == 0
         assert "j/k move" in text_of(pilot.app.screen)
 
 
@@ -122,7 +122,7 @@ async def test_e_opens_the_selected_file_in_the_editor_and_reloads(tmp_path, mon
         await pilot.pause()
         assert (tmp_path / "edited").read_text().strip() == str(team)
         assert read(team)["current_phase"] == "team-fix"
-        cells = [str(c) for c in pilot.app.screen.query_one("#scopes-table").get_row(member_row("team"))]
+        cells = pilot.app.screen.query_one("#scopes-table").drawn(member_row("team"))
         assert "team-fix" in cells  # reloaded after the editor returned
 
 

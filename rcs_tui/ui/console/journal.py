@@ -7,11 +7,12 @@ from pathlib import Path
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import Input, Static
 
 from rcs_tui.state.journal import interrupted, read_journal, undone_ids
 from rcs_tui.ui.console.format import plain, styled
-from rcs_tui.ui.console.table import Column, Row, matches, project, selected_key, set_columns, sync_rows
+from rcs_tui.ui.console.table import Column, Row, matches, project, set_columns
+from rcs_tui.ui.linetable import LineTable
 
 JOURNAL_KEYS = "enter details · u undo · U redo (refused if a file changed since)"
 COLUMNS = (Column("at", 19, 6), Column("action", 20, 9, grow=30), Column("files", 5, 2), Column("state", 11, 8),
@@ -47,7 +48,7 @@ def journal_rows(root: Path, needle: str = "") -> list[Row]:
 class JournalPane(Vertical):
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter by action/path…", id="journal-filter", classes="filter")
-        table = DataTable(id="journal-table", cursor_type="row")
+        table = LineTable(id="journal-table")
         set_columns(table, COLUMNS, self.app.size.width)
         yield table
         yield Static(Text(JOURNAL_KEYS, style="dim"), id="journal-note", classes="detail")
@@ -55,8 +56,8 @@ class JournalPane(Vertical):
     def show(self, root: Path) -> None:
         needle = self.query_one("#journal-filter", Input).value.strip()
         rows = journal_rows(root, needle)
-        table = self.query_one("#journal-table", DataTable)
-        sync_rows(table, project(rows, COLUMNS, set_columns(table, COLUMNS, self.app.size.width)))
+        table = self.query_one("#journal-table", LineTable)
+        table.set_rows(project(rows, COLUMNS, set_columns(table, COLUMNS, self.app.size.width)))
         note = self.query_one("#journal-note", Static)
         if not rows:
             note.update(Text("No entry matches the filter." if needle else "No operator actions recorded yet.",
@@ -65,7 +66,7 @@ class JournalPane(Vertical):
             note.update(Text(JOURNAL_KEYS, style="dim"))
 
     def selected(self) -> str | None:
-        return selected_key(self.query_one("#journal-table", DataTable))
+        return self.query_one("#journal-table", LineTable).selected
 
 
 __all__ = ["JournalPane", "journal_rows", "plain"]

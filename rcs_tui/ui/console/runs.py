@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import Input, Static
 
 from rcs_tui.rp1.source import FEED_FILTERS, Rp1Source, RunSummary
 from rcs_tui.ui.console.format import STATUS_STYLE, age, parse_ts, plain, styled
-from rcs_tui.ui.console.table import Column, Row, column_width, project, selected_key, set_columns, sync_rows
+from rcs_tui.ui.console.table import Column, Row, project, set_columns
+from rcs_tui.ui.linetable import LineTable
 
 # "deep-research" and "waiting (1?)" whole at 80 columns; at 60 the run id and age give way.
 COLUMNS = (Column("run", 8, 2, grow=12), Column("workflow", 13, 5), Column("status", 12, 9),
@@ -79,23 +80,23 @@ def run_rows(source: Rp1Source, flt: RunFilter, now: float, id_width: int = 8) -
 class RunsPane(Vertical):
     def compose(self) -> ComposeResult:
         yield Input(placeholder="status:waiting wf:build text…  (/)", id="runs-filter", classes="filter")
-        table = DataTable(id="runs-table", cursor_type="row")
+        table = LineTable(id="runs-table")
         set_columns(table, COLUMNS, self.app.size.width)
         yield table
         yield Static(id="runs-note", classes="detail")
 
     def show(self, source: Rp1Source | None, now: float) -> None:
         note = self.query_one("#runs-note", Static)
-        table = self.query_one("#runs-table", DataTable)
+        table = self.query_one("#runs-table", LineTable)
         shown = set_columns(table, COLUMNS, self.app.size.width)
         if source is None:
-            sync_rows(table, [])
+            table.set_rows([])
             note.update(Text("no rp1 database", style="dim"))
             return
         flt = RunFilter.parse(self.query_one("#runs-filter", Input).value)
-        rows, message = run_rows(source, flt, now, column_width(table, "run") or 8)
-        sync_rows(table, project(rows, COLUMNS, shown))
+        rows, message = run_rows(source, flt, now, table.column_width("run") or 8)
+        table.set_rows(project(rows, COLUMNS, shown))
         note.update(Text(plain(message or ""), style="dim" if rows else "yellow"))
 
     def selected(self) -> str | None:
-        return selected_key(self.query_one("#runs-table", DataTable))
+        return self.query_one("#runs-table", LineTable).selected
