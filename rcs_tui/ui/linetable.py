@@ -142,6 +142,7 @@ class LineTable(ScrollView, can_focus=True):
         self._strips: dict[str, Strip] = {}
         self._header: Strip | None = None
         self._announced: str | None = None
+        self._base: Style | None = None
         self.renders = 0  # rows drawn to strips since mount (what an update costs)
 
     # -- content ----------------------------------------------------------------------------
@@ -170,10 +171,10 @@ class LineTable(ScrollView, can_focus=True):
 
     def set_rows(self, rows: Sequence[tuple[str, Cells]], group: Callable[[str], object] | None = None) -> None:
         """Show `rows` in this order. Only rows whose cells differ are drawn again (cells handed over as
-        the very object shown are not even compared), and when the order is unchanged only their lines
-        are repainted. The cursor stays on its key; when that row is gone it goes to the `successor`
-        (within the same `group` first)."""
-        selected = self.selected
+        the very object shown are not even compared), and only the lines whose row changed, moved or
+        gained or lost the cursor are repainted. The cursor stays on its key; when that row is gone it
+        goes to the `successor` (within the same `group` first)."""
+        selected, old_cursor = self.selected, self.cursor
         old_keys = self.keys
         keys = [k for k, _ in rows]
         changed: list[int] = []
@@ -197,12 +198,16 @@ class LineTable(ScrollView, can_focus=True):
             else:
                 target = successor(old_keys, selected, alive, group)
                 self.cursor = keys.index(target) if target is not None else max(0, min(self.cursor, len(keys) - 1))
-            self._resize()
-            self.refresh()
+            if len(keys) != len(old_keys):
+                self._resize()
+                self.refresh()
+            else:  # a re-sort: repaint the lines that now show another row
+                changed.extend(i for i, (new, old) in enumerate(zip(keys, old_keys, strict=True)) if new != old)
             self._scroll_to_cursor()
-        else:
-            for index in changed:
-                self._refresh_row(index)
+        if self.cursor != old_cursor:
+            changed += [old_cursor, self.cursor]
+        for index in set(changed):
+            self._refresh_row(index)
         self._announce()
 
     def row_text(self, key: str) -> list[str]:
@@ -321,9 +326,16 @@ class LineTable(ScrollView, can_focus=True):
         self.renders += 1
         return Strip(segments, sum(w + 2 * PAD for w in self.widths))
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._base = self.rich_style  # one walk up the DOM per pass, not one per line
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._base = None
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        base = self.rich_style
+        base = self._base or self.rich_style
         if y == 0:
             if self._header is None:
                 self._header = self._draw([Text(label) for label in self.labels])

@@ -55,29 +55,44 @@ class RunFilter:
         return all(w in hay for w in self.text.split())
 
 
-def run_rows(source: Rp1Source, flt: RunFilter, now: float, id_width: int = 8) -> tuple[list[Row], str | None]:
+def run_rows(source: Rp1Source, flt: RunFilter, now: float, id_width: int = 8,
+             cache: dict[str, tuple[tuple[object, ...], Row]] | None = None) -> tuple[list[Row], str | None]:
     """Feed rows, and a status line (database problem, or the counts). Run ids are cut to `id_width`
-    from the end, like short commit hashes (their start is what tells runs apart)."""
+    from the end, like short commit hashes (their start is what tells runs apart). `cache` keeps each
+    run's row while what it shows is the same, so a busy feed builds (and the table compares) only the
+    rows of runs that moved."""
     if flt.problem():
         return [], flt.problem()
     feed = source.feed(status=flt.status, workflow=flt.workflow, limit=FEED_LIMIT)
     if feed.status:
         return [], feed.status
     rows: list[Row] = []
+    kept: dict[str, tuple[tuple[object, ...], Row]] = {}
     for s in feed.runs:
         if not flt.keep(s):
             continue
         p = s.projection
         last = parse_ts(p.last_activity)
         status = p.status + (f" ({len(p.pending_prompts)}?)" if p.pending_prompts else "")
-        rows.append((s.run.id, [styled(s.run.id[:id_width]), styled(s.run.flow),
-                                styled(status, STATUS_STYLE.get(p.status, "")),
-                                styled(p.current_step or "-"), styled(s.run.name or s.run.feature_id or "-", width=40),
-                                Text(age(now - last) if last else "-")]))
+        shows = (id_width, s.run.flow, status, p.current_step, s.run.name or s.run.feature_id,
+                 age(now - last) if last else "-")
+        hit = cache.get(s.run.id) if cache is not None else None
+        row = hit[1] if hit is not None and hit[0] == shows else (s.run.id, [
+            styled(s.run.id[:id_width]), styled(s.run.flow), styled(status, STATUS_STYLE.get(p.status, "")),
+            styled(p.current_step or "-"), styled(shows[4] or "-", width=40), Text(shows[5])])
+        kept[s.run.id] = (shows, row)
+        rows.append(row)
+    if cache is not None:
+        cache.clear()
+        cache.update(kept)
     return rows, f"{len(rows)} of {feed.total} run(s)"
 
 
 class RunsPane(Vertical):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._rows: dict[str, tuple[tuple[object, ...], Row]] = {}
+
     def compose(self) -> ComposeResult:
         yield Input(placeholder="status:waiting wf:build text…  (/)", id="runs-filter", classes="filter")
         table = LineTable(id="runs-table")
@@ -94,7 +109,7 @@ class RunsPane(Vertical):
             note.update(Text("no rp1 database", style="dim"))
             return
         flt = RunFilter.parse(self.query_one("#runs-filter", Input).value)
-        rows, message = run_rows(source, flt, now, table.column_width("run") or 8)
+        rows, message = run_rows(source, flt, now, table.column_width("run") or 8, self._rows)
         table.set_rows(project(rows, COLUMNS, shown))
         note.update(Text(plain(message or ""), style="dim" if rows else "yellow"))
 
