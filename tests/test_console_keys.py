@@ -197,3 +197,26 @@ def test_editor_command_prefers_visual_and_splits_like_a_shell():
     assert editor_command({"VISUAL": "code -w", "EDITOR": "nano"}) == ["code", "-w"]
     assert editor_command({"EDITOR": "nano"}) == ["nano"]
     assert os.path.basename((editor_command({}) or ["vi"])[0]) == "vi"
+
+
+async def test_detail_lines_follow_the_highlighted_row(tmp_path):
+    a = app(tmp_path)
+    mode(a.root, "ralph", None)  # a second doctor finding: an orphan in root
+    async with a.run_test(size=SIZE) as pilot:
+        select_row(pilot.app, "scopes-table", member_row("team"))
+        await pilot.pause()
+        detail = pilot.app.screen.query_one("#scopes-detail")
+        assert str(detail.render()).startswith("team live")
+        await pilot.press("j")
+        await pilot.pause()
+        assert str(detail.render()).startswith("forge live")
+        await pilot.click("#scopes-table", offset=(2, 1))  # the header is line 0: line 1 is root
+        await pilot.pause()
+        assert str(detail.render()).startswith("root")
+        await pilot.press("D")
+        await pilot.pause()
+        doctor = pilot.app.screen.query_one("#doctor-detail")
+        first = str(doctor.render())
+        await pilot.press("j")
+        await pilot.pause()
+        assert str(doctor.render()) != first and " in " in str(doctor.render()).splitlines()[0]
