@@ -220,3 +220,28 @@ async def test_detail_lines_follow_the_highlighted_row(tmp_path):
         await pilot.press("j")
         await pilot.pause()
         assert str(doctor.render()) != first and " in " in str(doctor.render()).splitlines()[0]
+
+
+async def test_a_view_switch_rebuilds_no_rows_of_a_view_whose_data_did_not_change(tmp_path, monkeypatch):
+    import rcs_tui.ui.console.scopes as scopes
+
+    built: list[int] = []
+    real = scopes.scope_rows
+    monkeypatch.setattr(scopes, "scope_rows", lambda *a, **k: built.append(1) or real(*a, **k))
+    now = [1_795_000_000.0]
+    async with app(tmp_path, clock=lambda: now[0]).run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert built
+        built.clear()
+        await pilot.press("2", "1")
+        await pilot.pause()
+        assert built == []  # same World, same second: the rows on screen are still right
+        now[0] += 1.0
+        await pilot.press("2", "1")
+        await pilot.pause()
+        assert built == [1]  # a second later its ages are drawn again, once
+        mode(pilot.app.root, "team", SESSION, current_phase="team-verify")
+        await pilot.press("r")  # a new World: drawn again in the same second
+        await pilot.pause()
+        assert len(built) == 2
+        assert "team-verify" in pilot.app.screen.query_one("#scopes-table").drawn(member_row("team"))

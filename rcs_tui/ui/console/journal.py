@@ -10,8 +10,9 @@ from textual.containers import Vertical
 from textual.widgets import Input, Static
 
 from rcs_tui.state.journal import interrupted, read_journal, undone_ids
+from rcs_tui.state.txn import JOURNAL_REL
 from rcs_tui.ui.console.format import plain, styled
-from rcs_tui.ui.console.table import Column, Row, matches, project, set_columns
+from rcs_tui.ui.console.table import Column, DrawnFrom, Row, matches, project, set_columns
 from rcs_tui.ui.linetable import LineTable
 
 JOURNAL_KEYS = "enter details · u undo · U redo (refused if a file changed since)"
@@ -45,7 +46,20 @@ def journal_rows(root: Path, needle: str = "") -> list[Row]:
     return rows
 
 
+def journal_stamp(root: Path) -> tuple[int, int, int]:
+    """What tells the journal changed (inode, size, mtime; zeros when there is none)."""
+    try:
+        st = (root / JOURNAL_REL).stat()
+    except OSError:
+        return 0, 0, 0
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
 class JournalPane(Vertical):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.drawn = DrawnFrom()
+
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter by action/path…", id="journal-filter", classes="filter")
         table = LineTable(id="journal-table")
@@ -55,6 +69,8 @@ class JournalPane(Vertical):
 
     def show(self, root: Path) -> None:
         needle = self.query_one("#journal-filter", Input).value.strip()
+        if self.drawn.same(0, *journal_stamp(root), needle, self.app.size.width):
+            return
         rows = journal_rows(root, needle)
         table = self.query_one("#journal-table", LineTable)
         table.set_rows(project(rows, COLUMNS, set_columns(table, COLUMNS, self.app.size.width)))

@@ -15,7 +15,7 @@ from rcs_tui.state.reader import compute_members
 from rcs_tui.state.session import Resolution
 from rcs_tui.state.snapshot import Member, Snapshot
 from rcs_tui.ui.console.format import HEALTH_GLYPH, HEALTH_STYLE, age_of, plain, rel, short_sid, styled
-from rcs_tui.ui.console.table import Column, Row, project, set_columns
+from rcs_tui.ui.console.table import Column, DrawnFrom, Row, project, set_columns
 from rcs_tui.ui.linetable import LineTable
 from rcs_tui.views.world import World
 
@@ -231,9 +231,12 @@ class ScopesPane(Vertical):
         self.expanded: set[str | None] = set()
         self._rows: dict[str, tuple[object, bool, Row]] = {}
         self._fit: tuple[int, int] = (17, LABEL_WIDTH)
+        self.drawn = DrawnFrom()
 
     def show(self, world: World, now: float) -> None:
         needle = self.query_one("#scopes-filter", Input).value.strip()
+        if self.drawn.same(now, world.snapshot, needle, frozenset(self.expanded), self.app.size.width):
+            return
         table = self.query_one("#scopes-table", LineTable)
         shown = set_columns(table, COLUMNS, self.app.size.width)
         fit = ((table.column_width(COLUMNS[0].label) or COLUMNS[0].width) - 2,

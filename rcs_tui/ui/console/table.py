@@ -62,3 +62,23 @@ def matches(needle: str, *values: object) -> bool:
     """Whether every word of the filter `needle` occurs (case-insensitively) in the row's text."""
     hay = " ".join(v.plain if isinstance(v, Text) else str(v or "") for v in values).lower()
     return all(word in hay for word in needle.lower().split())
+
+
+class DrawnFrom:
+    """What a view last drew its rows from. Drawing again from the same inputs within the same second
+    is skipped: a view switch, or a batch that changed another section, rebuilds nothing, while ages
+    still move once a second. Objects (a World's sections) count as the same only when they are the
+    very object drawn; plain values (filter text, width) when equal."""
+
+    def __init__(self) -> None:
+        self._inputs: tuple[object, ...] | None = None
+
+    def same(self, now: float, *inputs: object) -> bool:
+        key = (int(now), *inputs)
+        last = self._inputs
+        if last is not None and len(last) == len(key) and all(
+                a is b or (isinstance(a, str | int | float | frozenset) and a == b)
+                for a, b in zip(last, key, strict=True)):
+            return True
+        self._inputs = key
+        return False

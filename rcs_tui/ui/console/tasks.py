@@ -9,7 +9,7 @@ from textual.widgets import Input, Static
 
 from rcs_tui.state.tasks import list_tasks
 from rcs_tui.ui.console.format import age, plain, styled
-from rcs_tui.ui.console.table import Column, Row, project, set_columns
+from rcs_tui.ui.console.table import Column, DrawnFrom, Row, project, set_columns
 from rcs_tui.ui.linetable import LineTable
 from rcs_tui.views.world import World
 
@@ -36,6 +36,10 @@ def task_rows(world: World, now: float, needle: str = "") -> list[Row]:
 
 
 class TasksPane(Vertical):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.drawn = DrawnFrom()
+
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter tasks…", id="tasks-filter", classes="filter")
         table = LineTable(id="tasks-table")
@@ -46,6 +50,8 @@ class TasksPane(Vertical):
 
     def show(self, world: World, now: float) -> None:
         needle = plain(self.query_one("#tasks-filter", Input).value.strip())
+        if self.drawn.same(now, world.tasks, needle, self.app.size.width):
+            return
         table = self.query_one("#tasks-table", LineTable)
         shown = set_columns(table, COLUMNS, self.app.size.width)
         table.set_rows(project(task_rows(world, now, needle), COLUMNS, shown))

@@ -9,7 +9,7 @@ from textual.widgets import Input, Static
 
 from rcs_tui.state.team import TASK_STATUSES, Worker
 from rcs_tui.ui.console.format import STATUS_STYLE, WORKER_GLYPH, age, parse_ts, plain, styled
-from rcs_tui.ui.console.table import Column, Row, matches, project, set_columns
+from rcs_tui.ui.console.table import Column, DrawnFrom, Row, matches, project, set_columns
 from rcs_tui.ui.linetable import LineTable
 from rcs_tui.views.world import World
 
@@ -72,6 +72,10 @@ class TeamPane(Vertical):
     _tasks_of: object = None
     _task_rows: list[Row] = []
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.drawn = DrawnFrom()
+
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter workers/tasks…", id="team-filter", classes="filter")
         yield Static(id="team-summary", classes="summary")
@@ -83,11 +87,13 @@ class TeamPane(Vertical):
         yield tasks
 
     def show(self, world: World, now: float) -> None:
+        width = self.app.size.width
+        needle = self.query_one("#team-filter", Input).value.strip()
+        if self.drawn.same(now, world.teams, needle, width):
+            return
         summary = team_summary(world)
         summary.rstrip()
         self.query_one("#team-summary", Static).update(summary)
-        width = self.app.size.width
-        needle = self.query_one("#team-filter", Input).value.strip()
         if world.teams is not self._tasks_of:
             self._tasks_of, self._task_rows = world.teams, task_rows(world)
         for table_id, columns, rows in (("#team-workers", WORKER_COLUMNS, worker_rows(world, now)),
