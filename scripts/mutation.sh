@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# Mutation testing of the transition core: mutmut changes rcs_tui/core one small edit at a time and runs the
-# in-process tests that reach the changed function (config in pyproject.toml [tool.mutmut]).
-# Usage: scripts/mutation.sh [MODULE...]   (default: every module of rcs_tui/core)
+# Mutation testing of the rules: mutmut changes rcs_tui/core and the rp1 status derivation one small edit
+# at a time and runs the in-process tests that reach the changed function (config in pyproject.toml
+# [tool.mutmut]).
+# Usage: scripts/mutation.sh [MODULE...]   (a core module by name, or a dotted path under rcs_tui such as
+#        rp1.projection; default: every module of rcs_tui/core, then rp1.projection)
 # Env: MUTATION_JOBS (parallel mutants, default 2), MUTATION_TIMEOUT (seconds per module, default 1800).
 # Runs under `nice -n 10`; prints a per-module score table (scripts/mutation_score.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/venv.sh test,mutation
 if [ "$#" -eq 0 ]; then
-  set -- $(ls rcs_tui/core/*.py | xargs -n1 basename | sed 's/\.py$//' | grep -v '^__init__$')
+  set -- $(ls rcs_tui/core/*.py | xargs -n1 basename | sed 's/\.py$//' | grep -v '^__init__$') rp1.projection
 fi
 mkdir -p mutants
 for module in "$@"; do
-  echo "== rcs_tui.core.$module"
+  case "$module" in *.*) dotted="rcs_tui.$module" ;; *) dotted="rcs_tui.core.$module" ;; esac
+  echo "== $dotted"
   nice -n 10 timeout "${MUTATION_TIMEOUT:-1800}" "$VENV/bin/mutmut" run --max-children "${MUTATION_JOBS:-2}" \
-    "rcs_tui.core.$module.*" >"mutants/run-$module.log" 2>&1 || echo "mutmut exited $? for $module (log: mutants/run-$module.log)"
+    "$dotted.*" >"mutants/run-$module.log" 2>&1 || echo "mutmut exited $? for $module (log: mutants/run-$module.log)"
 done
 "$VENV/bin/python" scripts/mutation_score.py "$@"

@@ -1,4 +1,4 @@
-"""Per-module mutation score of rcs_tui/core from mutmut's results in mutants/.
+"""Per-module mutation score of rcs_tui/core and the rp1 derivation from mutmut's results in mutants/.
 
 Score = killed / (mutants - known equivalents). A timeout counts as killed (the change made the tests hang);
 a mutant not run yet (`unrun`, e.g. a run cut short by its time bound) counts as not killed.
@@ -31,8 +31,13 @@ def equivalents() -> dict[str, str]:
     return out
 
 
+def dotted(module: str) -> str:
+    """`policy` -> `core.policy`; a dotted path under rcs_tui (`rp1.projection`) stays as it is."""
+    return module if "." in module else f"core.{module}"
+
+
 def statuses(module: str) -> dict[str, str]:
-    meta = ROOT / "mutants" / "rcs_tui" / "core" / f"{module}.py.meta"
+    meta = ROOT / "mutants" / "rcs_tui" / Path(*dotted(module).split(".")).with_suffix(".py.meta")
     if not meta.exists():
         return {}
     codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
@@ -41,12 +46,13 @@ def statuses(module: str) -> dict[str, str]:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("modules", nargs="*", help="core modules (default: all)")
+    parser.add_argument("modules", nargs="*", help="core modules, or dotted paths under rcs_tui (default: all)")
     parser.add_argument("--min", type=float, default=90.0, help="lowest acceptable score in percent")
     parser.add_argument("--survivors", action="store_true",
                         help="list surviving mutants that are not known equivalents")
     args = parser.parse_args(argv)
-    modules = args.modules or sorted(p.stem for p in (ROOT / "rcs_tui" / "core").glob("*.py") if p.stem != "__init__")
+    modules = args.modules or [*sorted(p.stem for p in (ROOT / "rcs_tui" / "core").glob("*.py")
+                                       if p.stem != "__init__"), "rp1.projection"]
     known = equivalents()
     worst = 100.0
     print(f"{'module':<16}{'mutants':>8}{'killed':>8}{'survived':>9}{'no tests':>9}{'unrun':>6}{'equiv':>6}"
@@ -75,7 +81,7 @@ def main(argv: list[str]) -> int:
     for module in modules:
         present = statuses(module)
         for name in known:
-            if name.startswith(f"rcs_tui.core.{module}.") and present and name not in present:
+            if name.startswith(f"rcs_tui.{dotted(module)}.") and present and name not in present:
                 print(f"  listed as equivalent but no longer a mutant: {name}")
     return 0 if worst >= args.min else 1
 

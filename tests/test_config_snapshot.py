@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -87,7 +89,7 @@ class TestConfig:
         assert line("--preset", "full", env=env) == full
 
     def test_flags_beat_the_file(self, tmp_path, monkeypatch):
-        from rcs_tui.config.schema import load_settings
+        from rcs_tui.config.settings import load_settings
 
         cfg = tmp_path / "config.toml"
         cfg.write_text("readonly = true\nwatch_seconds = 3\n")
@@ -96,6 +98,27 @@ class TestConfig:
         assert s.readonly is False and s.sources["readonly"] == "flag"
         assert s.watch_seconds == 3 and s.sources["watch_seconds"] == "file"
 
+
+    def test_without_a_file_the_defaults_are_the_schemas_and_it_is_not_loaded(self, tmp_path, monkeypatch):
+        """No configuration file: every key has the value and source an empty file would give, read
+        without building the file's schema (which costs a console start about a quarter of a second)."""
+        from rcs_tui.config.settings import load_settings
+
+        for var in ("RP1_DB", "RP1_PLUGIN_ROOTS"):
+            monkeypatch.delenv(var, raising=False)
+        monkeypatch.setenv("RCS_TUI_CONFIG", str(tmp_path / "none.toml"))
+        missing = load_settings()
+        (tmp_path / "empty.toml").write_text("")
+        monkeypatch.setenv("RCS_TUI_CONFIG", str(tmp_path / "empty.toml"))
+        empty = load_settings()
+        assert missing.values == empty.values and set(missing.sources.values()) == {"default"}
+        assert missing.sources == empty.sources
+        assert missing.values["alerts.kinds"] == ["waiting", "failed", "dead", "stale", "resurrected"]
+        code = ("import sys; from rcs_tui.config.settings import load_settings; s = load_settings({'readonly': True});"
+                " print(s.readonly, s.sources['readonly'], 'pydantic' in sys.modules)")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                             env={**os.environ, "RCS_TUI_CONFIG": str(tmp_path / "none.toml")}).stdout
+        assert out.split() == ["True", "flag", "False"]
 
 class TestSnapshotDocument:
     def test_has_version_and_the_sections_the_tui_shows(self, run_cli, tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 import threading
 import time
@@ -267,3 +268,22 @@ def test_rp1_package_imports_no_ui_libraries():
             "print([m for m in ('textual', 'rich') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_feed_loads_only_what_it_uses(tmp_path):
+    """`rp1 runs` is typed often and read by the fleet: a feed reads no workflow definitions and loads
+    none of the modules only timelines and writes need (each costs the command start-up time)."""
+    import subprocess
+    import sys
+
+    db = create_db(tmp_path / "rp1.db")
+    with Rp1Writer(db) as w:
+        w.step(w.start_run("build", project_path=tmp_path), "plan", "running")
+    code = ("import sys; from rcs_tui.rp1.source import Rp1Source; "
+            f"s = Rp1Source({str(db)!r}, all_projects=True); "
+            "print(len(s.feed(status='running').runs), len(s.feed().runs), s.current().status); "
+            "print(sorted(m for m in ('rcs_tui.rp1.machines', 'rcs_tui.rp1.timeline', 'rcs_tui.core.machine',"
+            " 'hashlib', 'tempfile', 'click', 'rich', 'textual', 'pydantic') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}).stdout.splitlines()
+    assert out == ["1 1 running", "[]"]

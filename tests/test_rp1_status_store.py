@@ -8,8 +8,10 @@ import sqlite3
 from pathlib import Path
 
 from rcs_tui.cache_files import cache_dir
+from rcs_tui.rp1.db import Rp1Db
 from rcs_tui.rp1.fixtures import Rp1Writer, create_db
 from rcs_tui.rp1.machines import MachineRegistry
+from rcs_tui.rp1.projection import project
 from rcs_tui.rp1.source import Rp1Source
 
 
@@ -38,14 +40,20 @@ def make_db(path: Path, root: Path, finished: int, *, open_run: str | None = "ru
 
 
 class Spy:
-    """Counts the runs whose full events a source reads, its aggregate status queries, and its reads of
-    every run's newest event."""
+    """Counts the runs whose full events a source reads, the runs it reads only the newer events of, its
+    aggregate status queries, and its reads of every run's newest event."""
 
     def __init__(self, source: Rp1Source) -> None:
         self.runs: list[str] = []
+        self.extended: list[str] = []
         self.aggregates = 0
         self.all_runs = 0
         events, status_rows, all_runs = source.db.events, source.db.status_rows, source.db.runs
+        events_after = source.db.events_after
+
+        def spy_after(after):
+            self.extended += list(after)
+            return events_after(after)
 
         def spy_all_runs(scope=None):
             self.all_runs += 1
@@ -60,6 +68,7 @@ class Spy:
             return status_rows(scope)
 
         source.db.events = spy_events
+        source.db.events_after = spy_after
         source.db.status_rows = spy_rows
         source.db.runs = spy_all_runs
 
@@ -94,7 +103,26 @@ def test_a_run_with_a_new_event_is_derived_again(tmp_path):
     again, spy = source(db, root)
     summary = again.current()
     assert summary.run.id == ids[10] and summary.status == "running"
-    assert set(spy.runs) == {ids[10]}
+    # Its kept projection is extended by the one new row; no run's whole history is read again.
+    assert spy.runs == [] and spy.extended == [ids[10]]
+    assert summary.projection == project(Rp1Db(db).events([ids[10]])[ids[10]])
+
+
+def test_a_run_without_a_kept_projection_is_derived_from_all_its_rows(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    db, ids = make_db(tmp_path / "rp1" / "rp1.db", root, 60, open_run=None)
+    src, _ = source(db, root)
+    assert src.current().status == "completed"
+    with Rp1Writer(db) as w:
+        w.step(ids[10], "review", "running")
+    checkpoint(db)
+    [path] = Path(cache_dir()).glob("rp1-status-*.json")
+    path.unlink()  # nothing kept: a first process
+    again, spy = source(db, root)
+    summary = again.current()
+    assert summary.run.id == ids[10] and summary.status == "running"
+    assert ids[10] in spy.runs and spy.extended == []
 
 
 def test_filtered_feed_in_a_new_process_uses_kept_statuses(tmp_path):
@@ -132,14 +160,31 @@ def test_a_corrupt_or_foreign_store_is_ignored(tmp_path):
     src.feed(status="running")
     [path] = Path(cache_dir()).glob("rp1-status-*.json")
     doc = json.loads(path.read_text())
-    doc["runs"] = {k: [v[0], "failed"] for k, v in doc["runs"].items()}  # lies, but well formed
-    for _last, projection in doc["projections"].values():
-        projection["status"] = "failed"
+    doc["runs"][-1] = ["failed"] * len(doc["runs"][0])  # lies, but well formed
+    for _last, fold in doc["projections"].values():  # a kept derivation that reads failed
+        fold.update(steps={"lie": "failed"}, prompts=[], run_status=None)
     path.write_text(json.dumps(doc))
     liar, _ = source(db, None, all_projects=True)
     assert liar.feed(status="failed").total == 61  # proof the store is read when it is ours and matches
     os.chmod(path, 0o666)  # anyone could have written it
     assert source(db, None, all_projects=True)[0].feed(status="failed").total == 0
+    os.chmod(path, 0o600)
+    for bad in ("a name that is a number", "ragged columns", "an event id that is text", "a column missing",
+                "a fold filed under a later event"):
+        broken = json.loads(json.dumps(doc))
+        if bad == "a name that is a number":
+            broken["runs"][5][0] = 7
+        elif bad == "ragged columns":
+            broken["runs"][3].pop()
+        elif bad == "an event id that is text":
+            broken["runs"][10][0] = "12"
+        elif bad == "a column missing":
+            broken["runs"].pop(4)
+        else:
+            for entry in broken["projections"].values():
+                entry[0] += 1
+        path.write_text(json.dumps(broken))
+        assert source(db, None, all_projects=True)[0].feed(status="failed").total == 0, bad
     path.write_bytes(b'{"format": 1, "identity"')  # truncated
     fresh, _ = source(db, None, all_projects=True)
     assert fresh.feed(status="running").total == 1 and fresh.feed(status="completed").total == 60
@@ -180,7 +225,32 @@ def test_in_process_refresh_reads_only_what_changed(tmp_path):
     conn.commit()
     conn.close()
     renamed = {s.run.id: s.run.name for s in src.feed(limit=100).runs}
-    assert renamed[ids[0]] == "renamed" and full_reads == [1]  # a row changed without an event: read all
+    assert renamed[ids[0]] == "renamed" and full_reads == []  # updated since: read by its `updated_at`
+    conn = sqlite3.connect(db)
+    conn.execute("DELETE FROM runs WHERE id = ?", (ids[1],))
+    conn.commit()
+    conn.close()
+    assert ids[1] not in {s.run.id for s in src.feed(limit=100).runs} and full_reads == [1]  # gone: read all
+
+
+def test_a_row_rewritten_behind_the_store_is_shown_as_it_is_now(tmp_path):
+    """A later process takes the run list from the store, but every row it shows is read again first, so
+    a row rp1 rewrote without moving `updated_at` is not shown as a previous process saw it."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    db, ids = make_db(tmp_path / "rp1" / "rp1.db", root, 60)
+    src, _ = source(db, None, all_projects=True)
+    assert src.feed(status="running").total == 1
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE runs SET name = 'quietly renamed' WHERE id IN ('run-open', ?)", (ids[0],))
+    conn.commit()
+    conn.close()
+    later, spy = source(db, None, all_projects=True)
+    assert [s.run.name for s in later.feed(status="running").runs] == ["quietly renamed"]
+    assert spy.all_runs == 0  # the list itself still came from the store
+    names = {s.run.id: s.run.name for s in later.feed(limit=100).runs}
+    assert names["run-open"] == names[ids[0]] == "quietly renamed"
+    assert later.current().run.name == "quietly renamed"
 
 
 def test_a_store_newer_than_the_database_or_of_another_scope_is_not_used(tmp_path):
@@ -194,10 +264,10 @@ def test_a_store_newer_than_the_database_or_of_another_scope_is_not_used(tmp_pat
     assert src.feed(status="running").total == 1
     [path] = Path(cache_dir()).glob("rp1-status-*.json")
     doc = json.loads(path.read_text())
-    doc["runs"] = {k: [v[0], "failed"] for k, v in doc["runs"].items()}
-    for _last, projection in doc["projections"].values():
-        projection["status"] = "failed"
-    path.write_text(json.dumps({**doc, "as_of": doc["as_of"] + 1}))
+    doc["runs"][-1] = ["failed"] * len(doc["runs"][0])
+    for _last, fold in doc["projections"].values():  # a kept derivation that reads failed
+        fold.update(steps={"lie": "failed"}, prompts=[], run_status=None)
+    path.write_text(json.dumps({**doc, "marks": [doc["marks"][0] + 1, *doc["marks"][1:]]}))
     ahead, spy = source(db, None, all_projects=True)
     assert ahead.feed(status="failed").total == 0 and spy.all_runs == 1  # read again from the database
     path.write_text(json.dumps(doc))  # the lie again, as of the database's real newest event

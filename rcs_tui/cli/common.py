@@ -76,7 +76,7 @@ def settings(**flags: Any) -> Any:
 
     A bad file is a CliError naming the file, the key and what is allowed.
     """
-    from rcs_tui.config.schema import ConfigError, load_settings
+    from rcs_tui.config.settings import ConfigError, load_settings
 
     try:
         return load_settings(flags)
@@ -97,7 +97,7 @@ def run(group: click.Group, argv: list[str] | None) -> int:
     from rcs_tui.config.paths import config_path
 
     if os.path.lexists(config_path()):  # without a file there is nothing to hand on: skip loading the schema
-        from rcs_tui.config.schema import apply_environment
+        from rcs_tui.config.settings import apply_environment
 
         try:
             apply_environment(settings())

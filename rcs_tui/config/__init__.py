@@ -1,1 +1,1 @@
-"""The user's configuration file: `paths` finds it (cheap), `schema` validates it and applies precedence."""
+"""The user's configuration: `paths` finds the file (cheap), `settings` applies precedence, `schema` validates."""

@@ -106,6 +106,13 @@ class RunRow(NamedTuple):
     last_event_id: int = 0
 
 
+def run_json(run: RunRow) -> dict[str, Any]:
+    """A run row as the JSON output names its fields (rp1's `flow` is the workflow; `status` is its cache)."""
+    return {"id": run.id, "workflow": run.flow, "feature_id": run.feature_id, "name": run.name,
+            "project_path": run.project_path, "project_id": run.project_id, "harness": run.harness,
+            "cached_status": run.cached_status, "created_at": run.created_at, "updated_at": run.updated_at}
+
+
 @dataclass(frozen=True)
 class Artifact:
     """An `artifacts` row (or an `artifact_registered` event's payload when the table lacks it)."""
@@ -278,10 +285,12 @@ class Rp1Db:
 
     def runs_since(self, scope: Scope | None, marks: tuple[int, int, int, str]
                    ) -> tuple[list[RunRow], tuple[int, int, int, str]] | None:
-        """Runs in scope that have events newer than `marks` or were inserted since, and the new marks.
+        """Runs in scope that have events newer than `marks`, were updated since (`updated_at` later than
+        the newest kept) or were inserted since, and the new marks.
 
-        None when the `runs` table changed in another way (a row updated or deleted): read all runs then.
-        Costs a primary-key range scan of the new events, however large the database.
+        None when the `runs` table changed in another way (a row deleted, or changed without a later
+        `updated_at`): read all runs then. Costs a primary-key range scan of the new events, however large
+        the database, plus one pass over `runs.updated_at` when it moved.
         """
         def q(conn: sqlite3.Connection, schema: Schema) -> tuple[list[RunRow], tuple[int, int, int, str]] | None:
             top, rowid, count, latest = marks
@@ -296,8 +305,15 @@ class Rp1Db:
             touched = list(dict.fromkeys(_s(r[0]) or "" for r in conn.execute(
                 "SELECT run_id FROM events WHERE id > ? ORDER BY id", (top,))))
             new_top = int(conn.execute("SELECT MAX(id) FROM events").fetchone()[0] or 0)
-            if (_s(new_latest) or "") != latest and not touched and not added:
-                return None  # a row was updated without a new event or run
+            if new_top < top:
+                return None  # fewer events than when the marks were taken: not the database they describe
+            if (_s(new_latest) or "") != latest:
+                # Rows rp1 updated (its `updated_at` moved past the newest one kept) are read again too.
+                updated_ids = [_s(r[0]) or "" for r in conn.execute(
+                    "SELECT id FROM runs WHERE updated_at > ?", (latest,))] if schema.has("runs", "updated_at") else []
+                if not updated_ids and not touched and not added:
+                    return None  # a row changed in a way its `updated_at` does not show: read every run
+                touched = list(dict.fromkeys([*touched, *updated_ids]))
             where, params = self._scope_sql(schema, scope)
             rows: list[RunRow] = []
             base = (f"SELECT {schema.select_list('runs', RUN_COLUMNS, 'r')},"
@@ -353,6 +369,21 @@ class Rp1Db:
             rows = [self._run_row((*row[:-1], last.get(_s(row[0]) or "", 0))) for row in cells]
             rows.sort(key=lambda r: (r.last_event_id, r.created_at or ""), reverse=True)
             return rows, (top, int(rowid or 0), int(count or 0), _s(latest) or ""), set(moved)
+        return self.read(q, None)
+
+    def runs_by_id(self, run_ids: Sequence[str]) -> dict[str, RunRow] | None:
+        """These runs' rows as they are now, by primary key (None when unreadable; a run no longer there is
+        absent). Their newest event id is left 0: the caller keeps the one it ordered them by."""
+        def q(conn: sqlite3.Connection, schema: Schema) -> dict[str, RunRow]:
+            cols = f"SELECT {schema.select_list('runs', RUN_COLUMNS, 'r')}, 0 FROM runs r WHERE r.id IN "
+            out: dict[str, RunRow] = {}
+            ids = list(run_ids)
+            for i in range(0, len(ids), 500):
+                chunk = ids[i:i + 500]
+                for row in conn.execute(cols + f"({','.join('?' for _ in chunk)})", chunk):
+                    run = self._run_row(row)
+                    out[run.id] = run
+            return out
         return self.read(q, None)
 
     def run(self, run_id: str) -> RunRow | None:

@@ -8,9 +8,9 @@ them) can tie with or cross an earlier row's timestamp, so `created_at` only eve
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from rcs_tui.state.io import loads_strict
 
@@ -156,9 +156,33 @@ def parse_data(raw: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"_value": value}
 
 
+class Fold(NamedTuple):
+    """Where the derivation stands after a run's rows up to `last_id` (read in id order).
+
+    Everything `finish` needs, and nothing it does not: rows newer than `last_id` extend it (`advance`)
+    without the older rows being read again, and the result is the one a derivation over all the rows
+    gives. rp1 only appends rows, so a run that moved on costs its new rows, not its history. A named
+    tuple: a first feed folds every run of the database once. Never mutated; `advance` copies.
+    """
+
+    steps: dict[str, str]  # workflow step -> last status, first seen first
+    diagnostic: dict[str, str]  # sub-agent / unit logical step -> last status
+    last_entered: str | None  # the workflow step most recently set running or waiting
+    last_diagnostic: str | None  # the same among the logical steps
+    run_status: str | None  # the newest run-level row with a status: its status and id
+    run_row_id: int | None
+    last_step_activity: int | None  # id of the newest step row or prompt
+    last_activity: str | None  # the latest timestamp seen (display only)
+    prompts: tuple[Any, ...]  # prompts no later row has answered, oldest first
+    last_id: int
+
+
+EMPTY = Fold({}, {}, None, None, None, None, None, None, (), 0)
+
+
 @dataclass(frozen=True)
 class Projection:
-    """Derived state of one run."""
+    """Derived state of one run; `fold` is what newer rows extend (`extend`)."""
 
     status: str
     steps: dict[str, str] = field(hash=False)  # step -> status, in first-seen order
@@ -166,51 +190,27 @@ class Projection:
     pending_prompts: tuple[Any, ...] = ()  # the pending `waiting_for_user` rows (`Event`s from full rows)
     last_event_id: int = 0
     last_activity: str | None = None
+    fold: Fold = field(default=EMPTY, compare=False, repr=False)
 
 
-def _pending_prompts(ordered: Sequence[Row]) -> list[Row]:
-    """`waiting_for_user` events newer than every row that clears them.
+def advance(fold: Fold, rows: Iterable[Row]) -> Fold:
+    """`fold` extended by `rows`, all newer than `fold.last_id` (ValueError otherwise: the older state
+    cannot take a row that should have come before it).
 
-    A prompt on step S is cleared by a later workflow row for S or a run-level row; a prompt
-    without a step by any later status row. One backward pass.
+    A prompt stays pending until a later row answers it: a run-level status row answers every prompt,
+    a workflow row for the prompt's step answers that step's prompts, and any status row answers a
+    prompt that names no step.
     """
-    pending: list[Row] = []
-    any_status = run_row = False
-    steps_after: set[str] = set()
-    for ev in reversed(ordered):
-        type_ = ev.type
-        if type_ == "status_change":
-            any_status = True
-            step = ev.step
-            if not step:
-                run_row = True
-            elif not ev.unit and ":" not in step:
-                steps_after.add(step)
-        elif type_ == "waiting_for_user":
-            step = ev.step
-            if not (run_row or step in steps_after if step else any_status):
-                pending.append(ev)
-    pending.reverse()
-    return pending
-
-
-def project(events: Iterable[Row]) -> Projection:
-    """Run status, last status per workflow step and the current step.
-
-    Rows are read in id order. Unit rows and namespaced sub-agent steps stay out of the workflow's
-    steps; but a run with no plain step row at all takes its status from them, keyed by logical
-    step (rp1's diagnostic projection), so a run driven only by sub-agents is not `not_started`.
-    A run ended by hand (`cancelled`/`abandoned`) shows its steps still running or waiting as
-    completed. Reads only the fields of `Row`, so it runs the same over `Event`s and `StatusRow`s.
-    """
-    ordered = sorted(events, key=_order)
-    steps: dict[str, str] = {}
-    diagnostic: dict[str, str] = {}
-    last_entered: str | None = None
-    last_diagnostic: str | None = None
-    run_row: Row | None = None
-    last_step_activity: int | None = None
-    last_activity: str | None = None
+    ordered = sorted(rows, key=_order)
+    if not ordered:
+        return fold
+    if ordered[0].sort_key <= fold.last_id:
+        raise ValueError(f"row {ordered[0].sort_key} is not newer than {fold.last_id}")
+    steps, diagnostic = dict(fold.steps), dict(fold.diagnostic)
+    last_entered, last_diagnostic = fold.last_entered, fold.last_diagnostic
+    run_status, run_row_id = fold.run_status, fold.run_row_id
+    last_step_activity, last_activity = fold.last_step_activity, fold.last_activity
+    prompts = list(fold.prompts)
     for ev in ordered:
         created = ev.created_at
         if created and (last_activity is None or created > last_activity):
@@ -219,34 +219,54 @@ def project(events: Iterable[Row]) -> Projection:
         if type_ == "status_change":
             step, status = ev.step, ev.status
             if not step:  # a run-level row
+                prompts.clear()
                 if status:
-                    run_row = ev
+                    run_status, run_row_id = status, ev.sort_key
                 continue
             last_step_activity = ev.sort_key
             if not ev.unit and ":" not in step:  # a workflow row
+                if prompts:
+                    prompts = [p for p in prompts if p.step and p.step != step]
                 if status:
                     steps[step] = status
                     if status in ("running", "waiting"):
                         last_entered = step
-            elif status:
-                logical = ev.logical_step
-                diagnostic[logical] = status
-                if status in ("running", "waiting"):
-                    last_diagnostic = logical
+            else:
+                if prompts:
+                    prompts = [p for p in prompts if p.step]
+                if status:
+                    logical = ev.logical_step
+                    diagnostic[logical] = status
+                    if status in ("running", "waiting"):
+                        last_diagnostic = logical
         elif type_ == "waiting_for_user":
             last_step_activity = ev.sort_key
-    prompts = _pending_prompts(ordered)
-    for prompt in prompts:
+            prompts.append(ev)
+    return Fold(steps, diagnostic, last_entered, last_diagnostic, run_status, run_row_id, last_step_activity,
+                last_activity, tuple(prompts), ordered[-1].sort_key)
+
+
+def _steps(fold: Fold) -> dict[str, str]:
+    """The workflow steps as shown: a pending prompt sets its step waiting, and a run ended by hand
+    (`cancelled`/`abandoned`) shows its steps still running or waiting as completed."""
+    steps = dict(fold.steps)
+    for prompt in fold.prompts:
         if prompt.step and not prompt.namespaced and not prompt.unit:
             steps[prompt.step] = "waiting"
+    if fold.run_status in MANUAL_END:
+        return {s: ("completed" if v in ("running", "waiting") else v) for s, v in steps.items()}
+    return steps
 
-    manual_end = run_row is not None and run_row.status in MANUAL_END
-    if manual_end:
-        steps = {s: ("completed" if v in ("running", "waiting") else v) for s, v in steps.items()}
-    values = list((steps or diagnostic).values())
-    if manual_end:
-        status = run_row.status or "cancelled"  # type: ignore[union-attr]
-    elif prompts:
+
+def _status(fold: Fold, steps: dict[str, str]) -> str:
+    """The run's status: as ended by hand; else waiting on a prompt; else from its steps (failed over
+    running over waiting; completed when every one completed or was skipped), where a run with no plain
+    step row at all takes them from its sub-agent and unit steps; `inactive` when a run-level row marked
+    it so after its last step activity and it had not ended."""
+    if fold.run_status in MANUAL_END:
+        return fold.run_status
+    values = list((steps or fold.diagnostic).values())
+    if fold.prompts:
         status = "waiting"
     elif "failed" in values:
         status = "failed"
@@ -258,15 +278,39 @@ def project(events: Iterable[Row]) -> Projection:
         status = "completed"
     else:
         status = "not_started"
-    if (status in ("running", "waiting", "not_started") and run_row is not None and run_row.status == "inactive"
-            and (last_step_activity is None or last_step_activity < run_row.sort_key)):
+    if (status in ("running", "waiting", "not_started") and fold.run_status == "inactive"
+            and (fold.last_step_activity is None or fold.last_step_activity < (fold.run_row_id or 0))):
         status = "inactive"
+    return status
 
-    if steps or manual_end:
-        current = _current_step(steps, last_entered, prompts)
+
+def finish(fold: Fold) -> Projection:
+    """The run's status, last status per workflow step and current step, from where the fold stands."""
+    steps = _steps(fold)
+    prompts = list(fold.prompts)
+    if steps or fold.run_status in MANUAL_END:
+        current = _current_step(steps, fold.last_entered, prompts)
     else:
-        current = _current_step(diagnostic, last_diagnostic, prompts)
-    return Projection(status, steps, current, tuple(prompts), ordered[-1].id if ordered else 0, last_activity)
+        current = _current_step(dict(fold.diagnostic), fold.last_diagnostic, prompts)
+    return Projection(_status(fold, steps), steps, current, fold.prompts, fold.last_id, fold.last_activity, fold)
+
+
+def status_of(rows: Iterable[Row]) -> str:
+    """`project(rows).status`, without building the rest of the projection (a first feed asks it of every
+    run in the database)."""
+    fold = advance(EMPTY, rows)
+    return _status(fold, _steps(fold))
+
+
+def project(events: Iterable[Row]) -> Projection:
+    """A run's projection from all its rows, read in id order (reads only the fields of `Row`, so it runs
+    the same over `Event`s and the narrow `StatusRow`s)."""
+    return finish(advance(EMPTY, events))
+
+
+def extend(projection: Projection, rows: Iterable[Row]) -> Projection:
+    """The projection `project` gives over the rows behind `projection` plus `rows`, all newer ones."""
+    return finish(advance(projection.fold, rows))
 
 
 def _order(row: Row) -> int:

@@ -13,15 +13,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rcs_tui.rp1.db import DbState, Rp1Db, RunRow, Scope, project_scope
-from rcs_tui.rp1.machines import MachineRegistry, default_plugin_roots
-from rcs_tui.rp1.projection import Event, Projection, project
+from rcs_tui.rp1.db import DbState, Rp1Db, RunRow, Scope, project_scope, run_json
+from rcs_tui.rp1.projection import Projection, extend, project, status_of
 from rcs_tui.rp1.status_store import StatusStore
-from rcs_tui.rp1.timeline import Timeline, build_timeline, run_json
 
-KEPT_EVENT_RUNS = 2000  # runs whose events stay in memory, the most recently projected
+if TYPE_CHECKING:
+    from rcs_tui.rp1.machines import MachineRegistry
+    from rcs_tui.rp1.timeline import Timeline
+
 FEED_FILTERS = ("running", "waiting", "failed", "completed", "cancelled", "abandoned", "inactive", "not_started")
 
 
@@ -75,10 +76,9 @@ class Rp1Source:
         self.db = Rp1Db(db_path)
         root_path = Path(root) if root else Path.cwd()
         self.scope: Scope | None = None if all_projects else project_scope(root_path)
-        self.machines = machines or MachineRegistry.discover(
-            plugin_roots if plugin_roots is not None else default_plugin_roots(root_path.resolve()))
+        self._machines = machines
+        self._plugin_roots, self._root_path = plugin_roots, root_path
         self._proj: dict[str, tuple[int, Projection]] = {}
-        self._events: dict[str, list[Event]] = {}  # all events of the runs last projected, in id order
         self._status: dict[str, tuple[int, str]] = {}  # run -> (newest event id, derived status)
         self._runs_cache: tuple[tuple[Any, ...], list[RunRow]] | None = None
         self._current_cache: tuple[tuple[Any, ...], RunSummary | None] | None = None
@@ -88,6 +88,19 @@ class Rp1Source:
         self._marks: tuple[Any, tuple[int, int, int, str]] | None = None  # (db inode, runs_marks) of the kept runs
         self._store_sig: Any = None
         self._dirty = False  # something learned since the store was read or written
+        self._unverified: set[str] = set()  # runs whose row came from the store and was not read since
+        self._untrusted: StatusStore | None = None  # the store the kept rows came from, not yet checked
+
+    @property
+    def machines(self) -> MachineRegistry:
+        """The workflow definitions, found on first use: only a timeline needs them, not a feed or a status line."""
+        if self._machines is None:
+            from rcs_tui.rp1.machines import MachineRegistry, default_plugin_roots
+
+            roots = self._plugin_roots
+            self._machines = MachineRegistry.discover(
+                roots if roots is not None else default_plugin_roots(self._root_path.resolve()))
+        return self._machines
 
     @property
     def state(self) -> DbState:
@@ -97,17 +110,27 @@ class Rp1Source:
     def _runs(self) -> list[RunRow]:
         """Runs in scope, newest activity first: all of them once, then only those that changed.
 
-        After a commit, the new events' runs (and new runs) are read and merged into the kept list,
-        so a refresh costs a range scan of the new events, not a pass over every run.
+        The starting list is the one this process kept, else the one a previous process left in the
+        store (as of the database's newest event then), else every run read from the database. From a
+        kept list, the new events' runs, runs updated since and new runs are read and merged in, so a
+        refresh (and a later process) costs a range scan of what changed, not a pass over every run.
         """
         sig = self.db.signature()
         if self._runs_cache and self._runs_cache[0] == sig and self.db.state.ok:
             return self._runs_cache[1]
         head = sig[0][0] if sig[0] else None
+        if self._runs_cache is None:
+            seeded = self._stored()
+            if seeded.rows is not None and seeded.marks is not None:
+                self._runs_cache, self._marks = (None, seeded.rows), (head, seeded.marks)
+                self._unverified = {r.id for r in seeded.rows}
+                self._untrusted = seeded  # until the database shows it is the one the store describes
         kept = self._runs_cache[1] if self._runs_cache else None
         if kept is not None and self._marks is not None and self._marks[0] == head:
             delta = self.db.runs_since(self.scope, self._marks[1])
             if delta is not None and self.db.state.ok:
+                if self._untrusted is not None:
+                    self._trust(self._untrusted)
                 changed, marks = delta
                 changed = list({r.id: r for r in changed}.values())  # a new run with events comes twice
                 ids = {r.id for r in changed}
@@ -116,6 +139,8 @@ class Rp1Source:
                     rows = moved + [r for r in kept if r.id not in ids]
                 else:
                     rows = sorted([*moved, *(r for r in kept if r.id not in ids)], key=_activity, reverse=True)
+                self._dirty = self._dirty or marks != self._marks[1]
+                self._unverified.difference_update(ids)  # read just now
                 self._runs_cache, self._marks = (sig, rows), (head, marks)
                 self._derived_from = (kept, rows, ids)
                 return rows
@@ -125,41 +150,38 @@ class Rp1Source:
             # The store describes this database up to `as_of`: its statuses and projections hold for the
             # runs whose newest event is still the one they were derived at (`_known` checks).
             rows, marks, moved = kept_runs
+            self._trust(store)
             self._dirty = self._dirty or bool(moved) or len(rows) != len(store.entries)
-            for rid, (last, status) in store.entries.items():
-                if status is not None:
-                    self._status.setdefault(rid, (last, status))
-            for rid, proj in store.projections.items():
-                self._proj.setdefault(rid, proj)
         else:
             marks, rows, self._dirty = self.db.runs_marks(), self.db.runs(self.scope), True
         if self.db.state.ok and marks is not None:
             self._runs_cache, self._marks = (sig, rows), (head, marks)
+            self._unverified, self._untrusted = set(), None
         return rows
 
     def _project(self, runs: list[RunRow]) -> list[RunSummary]:
-        """Each run's projection at its newest event: kept, or derived by `project` from all its events.
+        """Each run's projection at its newest event: kept, extended, or derived from all its events.
 
-        The events of the runs projected are kept, so a run that moved on is projected again from its
-        kept events plus the few written since (read by index), not from all of them read again: on a
-        busy database the runs on screen change many times a second.
+        A kept projection of a run that moved on is extended by the rows written since (one seek of the
+        `events(run_id)` index per run), never derived again from every row: on a busy database the
+        runs on screen move many times a second, and each has hundreds of rows.
         """
         stale = [r for r in runs if self._proj.get(r.id, (-1,))[0] != r.last_event_id]
         if stale:
-            grow = {r.id: kept[-1].id for r in stale
-                    if (kept := self._events.get(r.id)) and kept[-1].id < r.last_event_id}
+            grow = {r.id: kept[1].last_event_id for r in stale
+                    if (kept := self._proj.get(r.id)) and kept[1].last_event_id < r.last_event_id}
             fresh = [r.id for r in stale if r.id not in grow]
             events = self.db.events(fresh) if fresh else {}
             more = self.db.events_after(grow) if grow and self.db.state.ok else {}
             if not self.db.state.ok:
                 return []
             for r in stale:
-                evs = self._events.pop(r.id) + more.get(r.id, []) if r.id in grow else events.get(r.id, [])
-                self._events[r.id] = evs  # last in the dict: the most recently projected
-                self._proj[r.id] = (r.last_event_id, project(evs))
-                self._remember(r.id, r.last_event_id, self._proj[r.id][1].status)
-            for rid in list(self._events)[:max(0, len(self._events) - KEPT_EVENT_RUNS)]:
-                del self._events[rid]
+                if r.id in grow:
+                    projection = extend(self._proj[r.id][1], more.get(r.id, []))
+                else:
+                    projection = project(events.get(r.id, []))
+                self._proj[r.id] = (projection.last_event_id, projection)
+                self._remember(r.id, projection.last_event_id, projection.status)
         return [RunSummary(r, self._proj[r.id][1]) for r in runs if r.id in self._proj]
 
     # -- statuses kept between processes ----------------------------------------------------
@@ -169,27 +191,38 @@ class Rp1Source:
         identity = head[0] if head else None  # the inode: a commit changes size and mtime, not the file
         if self._store is None or self._store_sig != identity:
             if self._store is not None:  # another database file at this path: nothing kept holds
-                self._proj, self._status, self._events = {}, {}, {}
+                self._proj, self._status = {}, {}
+                self._runs_cache = self._marks = self._derived_from = self._last_statuses = None
             scope = None if self.scope is None else (self.scope.project_path, self.scope.project_id)
             self._store = StatusStore(self.db.path, scope).load()
             self._store_sig = identity
         return self._store
+
+    def _trust(self, store: StatusStore) -> None:
+        """Take in the store's statuses and projections once it proved to describe this database up to its
+        newest event then (`_known` still checks each against the run's newest event id now)."""
+        self._untrusted = None
+        for rid, (last, status) in store.entries.items():
+            if status is not None:
+                self._status.setdefault(rid, (last, status))
+        for rid, proj in store.projections.items():
+            self._proj.setdefault(rid, proj)
 
     def _remember(self, run_id: str, last_event_id: int, status: str) -> None:
         self._status[run_id] = (last_event_id, status)
         self._dirty = True
 
     def _save(self) -> None:
-        """Keep what this process learned for the next one: the run list as of its newest event id,
-        each run's status where derived at its newest event, and the projections shown."""
+        """Keep what this process learned for the next one: the run list as of its marks, each run's
+        status where derived at its newest event, and the projections shown."""
         if (not self._dirty or self._store is None or self._runs_cache is None or self._marks is None
                 or not self._store.due()):
             return
         runs = self._runs_cache[1]
-        entries = {r.id: (r.last_event_id, self._known(r)) for r in runs}
+        statuses = {r.id: self._known(r) for r in runs}
         shown = {r.id: self._proj[r.id] for r in runs if self._proj.get(r.id, (-1,))[0] == r.last_event_id}
         before = self._store.saved_at
-        self._store.save(self._marks[1][0], entries, shown)
+        self._store.save(self._marks[1], runs, statuses, shown)
         if self._store.saved_at != before:
             self._dirty = False
 
@@ -234,7 +267,7 @@ class Rp1Source:
                 if r.id in odd:
                     full.append(r)
                     continue
-                out[r.id] = project(rows.get(r.id, ())).status
+                out[r.id] = status_of(rows.get(r.id, ()))
                 self._remember(r.id, r.last_event_id, out[r.id])
             stale = full
         for i in range(0, len(stale), 500):
@@ -243,6 +276,31 @@ class Rp1Source:
             if not self.db.state.ok:
                 return {}
         self._last_statuses = (runs, out)
+        return out
+
+    def _fresh(self, page: list[RunSummary]) -> list[RunSummary]:
+        """The page with each run row that came from the store read again by id before it is shown.
+
+        Which runs moved and how they sort is known from the events and `updated_at`; a row rewritten
+        without either would otherwise show what a previous process saw. A page is a few hundred rows
+        by primary key, once per run per process.
+        """
+        need = [s.run.id for s in page if s.run.id in self._unverified]
+        if not need:
+            return page
+        fresh = self.db.runs_by_id(need)
+        if fresh is None:
+            return page
+        self._unverified.difference_update(need)
+        kept = self._runs_cache[1] if self._runs_cache else []
+        at = {r.id: i for i, r in enumerate(kept)}
+        for rid, row in fresh.items():  # the kept list too, so the next page shows the row read now
+            if (i := at.get(rid)) is not None:
+                kept[i] = row._replace(last_event_id=kept[i].last_event_id)
+        out = []
+        for s in page:
+            row = fresh.get(s.run.id)
+            out.append(s if row is None else RunSummary(row._replace(last_event_id=s.run.last_event_id), s.projection))
         return out
 
     def feed(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
@@ -254,14 +312,14 @@ class Rp1Source:
         if workflow:
             runs = [r for r in runs if r.flow == workflow]
         if not status:
-            page = self._project(runs[offset:offset + limit])
+            page = self._fresh(self._project(runs[offset:offset + limit]))
             self._save()
             return Feed(tuple(page), len(runs), self.db.state)
         statuses = self._statuses(runs)
         if not self.db.state.ok:
             return Feed((), 0, self.db.state)
         matched = [r for r in runs if statuses.get(r.id) == status]
-        page = self._project(matched[offset:offset + limit])
+        page = self._fresh(self._project(matched[offset:offset + limit]))
         self._save()
         return Feed(tuple(page), len(matched), self.db.state)
 
@@ -292,6 +350,8 @@ class Rp1Source:
         if result is None and runs and self.db.state.ok:
             first = self._project(runs[:1])
             result = first[0] if first else None
+        if result is not None:
+            result = self._fresh([result])[0]
         self._save()
         if self.db.state.ok:
             self._current_cache = (sig, result)
@@ -307,5 +367,7 @@ class Rp1Source:
         if not self.db.state.ok:
             return None
         agents = {e.step.split(":", 1)[0] for e in events if e.namespaced and e.step}
+        from rcs_tui.rp1.timeline import build_timeline
+
         return build_timeline(run, events, artifacts, self.machines.get(run.flow),
                               {a: self.machines.get(a) for a in agents})

@@ -1,5 +1,5 @@
 """What one process learned about an rp1 database, kept for the next: each run's newest event id, its
-derived status and, for the runs last shown, its whole projection.
+derived status and, for the runs last shown, where its derivation stood (so newer rows extend it).
 
 rp1 only appends events, and a run's status is a function of its events, so a status derived when the
 run's newest event id was N still holds while that id is N. The store describes the runs of one scope
@@ -19,16 +19,24 @@ import json
 import os
 import time
 import zlib
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
 from rcs_tui.cache_files import cache_dir, read_own, write_own
-from rcs_tui.rp1.projection import Event, Projection
+from rcs_tui.rp1.db import RunRow
+from rcs_tui.rp1.projection import Event, Fold, Projection, finish
 
-FORMAT = 2
+FORMAT = 3  # 3: the run rows themselves are kept, and each kept projection is its fold (extended by new rows)
 # The code that derives a status: an edited install must not serve statuses derived by older rules.
 RULE_FILES = ("projection.py", "db.py", "source.py", "status_store.py")
-MAX_PROJECTIONS = 1000  # whole projections kept: the runs shown last (a page is at most a few hundred)
+RUN_CELLS = len(RunRow._fields) + 1  # a run row and its status
+_TEXT_OR_NULL = {str, type(None)}
+MAX_PROJECTIONS = 1000
+# A long-running viewer writes what it learned at most this often: a write of ten thousand runs takes a
+# busy console's main thread 50-80 ms, and a next process that finds an older store only reads a little
+# more (the events since, the runs that moved).
+SAVE_INTERVAL = 60.0  # whole projections kept: the runs shown last (a page is at most a few hundred)
 
 
 def _rule_stamp() -> list[object]:
@@ -44,10 +52,14 @@ def _rule_stamp() -> list[object]:
 
 
 def projection_json(p: Projection) -> dict[str, Any]:
-    return {"status": p.status, "steps": p.steps, "current_step": p.current_step,
+    """Where the run's derivation stood (its fold), from which the projection is derived again on reading."""
+    f = p.fold
+    return {"steps": f.steps, "diagnostic": f.diagnostic, "last_entered": f.last_entered,
+            "last_diagnostic": f.last_diagnostic, "run_status": f.run_status, "run_row_id": f.run_row_id,
+            "last_step_activity": f.last_step_activity, "last_activity": f.last_activity,
             "prompts": [[e.id, e.run_id, e.type, e.step, e.unit, e.data, e.created_at, e.parent_step_id]
-                        for e in p.pending_prompts],
-            "last_event_id": p.last_event_id, "last_activity": p.last_activity}
+                        for e in f.prompts],
+            "last_id": f.last_id}
 
 
 def _opt_str(value: Any) -> str | None:
@@ -56,22 +68,33 @@ def _opt_str(value: Any) -> str | None:
     raise TypeError("not a string")
 
 
+def _opt_int(value: Any) -> int | None:
+    if value is None or type(value) is int:
+        return value
+    raise TypeError("not an integer")
+
+
+def _str_map(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise TypeError("not a map of strings")
+    return value
+
+
 def projection_from_json(doc: Any) -> Projection:
-    """The projection written by `projection_json`; TypeError/ValueError for anything else."""
-    steps = doc["steps"]
-    if not isinstance(steps, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in steps.items()):
-        raise TypeError("steps")
+    """The projection derived from the fold `projection_json` wrote; TypeError/ValueError for anything else."""
     prompts = []
     for eid, run_id, type_, step, unit, data, created, parent in doc["prompts"]:
         if type(eid) is not int or not isinstance(data, dict):
             raise TypeError("prompt")
         prompts.append(Event(eid, _opt_str(run_id) or "", _opt_str(type_) or "", _opt_str(step), _opt_str(unit),
                              data, _opt_str(created) or "", _opt_str(parent)))
-    status, last = doc["status"], doc["last_event_id"]
-    if not isinstance(status, str) or type(last) is not int:
-        raise TypeError("status")
-    return Projection(status, steps, _opt_str(doc["current_step"]), tuple(prompts), last,
-                      _opt_str(doc["last_activity"]))
+    last = doc["last_id"]
+    if type(last) is not int:
+        raise TypeError("last_id")
+    fold = Fold(_str_map(doc["steps"]), _str_map(doc["diagnostic"]), _opt_str(doc["last_entered"]),
+                _opt_str(doc["last_diagnostic"]), _opt_str(doc["run_status"]), _opt_int(doc["run_row_id"]),
+                _opt_int(doc["last_step_activity"]), _opt_str(doc["last_activity"]), tuple(prompts), last)
+    return finish(fold)
 
 
 class StatusStore:
@@ -83,6 +106,8 @@ class StatusStore:
         self.path: str | None = None
         self.identity: dict[str, object] | None = None
         self.as_of: int | None = None  # the database's newest event id the entries describe
+        self.marks: tuple[int, int, int, str] | None = None  # and the runs table's marks then (`Rp1Db.runs_marks`)
+        self.rows: list[RunRow] | None = None  # the runs in scope then, in feed order
         self.entries: dict[str, tuple[int, str | None]] = {}  # run -> (newest event id, status or None)
         self.projections: dict[str, tuple[int, Projection]] = {}
         self.saved_at: float | None = None
@@ -100,7 +125,7 @@ class StatusStore:
     def load(self) -> StatusStore:
         """Read the kept runs for this database and scope as they are now (nothing when none can be trusted)."""
         self.identity = self._identify()
-        self.entries, self.projections, self.as_of = {}, {}, None
+        self.entries, self.projections, self.as_of, self.rows, self.marks = {}, {}, None, None, None
         if self.identity is None:
             return self
         key = json.dumps([self.identity["db"], self.scope]).encode("utf-8", "surrogateescape")
@@ -110,33 +135,47 @@ class StatusStore:
             return self
         try:
             doc = json.loads(raw)
-            if doc.get("format") != FORMAT or doc.get("identity") != self.identity or type(doc["as_of"]) is not int:
+            if doc.get("format") != FORMAT or doc.get("identity") != self.identity:
                 return self
-            entries: dict[str, tuple[int, str | None]] = {}
-            for run_id, (last, status) in doc["runs"].items():
-                if type(last) is not int:
-                    raise TypeError("last")
-                entries[run_id] = (last, _opt_str(status))
+            marks = doc["marks"]
+            if (not isinstance(marks, list) or len(marks) != 4 or not all(type(m) is int for m in marks[:3])
+                    or not isinstance(marks[3], str)):
+                raise TypeError("marks")
+            cols = doc["runs"]  # one list per column of RunRow, then the statuses, in feed order
+            if (not isinstance(cols, list) or len(cols) != RUN_CELLS or not all(isinstance(c, list) for c in cols)
+                    or len({len(c) for c in cols}) != 1):
+                raise TypeError("runs")
+            # Ids and flows are text, the other columns text or null, the newest event id an integer, the
+            # status text or null (not derived at that event). Checked a column at a time: it is cheap.
+            if not (all(set(map(type, c)) <= {str} for c in cols[:2])
+                    and all(set(map(type, c)) <= _TEXT_OR_NULL for c in cols[2:10])
+                    and set(map(type, cols[10])) <= {int} and set(map(type, cols[11])) <= _TEXT_OR_NULL):
+                raise TypeError("runs")
             projections = {}
             for run_id, (last, proj) in doc["projections"].items():
-                if type(last) is not int:
-                    raise TypeError("last")
-                projections[run_id] = (last, projection_from_json(proj))
+                projection = projection_from_json(proj)
+                if type(last) is not int or last != projection.last_event_id:
+                    raise TypeError("last")  # a fold must be as of the event it is filed under
+                projections[run_id] = (last, projection)
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
             return self
-        self.entries, self.projections, self.as_of = entries, projections, doc["as_of"]
+        self.rows = list(map(tuple.__new__, repeat(RunRow), zip(*cols[:11], strict=True)))
+        self.entries = dict(zip(cols[0], zip(cols[10], cols[11], strict=True), strict=True))
+        self.projections, self.marks, self.as_of = projections, (marks[0], marks[1], marks[2], marks[3]), marks[0]
         self._written = raw.decode("utf-8", "surrogateescape")
         return self
 
-    def due(self, min_interval: float = 5.0) -> bool:
+    def due(self, min_interval: float = SAVE_INTERVAL) -> bool:
         """Whether a save now would write: a long-running viewer writes at most every `min_interval` s."""
         return self.saved_at is None or time.monotonic() - self.saved_at >= min_interval
 
-    def save(self, as_of: int, entries: dict[str, tuple[int, str | None]],
-             projections: dict[str, tuple[int, Projection]], min_interval: float = 5.0, force: bool = False) -> None:
-        """Write the runs as they were at newest event id `as_of`, when the database is still the one they
-        came from. A long-running viewer writes at most every `min_interval` seconds (a one-shot command
-        writes once); nothing is written when nothing changed."""
+    def save(self, marks: tuple[int, int, int, str], rows: list[RunRow], statuses: dict[str, str | None],
+             projections: dict[str, tuple[int, Projection]], min_interval: float = SAVE_INTERVAL,
+             force: bool = False) -> None:
+        """Write the runs (in feed order) as they were at `marks` (the newest event id first), with each
+        run's status where known, when the database is still the one they came from. A long-running
+        viewer writes at most every `min_interval` seconds (a one-shot command writes once); nothing is
+        written when nothing changed."""
         if self.path is None or self.identity is None:
             return
         now = time.monotonic()
@@ -145,8 +184,9 @@ class StatusStore:
         if self._identify() != self.identity:
             return
         newest = sorted(projections.items(), key=lambda kv: kv[1][0], reverse=True)[:MAX_PROJECTIONS]
-        doc = {"format": FORMAT, "identity": self.identity, "as_of": as_of,
-               "runs": {k: list(v) for k, v in entries.items()},
+        columns = [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in RunRow._fields]
+        doc = {"format": FORMAT, "identity": self.identity, "marks": list(marks),
+               "runs": [*columns, [statuses.get(r.id) for r in rows]],
                "projections": {k: [last, projection_json(p)] for k, (last, p) in newest}}
         text = json.dumps(doc, separators=(",", ":"))
         if text == self._written:

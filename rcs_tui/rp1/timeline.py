@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from rcs_tui.core.machine import StateMachine
-from rcs_tui.rp1.db import Artifact, RunRow
+from rcs_tui.rp1.db import Artifact, RunRow, run_json
 from rcs_tui.rp1.projection import MANUAL_END, Event, Projection, project
 
 OPEN = ("running", "waiting")
@@ -95,12 +95,6 @@ class Timeline:
         out = asdict(self)
         out["run"] = run_json(self.run)
         return out
-
-
-def run_json(run: RunRow) -> dict[str, Any]:
-    return {"id": run.id, "workflow": run.flow, "feature_id": run.feature_id, "name": run.name,
-            "project_path": run.project_path, "project_id": run.project_id, "harness": run.harness,
-            "cached_status": run.cached_status, "created_at": run.created_at, "updated_at": run.updated_at}
 
 
 def _prompt_text(data: dict[str, Any]) -> str:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import math
 import os
 import re
 import stat as stat_mod
-import tempfile
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -33,6 +31,8 @@ def rel_of(root: Path, path: Path | str) -> str:
 
 def digest(data: bytes) -> str:
     """Content hash used for compare-and-swap checks and the journal."""
+    import hashlib  # on first use: the read-only commands never digest
+
     return hashlib.sha256(data).hexdigest()
 
 
@@ -399,6 +399,8 @@ def keep_mode(fd: int, path: Path) -> None:
 def atomic_write(path: Path, data: bytes) -> None:
     """Write `data` to `path` via a temp file in the same directory, fsync, then rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile  # on first use: the read-only commands never write
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         keep_mode(fd, path)

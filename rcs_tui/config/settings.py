@@ -1,0 +1,95 @@
+"""The effective settings: defaults, then the configuration file, the environment and command-line flags.
+
+The file is `$RCS_TUI_CONFIG` when set, else `$XDG_CONFIG_HOME/rcs-tui/config.toml` (XDG default
+`~/.config`); a missing file means defaults. Precedence, lowest first: default < file < environment <
+command-line flag; `Settings.sources` says which one won for every key (what `rcs-tui config` prints).
+The file is validated by `schema`, loaded only when there is a file: without one, nothing here needs it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from rcs_tui.config.paths import config_path
+from rcs_tui.fleet.attention import ALERT_KINDS
+
+# Every key and its default, `[alerts]` keys as `alerts.<key>`; the file's schema takes its defaults from here.
+DEFAULTS: dict[str, Any] = {
+    "theme": None, "hud_preset": None, "rp1_db": None, "rp1_plugin_roots": None, "readonly": False,
+    "watch_seconds": 10.0, "projects": (), "alerts.command": None, "alerts.bell": True, "alerts.tmux": False,
+    "alerts.kinds": tuple(ALERT_KINDS), "alerts.min_interval": 30.0,
+}
+
+
+class ConfigError(Exception):
+    """A configuration file that cannot be used; the message names the file, the key and what is allowed."""
+
+
+# Environment variables that set a key (they beat the file, lose to a flag).
+ENV_KEYS: dict[str, str] = {"rp1_db": "RP1_DB", "rp1_plugin_roots": "RP1_PLUGIN_ROOTS"}
+
+
+class Settings:
+    """Effective settings: the file's values with environment and flags on top, and where each came from."""
+
+    def __init__(self, path: Path, values: dict[str, Any], sources: dict[str, str]) -> None:
+        self.path = path
+        self.values = values
+        self.sources = sources
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"path": str(self.path), "exists": self.path.exists(),
+                "settings": {k: {"value": v, "source": self.sources[k]} for k, v in self.values.items()}}
+
+
+def _file_values(path: Path) -> tuple[dict[str, Any], set[str]]:
+    """Every key's value from the file (defaults where it is silent) and the keys it sets; ConfigError when
+    the file is bad. Without a file: the defaults, and the schema is not loaded."""
+    if not os.path.lexists(path):
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in DEFAULTS.items()}, set()
+    from rcs_tui.config.schema import Alerts, ConfigFile, read_config_file
+
+    parsed, keys = read_config_file(path)
+    values: dict[str, Any] = {}
+    for name in ConfigFile.model_fields:
+        value = getattr(parsed, name)
+        if name == "alerts":
+            values.update((f"alerts.{sub}", getattr(value, sub)) for sub in Alerts.model_fields)
+        else:
+            values[name] = value
+    return values, keys
+
+
+def load_settings(flags: dict[str, Any] | None = None, environ: dict[str, str] | None = None) -> Settings:
+    """Read the file (ConfigError when it is bad) and apply the environment and `flags` (None = not given)."""
+    env = os.environ if environ is None else environ
+    path = config_path(env)
+    values, keys = _file_values(path)
+    sources = {name: "file" if name in keys else "default" for name in values}
+    for name, var in ENV_KEYS.items():
+        if env.get(var):
+            raw = env[var]
+            values[name] = [p for p in raw.split(os.pathsep) if p] if name == "rp1_plugin_roots" else raw
+            sources[name] = f"env {var}"
+    for name, value in (flags or {}).items():
+        if value is not None and value != () and name in values:
+            values[name] = list(value) if isinstance(value, tuple) else value
+            sources[name] = "flag"
+    return Settings(path, values, sources)
+
+
+def apply_environment(settings: Settings) -> None:
+    """Hand the file's rp1 paths to the readers that take them from the environment (flags still win there)."""
+    if settings.sources.get("rp1_db") == "file" and settings.rp1_db:
+        os.environ[ENV_KEYS["rp1_db"]] = str(Path(settings.rp1_db).expanduser())
+    if settings.sources.get("rp1_plugin_roots") == "file" and settings.rp1_plugin_roots is not None:
+        os.environ[ENV_KEYS["rp1_plugin_roots"]] = os.pathsep.join(
+            str(Path(p).expanduser()) for p in settings.rp1_plugin_roots)
