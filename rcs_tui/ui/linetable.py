@@ -70,6 +70,19 @@ def successor(old: Sequence[str], gone: str | None, alive: set[str],
     return candidates[0] if candidates else None
 
 
+class RowMessage(Message):
+    """A message about one row of a LineTable (`key`), from that table (`control`)."""
+
+    def __init__(self, table: LineTable, key: str | None) -> None:
+        super().__init__()
+        self.table = table
+        self.key = key
+
+    @property
+    def control(self) -> LineTable:
+        return self.table
+
+
 class LineTable(ScrollView, can_focus=True):
     """Rows of styled cells under a fixed header, one highlighted row (the cursor), keyed by string."""
 
@@ -105,29 +118,11 @@ class LineTable(ScrollView, can_focus=True):
     }
     """
 
-    class Selected(Message):
+    class Selected(RowMessage):
         """Enter (or a click on the highlighted row) on row `key`."""
 
-        def __init__(self, table: LineTable, key: str) -> None:
-            super().__init__()
-            self.table = table
-            self.key = key
-
-        @property
-        def control(self) -> LineTable:
-            return self.table
-
-    class Highlighted(Message):
+    class Highlighted(RowMessage):
         """The cursor is now on row `key` (None: the table is empty)."""
-
-        def __init__(self, table: LineTable, key: str | None) -> None:
-            super().__init__()
-            self.table = table
-            self.key = key
-
-        @property
-        def control(self) -> LineTable:
-            return self.table
 
     def __init__(self, *, id: str | None = None, zebra_stripes: bool = False,  # noqa: A002 - Textual's name
                  run_on: bool = False) -> None:
