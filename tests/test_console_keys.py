@@ -245,3 +245,19 @@ async def test_a_view_switch_rebuilds_no_rows_of_a_view_whose_data_did_not_chang
         await pilot.pause()
         assert len(built) == 2
         assert "team-verify" in pilot.app.screen.query_one("#scopes-table").drawn(member_row("team"))
+
+
+async def test_a_burst_of_updates_is_drawn_once_from_the_latest_world(tmp_path):
+    from rcs_tui.ui.watcher import WorldUpdated
+
+    a = app(tmp_path)
+    drawn: list[object] = []
+    async with a.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        real = a.refresh_views
+        a.refresh_views = lambda: (drawn.append(a.world), real())[1]  # type: ignore[method-assign]
+        worlds = [a.loader.load() for _ in range(5)]
+        for world in worlds:  # arriving faster than the console draws
+            a.post_message(WorldUpdated(world, frozenset()))
+        await pilot.pause()
+        assert drawn == [worlds[-1]]
