@@ -53,9 +53,8 @@ def insert(conn: sqlite3.Connection, run: str, step: str, status: str) -> None:
 
 
 async def latency(root: Path, db: Path, samples: int) -> list[float]:
-    from textual.widgets import DataTable
-
     from rcs_tui.ui.console.app import ConsoleApp
+    from rcs_tui.ui.linetable import LineTable
 
     conn = sqlite3.connect(db, check_same_thread=False)
     runs = [r[0] for r in conn.execute("SELECT id FROM runs WHERE project_path = ? ORDER BY id",
@@ -71,10 +70,10 @@ async def latency(root: Path, db: Path, samples: int) -> list[float]:
                 return
             step = want[0]
             try:
-                row = self.screen.query_one("#runs-table", DataTable).get_row(marked)
+                row = self.screen.query_one("#runs-table", LineTable).row_text(marked)
             except Exception:  # noqa: BLE001 - not on screen yet
                 return
-            if any(getattr(cell, "plain", cell) == step for cell in row):
+            if step in row:
                 self.call_after_refresh(lambda: painted.setdefault(step, time.perf_counter()))
 
     stop = threading.Event()

@@ -21,8 +21,7 @@ MEMBER = f"member:{SESSION}:{SESSION}:team"
 
 
 async def _row(pilot, table: str, key: str) -> None:
-    t = pilot.app.screen.query_one(f"#{table}")
-    t.move_cursor(row=t.get_row_index(key), animate=False)
+    pilot.app.screen.query_one(f"#{table}").select_key(key)
     await pilot.pause()
 
 

@@ -100,7 +100,8 @@ def app(base: Path, **kwargs):
 
 def select_row(app, table_id: str, key: str) -> None:
     table = app.screen.query_one(f"#{table_id}")
-    table.move_cursor(row=table.get_row_index(key), animate=False)
+    assert key in table.keys, (key, table.keys)
+    table.select_key(key)
 
 
 def member_row(mode_name: str, view: str | None = SESSION, scope: str | None = SESSION) -> str:

@@ -365,8 +365,6 @@ async def test_done_task_says_it_is_terminal_once(tmp_path):
 
 
 async def test_journal_state_column_says_done_undone_interrupted(tmp_path):
-    from textual.coordinate import Coordinate
-
     a = app(tmp_path)
     journal = a.root / ".rcs" / "logs" / "rcs-tui-journal.jsonl"
     async with a.run_test(size=SIZE) as pilot:
@@ -385,9 +383,8 @@ async def test_journal_state_column_says_done_undone_interrupted(tmp_path):
         await pilot.press("5")
         await pilot.pause()
         table = pilot.app.screen.query_one("#journal-table")
-        col = [c.label.plain for c in table.columns.values()].index("state")
-        states = {table.coordinate_to_cell_key(Coordinate(r, 0)).row_key.value:
-                  table.get_cell_at(Coordinate(r, col)).plain for r in range(table.row_count)}
+        col = table.labels.index("state")
+        states = {key: table.drawn(key)[col] for key in table.keys}
     assert states.pop("j-interrupted") == "INTERRUPTED"
     assert states.pop(clear["id"]) == "undone"
     assert list(states.values()) == ["done"]  # the undo itself
@@ -406,14 +403,14 @@ async def test_slash_filters_team_and_journal(tmp_path):
         await pilot.press("2", "slash", *"worker-2")
         await pilot.pause()
         assert screen.query_one("#team-workers").row_count == 1
-        assert [str(k.value) for k in screen.query_one("#team-tasks").rows] == ["login-flow/2"]  # its owner
+        assert screen.query_one("#team-tasks").keys == ["login-flow/2"]  # its owner
         await pilot.press("enter", "5")
         await pilot.pause()
         assert screen.query_one("#journal-table").row_count == 2
         await pilot.press("slash", *"forge-state")  # a file path the entry changed
         await pilot.pause()
         table = screen.query_one("#journal-table")
-        assert table.row_count == 1 and "forge" in str(table.get_row_at(0)[1])
+        assert table.row_count == 1 and "forge" in table.drawn(table.keys[0])[1]
 
 
 async def palette_names(pilot, query: str) -> list[str]:

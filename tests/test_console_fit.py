@@ -66,16 +66,13 @@ def test_active_label_keeps_whole_mode_names():
 
 def cells_fit(table) -> list[str]:
     """Every cell's text, after checking it fits its column and the table needs no horizontal scroll."""
-    from textual.coordinate import Coordinate
-
-    assert table.max_scroll_x == 0, [c.label.plain for c in table.columns.values()]
+    assert table.max_scroll_x == 0, table.labels
     out = []
-    columns = list(table.columns.values())
-    for r in range(table.row_count):
-        for c, column in enumerate(columns):
-            cell = table.get_cell_at(Coordinate(r, c))
-            text = cell.plain if hasattr(cell, "plain") else str(cell)
-            assert len(text) <= column.width, (column.label.plain, text)
+    for key in table.keys:
+        drawn = table.drawn(key)
+        assert len(drawn) == len(table.labels), (key, drawn)
+        for label, width, text in zip(table.labels, table.widths, drawn, strict=True):
+            assert len(text) <= width, (label, text)
             out.append(text)
     return out
 
@@ -108,10 +105,10 @@ async def test_resize_refits_columns_and_keeps_the_cursor(tmp_path):
         await pilot.resize_terminal(60, 20)
         await pilot.pause()
         table = pilot.app.screen.query_one("#scopes-table")
-        assert [c.label.plain for c in table.columns.values()] == ["scope / mode", "health", "label", "age"]
+        assert table.labels == ["scope / mode", "health", "label", "age"]
         assert pilot.app.screen.query_one("ScopesPane").selected() == member_row("forge")
         cells_fit(table)
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
-        assert len(table.columns) == 6
+        assert len(table.labels) == 6
         assert pilot.app.screen.query_one("ScopesPane").selected() == member_row("forge")

@@ -67,11 +67,11 @@ async def test_doctor_list_moves_with_j_and_k(tmp_path):
         await pilot.pause()
         assert isinstance(pilot.app.screen, DoctorScreen)
         table = pilot.app.screen.query_one("#doctor-table")
-        assert table.row_count >= 2 and table.cursor_row == 0
+        assert table.row_count >= 2 and table.cursor == 0
         await pilot.press("j")
-        assert table.cursor_row == 1
+        assert table.cursor == 1
         await pilot.press("k")
-        assert table.cursor_row == 0
+        assert table.cursor == 0
         assert "j/k move" in text_of(pilot.app.screen)
 
 
@@ -122,7 +122,7 @@ async def test_e_opens_the_selected_file_in_the_editor_and_reloads(tmp_path, mon
         await pilot.pause()
         assert (tmp_path / "edited").read_text().strip() == str(team)
         assert read(team)["current_phase"] == "team-fix"
-        cells = [str(c) for c in pilot.app.screen.query_one("#scopes-table").get_row(member_row("team"))]
+        cells = pilot.app.screen.query_one("#scopes-table").drawn(member_row("team"))
         assert "team-fix" in cells  # reloaded after the editor returned
 
 
@@ -197,3 +197,67 @@ def test_editor_command_prefers_visual_and_splits_like_a_shell():
     assert editor_command({"VISUAL": "code -w", "EDITOR": "nano"}) == ["code", "-w"]
     assert editor_command({"EDITOR": "nano"}) == ["nano"]
     assert os.path.basename((editor_command({}) or ["vi"])[0]) == "vi"
+
+
+async def test_detail_lines_follow_the_highlighted_row(tmp_path):
+    a = app(tmp_path)
+    mode(a.root, "ralph", None)  # a second doctor finding: an orphan in root
+    async with a.run_test(size=SIZE) as pilot:
+        select_row(pilot.app, "scopes-table", member_row("team"))
+        await pilot.pause()
+        detail = pilot.app.screen.query_one("#scopes-detail")
+        assert str(detail.render()).startswith("team live")
+        await pilot.press("j")
+        await pilot.pause()
+        assert str(detail.render()).startswith("forge live")
+        await pilot.click("#scopes-table", offset=(2, 1))  # the header is line 0: line 1 is root
+        await pilot.pause()
+        assert str(detail.render()).startswith("root")
+        await pilot.press("D")
+        await pilot.pause()
+        doctor = pilot.app.screen.query_one("#doctor-detail")
+        first = str(doctor.render())
+        await pilot.press("j")
+        await pilot.pause()
+        assert str(doctor.render()) != first and " in " in str(doctor.render()).splitlines()[0]
+
+
+async def test_a_view_switch_rebuilds_no_rows_of_a_view_whose_data_did_not_change(tmp_path, monkeypatch):
+    import rcs_tui.ui.console.scopes as scopes
+
+    built: list[int] = []
+    real = scopes.scope_rows
+    monkeypatch.setattr(scopes, "scope_rows", lambda *a, **k: built.append(1) or real(*a, **k))
+    now = [1_795_000_000.0]
+    async with app(tmp_path, clock=lambda: now[0]).run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert built
+        built.clear()
+        await pilot.press("2", "1")
+        await pilot.pause()
+        assert built == []  # same World, same second: the rows on screen are still right
+        now[0] += 1.0
+        await pilot.press("2", "1")
+        await pilot.pause()
+        assert built == [1]  # a second later its ages are drawn again, once
+        mode(pilot.app.root, "team", SESSION, current_phase="team-verify")
+        await pilot.press("r")  # a new World: drawn again in the same second
+        await pilot.pause()
+        assert len(built) == 2
+        assert "team-verify" in pilot.app.screen.query_one("#scopes-table").drawn(member_row("team"))
+
+
+async def test_a_burst_of_updates_is_drawn_once_from_the_latest_world(tmp_path):
+    from rcs_tui.ui.watcher import WorldUpdated
+
+    a = app(tmp_path)
+    drawn: list[object] = []
+    async with a.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        real = a.refresh_views
+        a.refresh_views = lambda: (drawn.append(a.world), real())[1]  # type: ignore[method-assign]
+        worlds = [a.loader.load() for _ in range(5)]
+        for world in worlds:  # arriving faster than the console draws
+            a.post_message(WorldUpdated(world, frozenset()))
+        await pilot.pause()
+        assert drawn == [worlds[-1]]

@@ -14,9 +14,8 @@ def shown(pilot) -> list[tuple[str, str]]:
     """(run key, text of the row) in screen order."""
     table = pilot.app.screen.query_one("#runs-table")
     out = []
-    for row in table.ordered_rows:
-        cells = table.get_row(row.key)
-        out.append((str(row.key.value), " ".join(getattr(c, "plain", str(c)) for c in cells)))
+    for key in table.keys:
+        out.append((key, " ".join(table.row_text(key))))
     return out
 
 

@@ -13,7 +13,7 @@ from rcs_tui.fleet.alerts import AlertSettings, AlertTracker
 from rcs_tui.fleet.projects import ProjectSpecError, expand_projects, parse_project
 from rcs_tui.fleet.rows import Row
 from rcs_tui.ui.fleet.app import FleetApp
-from rcs_tui.ui.fleet.linetable import LineTable
+from rcs_tui.ui.linetable import LineTable
 from rcs_tui.views.snapshot_doc import SnapshotFeed, iso
 from tests.statefix import canonical, mode, write
 
@@ -258,8 +258,6 @@ class TestFleetApp:
         async with app.run_test(size=(120, 36)) as pilot:
             await until(lambda: all(r.doc is not None for r in app.rows.values()))
             await pilot.pause(0.7)  # past the start-up re-read
-            from textual.widgets import DataTable
-
             table = app.screen.query_one("#fleet-table", LineTable)
             assert [Path(k).name for k in table.keys] == ["api", "billing", "docs", "web", "notes"]
             web = str(base / "web")
@@ -273,9 +271,9 @@ class TestFleetApp:
             await pilot.pause(0.2)
             assert log.read_text() == "web waiting root/autopilot\n"  # no repeat on an unrelated change
             await pilot.press("2")
-            alerts = app.screen.query_one("#alerts-table", DataTable)
+            alerts = app.screen.query_one("#alerts-table", LineTable)
             assert alerts.row_count == 1
-            assert [str(c) for c in alerts.get_row_at(0)][1:5] == ["web", "local", "waiting", "root/autopilot"]
+            assert alerts.drawn(alerts.keys[0])[1:5] == ["web", "local", "waiting", "root/autopilot"]
 
     async def test_filter_and_console_commands(self, tmp_path):
         base = fleet_dir(tmp_path)

@@ -13,12 +13,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from rcs_tui.state.doctor import Finding, diagnose, fix
 from rcs_tui.ui.console.confirm import ConfirmPlan
 from rcs_tui.ui.console.format import plain, styled
-from rcs_tui.ui.console.table import Column, project, selected_key, set_columns, sync_rows
+from rcs_tui.ui.console.table import Column, project, set_columns
+from rcs_tui.ui.linetable import LineTable
 
 # Scope and subject grow so session ids and subjects show whole at 120 columns; the detail line says all.
 COLUMNS = (Column("sev", 5, 9), Column("kind", 18, 8), Column("scope", 12, 6, grow=14),
@@ -62,7 +63,7 @@ class DoctorScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog wide"):
             yield Static(Text("Doctor", style="bold"), id="dialog-title")
-            table = DataTable(id="doctor-table", cursor_type="row")
+            table = LineTable(id="doctor-table")
             set_columns(table, COLUMNS, self._table_width())
             yield table
             yield Static(id="doctor-detail", classes="detail")
@@ -73,7 +74,7 @@ class DoctorScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self.action_rediagnose()
-        self.query_one("#doctor-table", DataTable).focus()
+        self.query_one("#doctor-table", LineTable).focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("repair", "repair_all") and self.readonly:
@@ -81,7 +82,7 @@ class DoctorScreen(ModalScreen[None]):
         return True
 
     def action_move(self, direction: str) -> None:
-        table = self.query_one("#doctor-table", DataTable)
+        table = self.query_one("#doctor-table", LineTable)
         table.action_cursor_down() if direction == "down" else table.action_cursor_up()
 
     def _table_width(self) -> int:
@@ -96,13 +97,13 @@ class DoctorScreen(ModalScreen[None]):
                         styled(f.scope), styled(f.subject),
                         Text("yes" if f.plan else "-", style="green" if f.plan else "dim")])
                 for f in self.findings]
-        table = self.query_one("#doctor-table", DataTable)
+        table = self.query_one("#doctor-table", LineTable)
         shown = set_columns(table, COLUMNS, self._table_width())
-        sync_rows(table, project(rows, COLUMNS, shown))
-        self._detail(selected_key(table))
+        table.set_rows(project(rows, COLUMNS, shown))
+        self._detail(table.selected)
 
     def _selected(self) -> Finding | None:
-        key = selected_key(self.query_one("#doctor-table", DataTable))
+        key = self.query_one("#doctor-table", LineTable).selected
         return next((f for f in self.findings if f.id == key), None)
 
     def _detail(self, key: str | None) -> None:
@@ -119,10 +120,10 @@ class DoctorScreen(ModalScreen[None]):
         if self.last_result is not None:
             self.query_one("#doctor-result", Static).update(result_text(self.last_result))
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self._detail(selected_key(event.data_table))
+    def on_line_table_highlighted(self, event: LineTable.Highlighted) -> None:
+        self._detail(event.key)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_line_table_selected(self, event: LineTable.Selected) -> None:
         if not self.readonly:
             self.action_repair()
 

@@ -7,11 +7,13 @@ from pathlib import Path
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import Input, Static
 
 from rcs_tui.state.journal import interrupted, read_journal, undone_ids
+from rcs_tui.state.txn import JOURNAL_REL
 from rcs_tui.ui.console.format import plain, styled
-from rcs_tui.ui.console.table import Column, Row, matches, project, selected_key, set_columns, sync_rows
+from rcs_tui.ui.console.table import Column, DrawnFrom, Row, matches, project, set_columns
+from rcs_tui.ui.linetable import LineTable
 
 JOURNAL_KEYS = "enter details · u undo · U redo (refused if a file changed since)"
 COLUMNS = (Column("at", 19, 6), Column("action", 20, 9, grow=30), Column("files", 5, 2), Column("state", 11, 8),
@@ -44,19 +46,34 @@ def journal_rows(root: Path, needle: str = "") -> list[Row]:
     return rows
 
 
+def journal_stamp(root: Path) -> tuple[int, int, int]:
+    """What tells the journal changed (inode, size, mtime; zeros when there is none)."""
+    try:
+        st = (root / JOURNAL_REL).stat()
+    except OSError:
+        return 0, 0, 0
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
 class JournalPane(Vertical):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.drawn = DrawnFrom()
+
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter by action/path…", id="journal-filter", classes="filter")
-        table = DataTable(id="journal-table", cursor_type="row")
+        table = LineTable(id="journal-table")
         set_columns(table, COLUMNS, self.app.size.width)
         yield table
         yield Static(Text(JOURNAL_KEYS, style="dim"), id="journal-note", classes="detail")
 
     def show(self, root: Path) -> None:
         needle = self.query_one("#journal-filter", Input).value.strip()
+        if self.drawn.same(0, *journal_stamp(root), needle, self.app.size.width):
+            return
         rows = journal_rows(root, needle)
-        table = self.query_one("#journal-table", DataTable)
-        sync_rows(table, project(rows, COLUMNS, set_columns(table, COLUMNS, self.app.size.width)))
+        table = self.query_one("#journal-table", LineTable)
+        table.set_rows(project(rows, COLUMNS, set_columns(table, COLUMNS, self.app.size.width)))
         note = self.query_one("#journal-note", Static)
         if not rows:
             note.update(Text("No entry matches the filter." if needle else "No operator actions recorded yet.",
@@ -65,7 +82,7 @@ class JournalPane(Vertical):
             note.update(Text(JOURNAL_KEYS, style="dim"))
 
     def selected(self) -> str | None:
-        return selected_key(self.query_one("#journal-table", DataTable))
+        return self.query_one("#journal-table", LineTable).selected
 
 
 __all__ = ["JournalPane", "journal_rows", "plain"]

@@ -12,14 +12,14 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Input, Static, TabbedContent, TabPane
+from textual.widgets import Input, Static, TabbedContent, TabPane
 
 from rcs_tui.state.layout import Layout
 from rcs_tui.state.txn import JOURNAL_REL
 from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.scopes import ScopesPane, parse_member_key, split_member_key
 from rcs_tui.ui.console.statusbar import StatusBar
-from rcs_tui.ui.console.table import selected_key
+from rcs_tui.ui.linetable import LineTable
 
 TABS = ("scopes", "team", "tasks", "rp1", "journal")
 
@@ -82,7 +82,7 @@ class MainScreen(Screen):
 
     def focus_table(self) -> None:
         pane = self.query_one(f"#{self.tab}", TabPane)
-        tables = pane.query(DataTable)
+        tables = pane.query(LineTable)
         if tables:
             tables.first().focus()
 
@@ -147,7 +147,7 @@ class MainScreen(Screen):
             return None, panes.first().selected() if panes else None
         elif self.tab == "team":
             focused = self.focused
-            return None, selected_key(focused) if isinstance(focused, DataTable) else None
+            return None, focused.selected if isinstance(focused, LineTable) else None
         return None, None
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -158,10 +158,10 @@ class MainScreen(Screen):
         if event.input.has_class("filter"):
             self.focus_table()
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        key = selected_key(event.data_table)
+    def on_line_table_selected(self, event: LineTable.Selected) -> None:
+        key = event.key
         app = self.app
-        table = event.data_table.id
+        table = event.table.id
         if table == "scopes-table" and parse_member_key(key):
             app.open_member(*parse_member_key(key))  # type: ignore[attr-defined, misc]
         elif table == "scopes-table":

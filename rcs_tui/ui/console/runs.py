@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import Input, Static
 
 from rcs_tui.rp1.source import FEED_FILTERS, Rp1Source, RunSummary
 from rcs_tui.ui.console.format import STATUS_STYLE, age, parse_ts, plain, styled
-from rcs_tui.ui.console.table import Column, Row, column_width, project, selected_key, set_columns, sync_rows
+from rcs_tui.ui.console.table import Column, Row, project, set_columns
+from rcs_tui.ui.linetable import LineTable
 
 # "deep-research" and "waiting (1?)" whole at 80 columns; at 60 the run id and age give way.
 COLUMNS = (Column("run", 8, 2, grow=12), Column("workflow", 13, 5), Column("status", 12, 9),
@@ -54,48 +55,63 @@ class RunFilter:
         return all(w in hay for w in self.text.split())
 
 
-def run_rows(source: Rp1Source, flt: RunFilter, now: float, id_width: int = 8) -> tuple[list[Row], str | None]:
+def run_rows(source: Rp1Source, flt: RunFilter, now: float, id_width: int = 8,
+             cache: dict[str, tuple[tuple[object, ...], Row]] | None = None) -> tuple[list[Row], str | None]:
     """Feed rows, and a status line (database problem, or the counts). Run ids are cut to `id_width`
-    from the end, like short commit hashes (their start is what tells runs apart)."""
+    from the end, like short commit hashes (their start is what tells runs apart). `cache` keeps each
+    run's row while what it shows is the same, so a busy feed builds (and the table compares) only the
+    rows of runs that moved."""
     if flt.problem():
         return [], flt.problem()
     feed = source.feed(status=flt.status, workflow=flt.workflow, limit=FEED_LIMIT)
     if feed.status:
         return [], feed.status
     rows: list[Row] = []
+    kept: dict[str, tuple[tuple[object, ...], Row]] = {}
     for s in feed.runs:
         if not flt.keep(s):
             continue
         p = s.projection
         last = parse_ts(p.last_activity)
         status = p.status + (f" ({len(p.pending_prompts)}?)" if p.pending_prompts else "")
-        rows.append((s.run.id, [styled(s.run.id[:id_width]), styled(s.run.flow),
-                                styled(status, STATUS_STYLE.get(p.status, "")),
-                                styled(p.current_step or "-"), styled(s.run.name or s.run.feature_id or "-", width=40),
-                                Text(age(now - last) if last else "-")]))
+        shows = (id_width, s.run.flow, status, p.current_step, s.run.name or s.run.feature_id,
+                 age(now - last) if last else "-")
+        hit = cache.get(s.run.id) if cache is not None else None
+        row = hit[1] if hit is not None and hit[0] == shows else (s.run.id, [
+            styled(s.run.id[:id_width]), styled(s.run.flow), styled(status, STATUS_STYLE.get(p.status, "")),
+            styled(p.current_step or "-"), styled(shows[4] or "-", width=40), Text(shows[5])])
+        kept[s.run.id] = (shows, row)
+        rows.append(row)
+    if cache is not None:
+        cache.clear()
+        cache.update(kept)
     return rows, f"{len(rows)} of {feed.total} run(s)"
 
 
 class RunsPane(Vertical):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._rows: dict[str, tuple[tuple[object, ...], Row]] = {}
+
     def compose(self) -> ComposeResult:
         yield Input(placeholder="status:waiting wf:build text…  (/)", id="runs-filter", classes="filter")
-        table = DataTable(id="runs-table", cursor_type="row")
+        table = LineTable(id="runs-table")
         set_columns(table, COLUMNS, self.app.size.width)
         yield table
         yield Static(id="runs-note", classes="detail")
 
     def show(self, source: Rp1Source | None, now: float) -> None:
         note = self.query_one("#runs-note", Static)
-        table = self.query_one("#runs-table", DataTable)
+        table = self.query_one("#runs-table", LineTable)
         shown = set_columns(table, COLUMNS, self.app.size.width)
         if source is None:
-            sync_rows(table, [])
+            table.set_rows([])
             note.update(Text("no rp1 database", style="dim"))
             return
         flt = RunFilter.parse(self.query_one("#runs-filter", Input).value)
-        rows, message = run_rows(source, flt, now, column_width(table, "run") or 8)
-        sync_rows(table, project(rows, COLUMNS, shown))
+        rows, message = run_rows(source, flt, now, table.column_width("run") or 8, self._rows)
+        table.set_rows(project(rows, COLUMNS, shown))
         note.update(Text(plain(message or ""), style="dim" if rows else "yellow"))
 
     def selected(self) -> str | None:
-        return selected_key(self.query_one("#runs-table", DataTable))
+        return self.query_one("#runs-table", LineTable).selected

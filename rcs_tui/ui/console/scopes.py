@@ -8,14 +8,15 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import Input, Static
 
 from rcs_tui.state.layout import Layout
 from rcs_tui.state.reader import compute_members
 from rcs_tui.state.session import Resolution
 from rcs_tui.state.snapshot import Member, Snapshot
 from rcs_tui.ui.console.format import HEALTH_GLYPH, HEALTH_STYLE, age_of, plain, rel, short_sid, styled
-from rcs_tui.ui.console.table import Column, Row, column_width, project, selected_key, set_columns, sync_rows
+from rcs_tui.ui.console.table import Column, DrawnFrom, Row, project, set_columns
+from rcs_tui.ui.linetable import LineTable
 from rcs_tui.views.world import World
 
 COLLAPSE_OVER = 30  # scopes
@@ -220,7 +221,7 @@ class ScopesPane(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter modes/sessions…", id="scopes-filter", classes="filter")
-        table = DataTable(id="scopes-table", cursor_type="row", zebra_stripes=False)
+        table = LineTable(id="scopes-table")
         set_columns(table, COLUMNS, self.app.size.width)
         yield table
         yield Static(id="scopes-detail", classes="detail")
@@ -230,22 +231,25 @@ class ScopesPane(Vertical):
         self.expanded: set[str | None] = set()
         self._rows: dict[str, tuple[object, bool, Row]] = {}
         self._fit: tuple[int, int] = (17, LABEL_WIDTH)
+        self.drawn = DrawnFrom()
 
     def show(self, world: World, now: float) -> None:
         needle = self.query_one("#scopes-filter", Input).value.strip()
-        table = self.query_one("#scopes-table", DataTable)
+        if self.drawn.same(now, world.snapshot, needle, frozenset(self.expanded), self.app.size.width):
+            return
+        table = self.query_one("#scopes-table", LineTable)
         shown = set_columns(table, COLUMNS, self.app.size.width)
-        fit = ((column_width(table, COLUMNS[0].label) or COLUMNS[0].width) - 2,
-               column_width(table, COLUMNS[4].label) or LABEL_WIDTH)
+        fit = ((table.column_width(COLUMNS[0].label) or COLUMNS[0].width) - 2,
+               table.column_width(COLUMNS[4].label) or LABEL_WIDTH)
         if fit != self._fit:  # cached one-row scopes were cut for other widths
             self._rows.clear()
             self._fit = fit
         rows = scope_rows(world, now, needle, self.expanded, self._rows, how=COLUMNS[2] in shown, fit=fit)
-        sync_rows(table, project(rows, COLUMNS, shown), group=row_scope)
-        self.query_one("#scopes-detail", Static).update(scope_detail(world, selected_key(table)))
+        table.set_rows(project(rows, COLUMNS, shown), group=row_scope)
+        self.query_one("#scopes-detail", Static).update(scope_detail(world, table.selected))
 
     def selected(self) -> str | None:
-        return selected_key(self.query_one("#scopes-table", DataTable))
+        return self.query_one("#scopes-table", LineTable).selected
 
     def toggle(self, key: str | None) -> bool:
         """Expand or collapse the scope row `key` (only when the table collapses scopes)."""
@@ -259,7 +263,7 @@ class ScopesPane(Vertical):
         self.show(world, self.app.clock())  # type: ignore[attr-defined]
         return True
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    def on_line_table_highlighted(self, event: LineTable.Highlighted) -> None:
         world = getattr(self.app, "world", None)
         if world is not None:
-            self.query_one("#scopes-detail", Static).update(scope_detail(world, selected_key(event.data_table)))
+            self.query_one("#scopes-detail", Static).update(scope_detail(world, event.key))

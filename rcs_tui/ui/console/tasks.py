@@ -5,11 +5,12 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import Input, Static
 
 from rcs_tui.state.tasks import list_tasks
 from rcs_tui.ui.console.format import age, plain, styled
-from rcs_tui.ui.console.table import Column, Row, project, selected_key, set_columns, sync_rows
+from rcs_tui.ui.console.table import Column, DrawnFrom, Row, project, set_columns
+from rcs_tui.ui.linetable import LineTable
 from rcs_tui.views.world import World
 
 COLUMNS = (Column("task", 18, 9, grow=20), Column("phase", 12, 8), Column("next (guards hold)", 22, 5, grow=30),
@@ -35,9 +36,13 @@ def task_rows(world: World, now: float, needle: str = "") -> list[Row]:
 
 
 class TasksPane(Vertical):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.drawn = DrawnFrom()
+
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter tasks…", id="tasks-filter", classes="filter")
-        table = DataTable(id="tasks-table", cursor_type="row")
+        table = LineTable(id="tasks-table")
         set_columns(table, COLUMNS, self.app.size.width)
         yield table
         yield Static(Text("enter: lifecycle graph, guards, transcript   o: override phase", style="dim"),
@@ -45,9 +50,11 @@ class TasksPane(Vertical):
 
     def show(self, world: World, now: float) -> None:
         needle = plain(self.query_one("#tasks-filter", Input).value.strip())
-        table = self.query_one("#tasks-table", DataTable)
+        if self.drawn.same(now, world.tasks, needle, self.app.size.width):
+            return
+        table = self.query_one("#tasks-table", LineTable)
         shown = set_columns(table, COLUMNS, self.app.size.width)
-        sync_rows(table, project(task_rows(world, now, needle), COLUMNS, shown))
+        table.set_rows(project(task_rows(world, now, needle), COLUMNS, shown))
 
     def selected(self) -> str | None:
-        return selected_key(self.query_one("#tasks-table", DataTable))
+        return self.query_one("#tasks-table", LineTable).selected

@@ -5,11 +5,12 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import Input, Static
 
 from rcs_tui.state.team import TASK_STATUSES, Worker
 from rcs_tui.ui.console.format import STATUS_STYLE, WORKER_GLYPH, age, parse_ts, plain, styled
-from rcs_tui.ui.console.table import Column, Row, matches, project, set_columns, sync_rows
+from rcs_tui.ui.console.table import Column, DrawnFrom, Row, matches, project, set_columns
+from rcs_tui.ui.linetable import LineTable
 from rcs_tui.views.world import World
 
 WORKER_COLUMNS = (Column("team", 12, 5, grow=12), Column("worker", 10, 9, grow=10), Column("state", 8, 8),
@@ -71,26 +72,32 @@ class TeamPane(Vertical):
     _tasks_of: object = None
     _task_rows: list[Row] = []
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.drawn = DrawnFrom()
+
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter workers/tasks…", id="team-filter", classes="filter")
         yield Static(id="team-summary", classes="summary")
-        workers = DataTable(id="team-workers", cursor_type="row")
+        workers = LineTable(id="team-workers")
         set_columns(workers, WORKER_COLUMNS, self.app.size.width)
         yield workers
-        tasks = DataTable(id="team-tasks", cursor_type="row")
+        tasks = LineTable(id="team-tasks")
         set_columns(tasks, TASK_COLUMNS, self.app.size.width)
         yield tasks
 
     def show(self, world: World, now: float) -> None:
+        width = self.app.size.width
+        needle = self.query_one("#team-filter", Input).value.strip()
+        if self.drawn.same(now, world.teams, needle, width):
+            return
         summary = team_summary(world)
         summary.rstrip()
         self.query_one("#team-summary", Static).update(summary)
-        width = self.app.size.width
-        needle = self.query_one("#team-filter", Input).value.strip()
         if world.teams is not self._tasks_of:
             self._tasks_of, self._task_rows = world.teams, task_rows(world)
         for table_id, columns, rows in (("#team-workers", WORKER_COLUMNS, worker_rows(world, now)),
                                         ("#team-tasks", TASK_COLUMNS, self._task_rows)):
-            table = self.query_one(table_id, DataTable)
+            table = self.query_one(table_id, LineTable)
             rows = [r for r in rows if matches(needle, r[0], *r[1])] if needle else rows
-            sync_rows(table, project(rows, columns, set_columns(table, columns, width)))
+            table.set_rows(project(rows, columns, set_columns(table, columns, width)))

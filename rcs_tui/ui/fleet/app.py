@@ -14,14 +14,15 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
 from rcs_tui.fleet.alerts import Alert, AlertSettings, AlertTracker
 from rcs_tui.fleet.hub import FleetHub
@@ -29,12 +30,13 @@ from rcs_tui.fleet.projects import Project
 from rcs_tui.fleet.rows import Row, sorted_rows
 from rcs_tui.fleet.transport import Ssh
 from rcs_tui.ui.fleet.help import FleetHelp
-from rcs_tui.ui.fleet.linetable import LineTable
 from rcs_tui.ui.fleet.table import columns_for, row_cells, shown_cells
 from rcs_tui.ui.hud_app import stylesheet
+from rcs_tui.ui.linetable import LineTable, content_widths
 from rcs_tui.views.text import clip
 
 FLUSH_S = 0.03
+ALERT_COLUMNS = ("WHEN", "PROJECT", "HOST", "KIND", "MEMBER", "SENT")
 TICK_S = 15.0
 
 
@@ -44,15 +46,13 @@ class FleetScreen(Screen):
         with TabbedContent(initial="projects", id="fleet-tabs"):
             with TabPane("1 Projects", id="projects"):
                 yield Input(placeholder="filter projects (esc clears)", id="fleet-filter")
-                yield LineTable(id="fleet-table")
+                yield LineTable(id="fleet-table", zebra_stripes=True, run_on=True)
             with TabPane("2 Alerts", id="alerts"):
-                yield DataTable(id="alerts-table", cursor_type="row")
+                yield LineTable(id="alerts-table")
         yield Footer()
 
     def on_mount(self) -> None:
-        alerts = self.query_one("#alerts-table", DataTable)
-        for label in ("WHEN", "PROJECT", "HOST", "KIND", "MEMBER", "SENT"):
-            alerts.add_column(label, key=label.lower())
+        self.query_one("#alerts-table", LineTable).set_columns(ALERT_COLUMNS, [len(c) for c in ALERT_COLUMNS])
         self.call_after_refresh(self.query_one("#fleet-table", LineTable).focus)
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
@@ -200,10 +200,10 @@ class FleetApp(App):
         screen.query_one("#fleet-status", Static).update(text)
 
     def _draw_alerts(self, screen: FleetScreen) -> None:
-        table = screen.query_one("#alerts-table", DataTable)
-        table.clear()
-        for a in self.tracker.alerts:
-            table.add_row(*alert_cells(a))
+        table = screen.query_one("#alerts-table", LineTable)
+        rows = alert_rows(self.tracker.alerts)
+        table.set_columns(ALERT_COLUMNS, content_widths(ALERT_COLUMNS, rows))
+        table.set_rows(rows)
 
     # -- selection and keys -----------------------------------------------------------------
     def selected_key(self) -> str | None:
@@ -212,12 +212,13 @@ class FleetApp(App):
         return self.screen.query_one("#fleet-table", LineTable).selected
 
     def on_line_table_selected(self, event: LineTable.Selected) -> None:
-        event.stop()
-        self.action_open_console(event.key)
+        if event.table.id == "fleet-table":
+            event.stop()
+            self.action_open_console(event.key)
 
     def action_cursor(self, direction: str) -> None:
         focused = self.focused
-        if isinstance(focused, DataTable | LineTable):
+        if isinstance(focused, LineTable):
             getattr(focused, f"action_cursor_{direction}")()
         elif focused is not None and hasattr(focused, f"action_scroll_{direction}"):
             getattr(focused, f"action_scroll_{direction}")()
@@ -290,6 +291,18 @@ class FleetApp(App):
             return
         if code not in (0, None):
             self.notify(f"console of {row.project.name} ended with status {code}", severity="warning")
+
+
+def alert_rows(alerts: Iterable[Alert]) -> list[tuple[str, list[Text]]]:
+    """The alerts table's rows, newest first, each keyed by what it says (a repeat gets a count), so the
+    cursor stays on its alert as new ones arrive above it."""
+    seen: Counter[str] = Counter()
+    rows = []
+    for a in alerts:
+        key = f"{a.at!r}\0{a.project}\0{a.host}\0{a.kind}\0{a.member}"
+        seen[key] += 1
+        rows.append((f"{key}\0{seen[key]}", list(alert_cells(a))))
+    return rows
 
 
 def alert_cells(alert: Alert) -> tuple[Text, ...]:

@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import Footer, Static
 
 from rcs_tui.fleet.actions import ActionError, CliActions, PlanChangedError
 from rcs_tui.fleet.attention import NEEDS_YOU
@@ -23,6 +23,9 @@ from rcs_tui.ui.console.confirm import ConfirmPlan
 from rcs_tui.ui.console.format import HEALTH_STYLE, STATUS_STYLE
 from rcs_tui.ui.console.notice import Notice
 from rcs_tui.ui.fleet.override import TaskOverrideForm
+from rcs_tui.ui.linetable import LineTable, content_widths
+
+MEMBER_COLUMNS = ("SCOPE", "MODE", "STATE", "PHASE")
 
 
 def member_rows(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
@@ -64,16 +67,13 @@ class ProjectScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Static(id="project-head")
-        yield DataTable(id="project-members", cursor_type="row")
+        yield LineTable(id="project-members")
         yield Static(id="project-body")
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for label in ("SCOPE", "MODE", "STATE", "PHASE"):
-            table.add_column(label, key=label.lower())
         self.show()
-        table.focus()
+        self.query_one(LineTable).focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("clear", "clear_all", "undo", "doctor_fix", "override"):
@@ -97,18 +97,13 @@ class ProjectScreen(Screen):
         head.append("active set: ", style="bold")
         head.append(" + ".join(inert(m, 40) for m in active) or "(empty)")
         self.query_one("#project-head", Static).update(head)
-        table = self.query_one(DataTable)
-        selected = self.current_member()
-        table.clear()
-        for scope, mode, state, phase in member_rows(doc):
-            style = HEALTH_STYLE.get(state) or STATUS_STYLE.get(state, "")
-            table.add_row(Text(scope), Text(mode, style="bold"), Text(state, style=style), Text(phase),
-                          key=f"{scope}\0{mode}")
-        if selected is not None:
-            keys = [f"{s}\0{m}" for s, m, _, _ in member_rows(doc)]
-            wanted = f"{selected[0]}\0{selected[1]}"
-            if wanted in keys:
-                table.move_cursor(row=keys.index(wanted), animate=False)
+        rows = [(f"{scope}\0{mode}", [Text(scope), Text(mode, style="bold"),
+                                      Text(state, style=HEALTH_STYLE.get(state) or STATUS_STYLE.get(state, "")),
+                                      Text(phase)])
+                for scope, mode, state, phase in member_rows(doc)]
+        table = self.query_one(LineTable)
+        table.set_columns(MEMBER_COLUMNS, content_widths(MEMBER_COLUMNS, rows))
+        table.set_rows(rows)
         self.query_one("#project-body", Static).update(self._body(doc, row))
 
     def _body(self, doc: dict[str, Any], row: Row) -> Text:
@@ -131,14 +126,7 @@ class ProjectScreen(Screen):
         return out
 
     def current_member(self) -> tuple[str, str] | None:
-        table = self.query_one(DataTable)
-        if not table.row_count:
-            return None
-        try:
-            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        except Exception:  # noqa: BLE001
-            return None
-        scope, _, mode = (key or "").partition("\0")
+        scope, _, mode = (self.query_one(LineTable).selected or "").partition("\0")
         return (scope, mode) if mode else None
 
     # -- actions ----------------------------------------------------------------------------
