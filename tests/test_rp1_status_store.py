@@ -279,3 +279,39 @@ def test_a_store_newer_than_the_database_or_of_another_scope_is_not_used(tmp_pat
     assert moved.feed(status="failed").total == 60  # the others: as stored (proof the store was read)
     scoped, scoped_spy = source(db, root)  # one project: its own store, nothing of the all-projects one
     assert scoped.feed(status="running").total == 2 and scoped_spy.all_runs == 1
+
+
+def test_one_source_serves_two_threads_while_rp1_writes(tmp_path):
+    """The console's views and its loader share one source from two threads while rp1 appends: every
+    answer is whole, and the shared source ends where a fresh one starts."""
+    import threading
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    db, ids = make_db(tmp_path / "rp1" / "rp1.db", root, 40)
+    shared, _ = source(db, root)
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def hammer(call) -> None:
+        try:
+            while not stop.is_set():
+                call()
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    readers = [threading.Thread(target=hammer, args=(lambda: shared.feed(limit=100),)),
+               threading.Thread(target=hammer, args=(shared.current,))]
+    for t in readers:
+        t.start()
+    with Rp1Writer(db) as w:
+        for i in range(60):
+            w.step(ids[i % 40], f"s{i}", "running" if i % 3 else "completed")
+    stop.set()
+    for t in readers:
+        t.join()
+    assert errors == []
+    fresh, _ = source(db, root)
+    assert [(s.run.id, s.projection) for s in shared.feed(limit=100).runs] == \
+        [(s.run.id, s.projection) for s in fresh.feed(limit=100).runs]
+    assert shared.current() == fresh.current()

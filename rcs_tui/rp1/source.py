@@ -11,6 +11,7 @@ the status-filtered feed do not re-read every event, nor every run's newest even
 from __future__ import annotations
 
 import os
+from _thread import RLock
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,12 +69,18 @@ def _activity(run: RunRow) -> tuple[int, str]:
 
 
 class Rp1Source:
-    """Read-only facade over one rp1 database, scoped to a project unless `scope` is None."""
+    """Read-only facade over one rp1 database, scoped to a project unless `scope` is None.
+
+    One source may serve several threads (the console's views and its loader share one, so a run read
+    by one is not read again by the other): `feed`, `current` and `timeline` hold `lock`, and a caller
+    reading `state` after a call holds it across both.
+    """
 
     def __init__(self, db_path: str | os.PathLike[str] | None = None, *, root: str | os.PathLike[str] | None = None,
                  all_projects: bool = False, plugin_roots: list[Path] | None = None,
                  machines: MachineRegistry | None = None) -> None:
         self.db = Rp1Db(db_path)
+        self.lock = RLock()
         root_path = Path(root) if root else Path.cwd()
         self.scope: Scope | None = None if all_projects else project_scope(root_path)
         self._machines = machines
@@ -306,6 +313,11 @@ class Rp1Source:
     def feed(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
              offset: int = 0) -> Feed:
         """Runs ordered by latest activity, filtered by derived status and/or workflow."""
+        with self.lock:
+            return self._feed(status=status, workflow=workflow, limit=limit, offset=offset)
+
+    def _feed(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
+              offset: int = 0) -> Feed:
         runs = self._runs()
         if not self.db.state.ok:
             return Feed((), 0, self.db.state)
@@ -330,6 +342,10 @@ class Rp1Source:
         derives only the runs whose newest event changed since a status was last kept (the idle case:
         none, so only the latest run's own events are read).
         """
+        with self.lock:
+            return self._current()
+
+    def _current(self) -> RunSummary | None:
         sig = self.db.signature()
         if self._current_cache and self._current_cache[0] == sig and self.db.state.ok:
             return self._current_cache[1]
@@ -359,6 +375,10 @@ class Rp1Source:
 
     def timeline(self, run_id: str) -> Timeline | None:
         """Everything about one run (None if unknown or the database is unreadable)."""
+        with self.lock:
+            return self._timeline(run_id)
+
+    def _timeline(self, run_id: str) -> Timeline | None:
         run = self.db.run(run_id)
         if run is None:
             return None

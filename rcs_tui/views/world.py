@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from _thread import allocate_lock
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -147,6 +148,7 @@ class WorldLoader:
 
             self.rp1_path = default_db_path(rp1_db if isinstance(rp1_db, Path) else None)
         self._source: Any = None
+        self._source_lock = allocate_lock()
         self._values: dict[str, Any] = {}
         self._badges: dict[str, tuple[Badge, ...]] = {}
         self._state_base: Snapshot | None = None
@@ -232,17 +234,29 @@ class WorldLoader:
                 badges.append(Badge("tasks", path, error))
         return tuple(out), tuple(badges)
 
+    def rp1_source(self) -> Any:
+        """The one rp1 source of this loader, opened on first use (None without a database path).
+
+        A console's views use it too (its feed and timelines): a run read for one is not read again
+        for the other, which halves the rp1 work of every batch on a busy database. Machines (needed
+        only by timelines) are the built-in ones, found on first use.
+        """
+        if self.rp1_path is None:
+            return None
+        with self._source_lock:
+            if self._source is None:
+                from rcs_tui.rp1.source import Rp1Source
+
+                self._source = Rp1Source(self.rp1_path, root=self.root, plugin_roots=[])
+            return self._source
+
     def _load_rp1(self) -> tuple[RunInfo | None, tuple[Badge, ...]]:
         if self.rp1_path is None or not self.rp1_path.exists():
             return None, ()
-        if self._source is None:
-            from rcs_tui.rp1.machines import MachineRegistry
-            from rcs_tui.rp1.source import Rp1Source
-
-            # The current step needs no machine (that is for timelines): skip discovery, keep it cheap.
-            self._source = Rp1Source(self.rp1_path, root=self.root, machines=MachineRegistry({}))
-        summary = self._source.current()
-        state = self._source.state
+        source = self.rp1_source()
+        with source.lock:
+            summary = source.current()
+            state = source.state
         if not state.ok:
             prev = self._values.get("rp1")
             return prev, (Badge("rp1", self.rp1_path, state.message or state.code, prev is not None),)

@@ -109,11 +109,10 @@ class ConsoleApp(App):
     # -- data -------------------------------------------------------------------------------
     @property
     def rp1(self):
-        """The rp1 feed/timeline source, opened on first use (None when there is no database)."""
+        """The rp1 feed/timeline source, opened on first use (None when there is no database); shared with
+        the loader, which reads it in its thread (the source holds its own lock)."""
         if self._rp1 is None and self.rp1_db is not None and self.rp1_db.exists():
-            from rcs_tui.rp1.source import Rp1Source
-
-            self._rp1 = Rp1Source(self.rp1_db, root=self.root, plugin_roots=[])
+            self._rp1 = self.loader.rp1_source()  # the loader's own: what one reads, the other need not
         return self._rp1
 
     def on_mount(self) -> None:
