@@ -155,3 +155,54 @@ def test_payloads_that_are_not_objects_are_data():
     assert parse_data('{"n": NaN}') == {"_raw": '{"n": NaN}'}
     assert parse_data("x" * 3000) == {"_raw": "x" * 2000}
     assert parse_data(b"\xff\xfe") == {"_raw": "\ufffd\ufffd"}
+
+
+def status_rows(*rows: tuple) -> list[Event]:
+    """(type, step, status[, unit]) rows in id order."""
+    return events([(r[0], r[1], r[3] if len(r) > 3 else None, r[2], "") for r in rows])
+
+
+SC, ASK = "status_change", "waiting_for_user"
+
+
+def test_where_the_run_is():
+    """A pending prompt's step; else the step most recently entered while still active; else the latest
+    active or failed one; else the last one seen. Sub-agent steps count only when no plain step exists."""
+    cases = [
+        ([(SC, "plan", "running"), (SC, "build", "running"), (SC, "plan", "running")], "plan"),  # re-entered
+        ([(SC, "build", "running"), (SC, "plan", "running"), (SC, "build", "waiting")], "build"),  # waiting counts
+        ([(SC, "plan", "running"), (SC, "build", "running"), (SC, "build", "completed")], "plan"),
+        ([(SC, "plan", "waiting"), (SC, "build", "running"), (SC, "build", "completed")], "plan"),
+        ([(SC, "plan", "failed"), (SC, "build", "completed")], "plan"),
+        ([(SC, "plan", "completed"), (SC, "build", "skipped")], "build"),
+        ([(SC, "plan", "running"), (SC, "build", "running"), (ASK, "plan", None)], "plan"),  # the prompt's step
+        ([(SC, "a:x", "running"), (SC, "b:y", "running"), (SC, "a:z", "waiting")], "a"),  # sub-agents only
+        ([(SC, "b:y", "running"), (SC, "a:x", "running"), (SC, "a:x", "completed")], "b"),
+        ([(SC, "build", "running", "T1"), (SC, "build", "running", "T2"), (SC, "build", "waiting", "T1")],
+         "build::T1"),
+        ([(ASK, None, None)], None),
+    ]
+    for rows, current in cases:
+        evs = status_rows(*rows)
+        assert project(evs).current_step == current, rows
+        assert expected(evs)["current"] == current, rows
+
+
+def test_when_a_run_reads_inactive():
+    """A run-level `inactive` row after the last step activity makes a running, waiting or not started run
+    inactive; a later step row or prompt is activity that wakes it; an ended run stays ended."""
+    cases = [
+        ([(SC, "plan", "running"), (SC, None, "inactive")], "inactive"),
+        ([(SC, "plan", "waiting"), (SC, None, "inactive")], "inactive"),
+        ([(SC, None, "inactive")], "inactive"),
+        ([(SC, "plan", "running"), (SC, None, "inactive"), (SC, "plan", "running")], "running"),
+        ([(SC, "plan", "running"), (SC, None, "inactive"), (ASK, "plan", None)], "waiting"),  # a prompt wakes it
+        ([(SC, "plan", "running"), (SC, None, "inactive"), (SC, "agent:x", None)], "running"),  # any step row
+        ([(SC, "plan", "completed"), (SC, None, "inactive")], "completed"),
+        ([(SC, "plan", "failed"), (SC, None, "inactive")], "failed"),
+        ([(SC, "plan", "running"), (SC, None, "cancelled")], "cancelled"),
+    ]
+    for rows, status in cases:
+        evs = status_rows(*rows)
+        assert project(evs).status == status, rows
+        assert expected(evs)["status"] == status, rows
