@@ -177,6 +177,7 @@ def test_where_the_run_is():
         ([(SC, "plan", "completed"), (SC, "build", "skipped")], "build"),
         ([(SC, "plan", "running"), (SC, "build", "running"), (ASK, "plan", None)], "plan"),  # the prompt's step
         ([(SC, "a:x", "running"), (SC, "b:y", "running"), (SC, "a:z", "waiting")], "a"),  # sub-agents only
+        ([(SC, "a:x", "running"), (SC, "b:y", "running"), (SC, "a:z", "running")], "a"),
         ([(SC, "b:y", "running"), (SC, "a:x", "running"), (SC, "a:x", "completed")], "b"),
         ([(SC, "build", "running", "T1"), (SC, "build", "running", "T2"), (SC, "build", "waiting", "T1")],
          "build::T1"),
@@ -206,3 +207,13 @@ def test_when_a_run_reads_inactive():
         evs = status_rows(*rows)
         assert project(evs).status == status, rows
         assert expected(evs)["status"] == status, rows
+
+
+def test_an_event_as_json():
+    """What `rcs-tui rp1 run --json` prints for each event: its fields, the status read from its payload."""
+    ev = Event(7, "run-1", "status_change", "build", "T1", {"status": "running", "note": "x"},
+               "2026-11-26T00:00:01Z", "parent-3")
+    assert ev.to_json() == {"id": 7, "run_id": "run-1", "type": "status_change", "step": "build", "unit": "T1",
+                            "status": "running", "data": {"status": "running", "note": "x"},
+                            "parent_step_id": "parent-3", "created_at": "2026-11-26T00:00:01Z"}
+    assert Event(8, "r", "artifact_registered", None, None, {"status": 3}, "").to_json()["status"] is None

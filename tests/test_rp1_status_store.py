@@ -7,6 +7,8 @@ import os
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from rcs_tui.cache_files import cache_dir
 from rcs_tui.rp1.db import Rp1Db
 from rcs_tui.rp1.fixtures import Rp1Writer, create_db
@@ -91,7 +93,10 @@ def test_a_new_process_does_not_rederive_an_idle_project(tmp_path):
     assert spy2.runs == [] and spy2.all_runs == 0  # the run list and the projection shown were kept
 
 
-def test_a_run_with_a_new_event_is_derived_again(tmp_path):
+@pytest.mark.parametrize("kept", [True, False], ids=["kept projection", "nothing kept"])
+def test_a_run_with_a_new_event_is_derived_again(tmp_path, kept):
+    """A run that came back to life is extended by its one new row when a previous process kept its
+    projection, and derived from all its rows when nothing was kept (a first process)."""
     root = tmp_path / "proj"
     root.mkdir()
     db, ids = make_db(tmp_path / "rp1" / "rp1.db", root, 60, open_run=None)
@@ -100,29 +105,17 @@ def test_a_run_with_a_new_event_is_derived_again(tmp_path):
     with Rp1Writer(db) as w:
         w.step(ids[10], "review", "running")  # an old run comes back to life
     checkpoint(db)
+    if not kept:
+        [path] = Path(cache_dir()).glob("rp1-status-*.json")
+        path.unlink()
     again, spy = source(db, root)
     summary = again.current()
     assert summary.run.id == ids[10] and summary.status == "running"
-    # Its kept projection is extended by the one new row; no run's whole history is read again.
-    assert spy.runs == [] and spy.extended == [ids[10]]
     assert summary.projection == project(Rp1Db(db).events([ids[10]])[ids[10]])
-
-
-def test_a_run_without_a_kept_projection_is_derived_from_all_its_rows(tmp_path):
-    root = tmp_path / "proj"
-    root.mkdir()
-    db, ids = make_db(tmp_path / "rp1" / "rp1.db", root, 60, open_run=None)
-    src, _ = source(db, root)
-    assert src.current().status == "completed"
-    with Rp1Writer(db) as w:
-        w.step(ids[10], "review", "running")
-    checkpoint(db)
-    [path] = Path(cache_dir()).glob("rp1-status-*.json")
-    path.unlink()  # nothing kept: a first process
-    again, spy = source(db, root)
-    summary = again.current()
-    assert summary.run.id == ids[10] and summary.status == "running"
-    assert ids[10] in spy.runs and spy.extended == []
+    if kept:  # no run's whole history is read again
+        assert spy.runs == [] and spy.extended == [ids[10]]
+    else:
+        assert ids[10] in spy.runs and spy.extended == []
 
 
 def test_filtered_feed_in_a_new_process_uses_kept_statuses(tmp_path):
