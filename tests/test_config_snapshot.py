@@ -120,6 +120,15 @@ class TestConfig:
                              env={**os.environ, "RCS_TUI_CONFIG": str(tmp_path / "none.toml")}).stdout
         assert out.split() == ["True", "flag", "False"]
 
+    def test_a_config_path_that_cannot_be_looked_at_is_an_error_not_defaults(self, run_cli, tmp_path):
+        """Only "no such file" means defaults: a path under a regular file is reported, naming it."""
+        (tmp_path / "plain").write_text("x")
+        bad = tmp_path / "plain" / "config.toml"
+        for args in (("config", "--json"), ("rp1", "runs", "--json", "--db", str(tmp_path / "none.db"))):
+            out = run_cli(*args, env={"RCS_TUI_CONFIG": str(bad)})
+            assert out.code == 1 and json.loads(out.stderr.strip().splitlines()[-1]) == {
+                "error": f"{bad}: cannot read: Not a directory"}
+
 class TestSnapshotDocument:
     def test_has_version_and_the_sections_the_tui_shows(self, run_cli, tmp_path):
         root = project(tmp_path / "p")

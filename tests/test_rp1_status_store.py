@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -308,3 +309,49 @@ def test_one_source_serves_two_threads_while_rp1_writes(tmp_path):
     assert [(s.run.id, s.projection) for s in shared.feed(limit=100).runs] == \
         [(s.run.id, s.projection) for s in fresh.feed(limit=100).runs]
     assert shared.current() == fresh.current()
+
+
+def _runs_of(db: Path, root: Path) -> list[tuple[str, str]]:
+    return [(s.run.id, s.status) for s in source(db, root)[0].feed().runs]
+
+
+def test_a_database_copied_over_the_file_is_not_read_through_the_old_store(tmp_path):
+    """Copying another database over the path keeps the file's inode; what was kept of the old contents
+    must not show through (runs that do not exist, statuses of another database)."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    db, _ = make_db(tmp_path / "rp1" / "rp1.db", root, 6, open_run=None)
+    other, _ = make_db(tmp_path / "other" / "rp1.db", root, 9, open_run="running")
+    conn = sqlite3.connect(other)
+    conn.execute("UPDATE runs SET id = 'b-' || id")
+    conn.execute("UPDATE events SET run_id = 'b-' || run_id")
+    conn.commit()
+    conn.close()
+    long_running, _ = source(db, root)
+    before = {s.run.id for s in long_running.feed(limit=100).runs}
+    inode = os.stat(db).st_ino
+    shutil.copyfile(other, db)
+    assert os.stat(db).st_ino == inode
+    expected = [(s.run.id, s.status) for s in Rp1Source(other, root=root, machines=MachineRegistry({})).feed().runs]
+    assert _runs_of(db, root) == expected  # a new process
+    now = long_running.feed(limit=100).runs  # and one that kept everything in memory
+    assert [(s.run.id, s.status) for s in now] == expected and not before & {s.run.id for s in now}
+
+
+def test_a_deleted_newest_run_whose_rowid_went_to_a_new_run_is_gone(tmp_path):
+    """SQLite gives a deleted newest run's rowid to the next run, so the counts stay as they were."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    db, ids = make_db(tmp_path / "rp1" / "rp1.db", root, 5, open_run=None)
+    long_running, _ = source(db, root)
+    assert ids[-1] in {s.run.id for s in long_running.feed().runs}
+    conn = sqlite3.connect(db)
+    conn.execute("DELETE FROM events WHERE run_id = ?", (ids[-1],))
+    conn.execute("DELETE FROM runs WHERE id = ?", (ids[-1],))
+    conn.commit()
+    conn.close()
+    with Rp1Writer(db) as w:
+        w.step(w.start_run("build", project_path=root, run_id="run-new"), "plan", "running")
+    checkpoint(db)
+    for shown in (_runs_of(db, root), [(s.run.id, s.status) for s in long_running.feed().runs]):
+        assert ids[-1] not in {rid for rid, _ in shown} and ("run-new", "running") in shown

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -94,9 +93,9 @@ def known_errors() -> tuple[type[BaseException], ...]:
 
 def run(group: click.Group, argv: list[str] | None) -> int:
     """Invoke the group; map usage errors to exit 2 and operator errors to exit 1, never a traceback."""
-    from rcs_tui.config.paths import config_path
+    from rcs_tui.config.paths import config_absent, config_path
 
-    if os.path.lexists(config_path()):  # without a file there is nothing to hand on: skip loading the schema
+    if not config_absent(config_path()):  # without a file there is nothing to hand on: skip loading the schema
         from rcs_tui.config.settings import apply_environment
 
         try:

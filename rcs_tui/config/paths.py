@@ -32,6 +32,19 @@ def config_path(environ: dict[str, str] | os._Environ[str] | None = None) -> Pat
     return Path(config_file(environ))
 
 
+def config_absent(path: str | os.PathLike[str]) -> bool:
+    """Whether there is no configuration file at `path`: only "no such file" counts as absent, so a path
+    that cannot be looked at (a file where a directory should be, no permission) is still read, and the
+    reader reports why it cannot be used instead of defaults being used silently."""
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
 MAX_CONFIG_BYTES = 1024 * 1024
 
 

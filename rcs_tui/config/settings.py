@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from rcs_tui.config.paths import config_path
+from rcs_tui.config.paths import config_absent, config_path
 from rcs_tui.fleet.attention import ALERT_KINDS
 
 # Every key and its default, `[alerts]` keys as `alerts.<key>`; the file's schema takes its defaults from here.
@@ -53,7 +53,7 @@ class Settings:
 def _file_values(path: Path) -> tuple[dict[str, Any], set[str]]:
     """Every key's value from the file (defaults where it is silent) and the keys it sets; ConfigError when
     the file is bad. Without a file: the defaults, and the schema is not loaded."""
-    if not os.path.lexists(path):
+    if config_absent(path):
         return {k: list(v) if isinstance(v, tuple) else v for k, v in DEFAULTS.items()}, set()
     from rcs_tui.config.schema import Alerts, ConfigFile, read_config_file
 

@@ -134,12 +134,13 @@ def check_in_source(source: Rp1Source, workflow: str, step: str, run_id: str | N
     notes: list[str] = []
     run_flow: str | None = None
     if run_id is not None:
-        run = source.db.run(run_id)
-        if run is None:
-            raise CheckError(source.state.message or f"rp1: no run {run_id!r} in {source.db.path}")
-        events = source.db.events([run.id]).get(run.id, [])
-        if not source.state.ok:
-            raise CheckError(source.state.message or f"rp1: cannot read run {run_id!r}")
+        with source.lock:  # a source shared with another thread: its state is this read's
+            run = source.db.run(run_id)
+            if run is None:
+                raise CheckError(source.state.message or f"rp1: no run {run_id!r} in {source.db.path}")
+            events = source.db.events([run.id]).get(run.id, [])
+            if not source.state.ok:
+                raise CheckError(source.state.message or f"rp1: cannot read run {run_id!r}")
         run_id, run_flow = run.id, run.flow
         if run.flow not in (workflow, "unknown"):
             notes.append(f'run {run.id} belongs to workflow "{run.flow}", not "{workflow}"')

@@ -106,6 +106,41 @@ class RunRow(NamedTuple):
     last_event_id: int = 0
 
 
+class Marks(NamedTuple):
+    """Where the database stood when a run list was read: newest event id, newest run rowid, run count,
+    latest `runs.updated_at`, and two anchors: the run of that newest event and the id of the run at
+    that rowid. The counts tell what was added since; the anchors tell it is still the same database
+    (a copy written over the file keeps its inode, and a deleted newest run's rowid is given to the
+    next run, keeping the counts)."""
+
+    top: int
+    rowid: int
+    count: int
+    latest: str
+    top_run: str | None
+    last_run: str | None
+
+
+def _read_marks(conn: sqlite3.Connection, schema: Schema) -> Marks:
+    top = int(conn.execute("SELECT MAX(id) FROM events").fetchone()[0] or 0)
+    updated = "MAX(updated_at)" if schema.has("runs", "updated_at") else "''"
+    rowid, count, latest = conn.execute(f"SELECT MAX(rowid), COUNT(*), {updated} FROM runs").fetchone()
+    rowid = int(rowid or 0)
+    return Marks(top, rowid, int(count or 0), _s(latest) or "", *_anchors(conn, top, rowid))
+
+
+def _anchors(conn: sqlite3.Connection, top: int, rowid: int) -> tuple[str | None, str | None]:
+    """The run of event `top` and the id of the run at `rowid` (None where there is none), by primary key."""
+    event = conn.execute("SELECT run_id FROM events WHERE id = ?", (top,)).fetchone()
+    run = conn.execute("SELECT id FROM runs WHERE rowid = ?", (rowid,)).fetchone()
+    return (_s(event[0]) if event else None), (_s(run[0]) if run else None)
+
+
+def _same_database(conn: sqlite3.Connection, marks: Marks) -> bool:
+    """Whether the rows the anchors name are still there as they were."""
+    return _anchors(conn, marks.top, marks.rowid) == (marks.top_run, marks.last_run)
+
+
 def run_json(run: RunRow) -> dict[str, Any]:
     """A run row as the JSON output names its fields (rp1's `flow` is the workflow; `status` is its cache)."""
     return {"id": run.id, "workflow": run.flow, "feature_id": run.feature_id, "name": run.name,
@@ -273,41 +308,39 @@ class Rp1Db:
             return rows
         return self.read(q, [])
 
-    def runs_marks(self) -> tuple[int, int, int, str] | None:
-        """What tells whether `runs` rows or events changed: newest event id, newest run rowid, run count,
-        latest `runs.updated_at` (None when unreadable)."""
-        def q(conn: sqlite3.Connection, schema: Schema) -> tuple[int, int, int, str]:
-            top = conn.execute("SELECT MAX(id) FROM events").fetchone()[0]
-            updated = "MAX(updated_at)" if schema.has("runs", "updated_at") else "''"
-            rowid, count, latest = conn.execute(f"SELECT MAX(rowid), COUNT(*), {updated} FROM runs").fetchone()
-            return int(top or 0), int(rowid or 0), int(count or 0), _s(latest) or ""
-        return self.read(q, None)
+    def runs_marks(self) -> Marks | None:
+        """Where the database stands now (`Marks`; None when unreadable)."""
+        return self.read(_read_marks, None)
 
-    def runs_since(self, scope: Scope | None, marks: tuple[int, int, int, str]
-                   ) -> tuple[list[RunRow], tuple[int, int, int, str]] | None:
+    def describes(self, marks: Marks) -> bool | None:
+        """Whether `marks` were taken of this database (its anchors still hold); None when unreadable."""
+        return self.read(lambda conn, _schema: _same_database(conn, marks), None)
+
+    def runs_since(self, scope: Scope | None, marks: Marks) -> tuple[list[RunRow], Marks] | None:
         """Runs in scope that have events newer than `marks`, were updated since (`updated_at` later than
         the newest kept) or were inserted since, and the new marks.
 
-        None when the `runs` table changed in another way (a row deleted, or changed without a later
-        `updated_at`): read all runs then. Costs a primary-key range scan of the new events, however large
-        the database, plus one pass over `runs.updated_at` when it moved.
+        None when `marks` are not of this database any more (`describes`), or the `runs` table changed in
+        another way (a row deleted; a row changed without a later `updated_at` while no event or run was
+        added): read all runs then. Costs a primary-key range scan of the new events, however large the
+        database, plus one pass over `runs.updated_at` when it moved.
         """
-        def q(conn: sqlite3.Connection, schema: Schema) -> tuple[list[RunRow], tuple[int, int, int, str]] | None:
-            top, rowid, count, latest = marks
-            updated = "MAX(updated_at)" if schema.has("runs", "updated_at") else "''"
-            new_rowid, new_count, new_latest = conn.execute(
-                f"SELECT MAX(rowid), COUNT(*), {updated} FROM runs").fetchone()
-            new_rowid, new_count = int(new_rowid or 0), int(new_count or 0)
+        def q(conn: sqlite3.Connection, schema: Schema) -> tuple[list[RunRow], Marks] | None:
+            top, rowid, count, latest = marks.top, marks.rowid, marks.count, marks.latest
+            if not _same_database(conn, marks):
+                return None
+            now = _read_marks(conn, schema)
+            new_rowid, new_count, new_latest = now.rowid, now.count, now.latest
             added = new_count - count
             if added < 0 or new_rowid - rowid != added:
                 return None  # deleted or replaced rows
             # A rowid range scan (DISTINCT here would walk the whole run_id index instead).
             touched = list(dict.fromkeys(_s(r[0]) or "" for r in conn.execute(
                 "SELECT run_id FROM events WHERE id > ? ORDER BY id", (top,))))
-            new_top = int(conn.execute("SELECT MAX(id) FROM events").fetchone()[0] or 0)
+            new_top = now.top
             if new_top < top:
                 return None  # fewer events than when the marks were taken: not the database they describe
-            if (_s(new_latest) or "") != latest:
+            if new_latest != latest:
                 # Rows rp1 updated (its `updated_at` moved past the newest one kept) are read again too.
                 updated_ids = [_s(r[0]) or "" for r in conn.execute(
                     "SELECT id FROM runs WHERE updated_at > ?", (latest,))] if schema.has("runs", "updated_at") else []
@@ -326,28 +359,28 @@ class Rp1Db:
                                                                 [*chunk, *params])]
             if added:
                 rows += [self._run_row(r) for r in conn.execute(f"{base} WHERE r.rowid > ?{extra}", [rowid, *params])]
-            return rows, (new_top, new_rowid, new_count, _s(new_latest) or "")
+            return rows, now
         return self.read(q, None)
 
-    def runs_after(self, scope: Scope | None, as_of: int, known: dict[str, tuple[int, Any]]
-                   ) -> tuple[list[RunRow], tuple[int, int, int, str], set[str]] | None:
+    def runs_after(self, scope: Scope | None, marks: Marks, known: dict[str, tuple[int, Any]]
+                   ) -> tuple[list[RunRow], Marks, set[str]] | None:
         """Runs in scope with their newest event id, when `known` gives each run's newest event id as of
-        the database's newest event `as_of`: only the events after `as_of` are read (a primary-key range
-        scan), not every run's newest event. Also the marks `runs_since` takes and the runs that moved.
+        `marks` (the database's newest event then): only the events after it are read (a primary-key
+        range scan), not every run's newest event. Also the marks now and the runs that moved.
 
-        None when the database's newest event is older than `as_of` (not the database `known` came from).
+        None when the database's newest event is older than then, or `marks` are not of this database
+        (`describes`): not the database `known` came from.
         """
-        def q(conn: sqlite3.Connection, schema: Schema
-              ) -> tuple[list[RunRow], tuple[int, int, int, str], set[str]] | None:
-            top = int(conn.execute("SELECT MAX(id) FROM events").fetchone()[0] or 0)
-            if top < as_of:
+        as_of = marks.top
+
+        def q(conn: sqlite3.Connection, schema: Schema) -> tuple[list[RunRow], Marks, set[str]] | None:
+            now = _read_marks(conn, schema)
+            if now.top < as_of or not _same_database(conn, marks):
                 return None
             # A rowid range scan in id order, the newest id per run kept last (GROUP BY would walk the
             # whole run_id index instead).
             moved = {_s(run) or "": int(eid) for run, eid in conn.execute(
                 "SELECT run_id, id FROM events WHERE id > ? ORDER BY id", (as_of,))}
-            updated = "MAX(updated_at)" if schema.has("runs", "updated_at") else "''"
-            rowid, count, latest = conn.execute(f"SELECT MAX(rowid), COUNT(*), {updated} FROM runs").fetchone()
             where, params = self._scope_sql(schema, scope)
             cells = conn.execute(f"SELECT {schema.select_list('runs', RUN_COLUMNS, 'r')}, NULL FROM runs r{where}",
                                  params).fetchall()
@@ -363,12 +396,12 @@ class Rp1Db:
                     unknown.append(rid)
             for i in range(0, len(unknown), 500):
                 chunk = unknown[i:i + 500]
-                marks = ",".join("?" for _ in chunk)
+                slots = ",".join("?" for _ in chunk)
                 last.update((_s(r) or "", int(m or 0)) for r, m in conn.execute(
-                    f"SELECT run_id, MAX(id) FROM events WHERE run_id IN ({marks}) GROUP BY run_id", chunk))
+                    f"SELECT run_id, MAX(id) FROM events WHERE run_id IN ({slots}) GROUP BY run_id", chunk))
             rows = [self._run_row((*row[:-1], last.get(_s(row[0]) or "", 0))) for row in cells]
             rows.sort(key=lambda r: (r.last_event_id, r.created_at or ""), reverse=True)
-            return rows, (top, int(rowid or 0), int(count or 0), _s(latest) or ""), set(moved)
+            return rows, now, set(moved)
         return self.read(q, None)
 
     def runs_by_id(self, run_ids: Sequence[str]) -> dict[str, RunRow] | None:

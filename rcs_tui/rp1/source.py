@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rcs_tui.rp1.db import DbState, Rp1Db, RunRow, Scope, project_scope, run_json
+from rcs_tui.rp1.db import DbState, Marks, Rp1Db, RunRow, Scope, project_scope, run_json
 from rcs_tui.rp1.projection import Projection, extend, project, status_of
 from rcs_tui.rp1.status_store import StatusStore
 
@@ -92,7 +92,7 @@ class Rp1Source:
         self._store: StatusStore | None = None
         self._derived_from: tuple[list[RunRow], list[RunRow], set[str]] | None = None  # (old, merged, changed)
         self._last_statuses: tuple[list[RunRow], dict[str, str]] | None = None
-        self._marks: tuple[Any, tuple[int, int, int, str]] | None = None  # (db inode, runs_marks) of the kept runs
+        self._marks: tuple[Any, Marks] | None = None  # (db inode, where the database stood) of the kept runs
         self._store_sig: Any = None
         self._dirty = False  # something learned since the store was read or written
         self._unverified: set[str] = set()  # runs whose row came from the store and was not read since
@@ -142,7 +142,7 @@ class Rp1Source:
                 changed = list({r.id: r for r in changed}.values())  # a new run with events comes twice
                 ids = {r.id for r in changed}
                 moved = sorted(changed, key=_activity, reverse=True)
-                if all(r.last_event_id > self._marks[1][0] for r in changed):  # all newer than every kept run
+                if all(r.last_event_id > self._marks[1].top for r in changed):  # all newer than every kept run
                     rows = moved + [r for r in kept if r.id not in ids]
                 else:
                     rows = sorted([*moved, *(r for r in kept if r.id not in ids)], key=_activity, reverse=True)
@@ -151,8 +151,10 @@ class Rp1Source:
                 self._runs_cache, self._marks = (sig, rows), (head, marks)
                 self._derived_from = (kept, rows, ids)
                 return rows
+            if self.db.state.ok and self.db.describes(self._marks[1]) is False:
+                self._forget()  # other contents at this path (a copy written over it): nothing kept holds
         store = self._stored()
-        kept_runs = self.db.runs_after(self.scope, store.as_of, store.entries) if store.as_of is not None else None
+        kept_runs = self.db.runs_after(self.scope, store.marks, store.entries) if store.marks is not None else None
         if kept_runs is not None and self.db.state.ok:
             # The store describes this database up to `as_of`: its statuses and projections hold for the
             # runs whose newest event is still the one they were derived at (`_known` checks).
@@ -198,12 +200,17 @@ class Rp1Source:
         identity = head[0] if head else None  # the inode: a commit changes size and mtime, not the file
         if self._store is None or self._store_sig != identity:
             if self._store is not None:  # another database file at this path: nothing kept holds
-                self._proj, self._status = {}, {}
-                self._runs_cache = self._marks = self._derived_from = self._last_statuses = None
+                self._forget()
             scope = None if self.scope is None else (self.scope.project_path, self.scope.project_id)
             self._store = StatusStore(self.db.path, scope).load()
             self._store_sig = identity
         return self._store
+
+    def _forget(self) -> None:
+        """Drop everything learned of this path's database: it now holds other contents."""
+        self._proj, self._status = {}, {}
+        self._runs_cache = self._marks = self._derived_from = self._last_statuses = self._current_cache = None
+        self._unverified, self._untrusted = set(), None
 
     def _trust(self, store: StatusStore) -> None:
         """Take in the store's statuses and projections once it proved to describe this database up to its
@@ -298,16 +305,22 @@ class Rp1Source:
         fresh = self.db.runs_by_id(need)
         if fresh is None:
             return page
-        self._unverified.difference_update(need)
-        kept = self._runs_cache[1] if self._runs_cache else []
-        at = {r.id: i for i, r in enumerate(kept)}
-        for rid, row in fresh.items():  # the kept list too, so the next page shows the row read now
-            if (i := at.get(rid)) is not None:
-                kept[i] = row._replace(last_event_id=kept[i].last_event_id)
+        gone = set(need) - fresh.keys()
+        if gone:  # a run the store lists is no longer there: nothing kept holds, read every run next time
+            self._forget()
+        else:
+            self._unverified.difference_update(need)
+            kept = self._runs_cache[1] if self._runs_cache else []
+            at = {r.id: i for i, r in enumerate(kept)}
+            for rid, row in fresh.items():  # the kept list too, so the next page shows the row read now
+                if (i := at.get(rid)) is not None:
+                    kept[i] = row._replace(last_event_id=kept[i].last_event_id)
         out = []
         for s in page:
             row = fresh.get(s.run.id)
-            out.append(s if row is None else RunSummary(row._replace(last_event_id=s.run.last_event_id), s.projection))
+            if s.run.id not in gone:
+                out.append(s if row is None else RunSummary(row._replace(last_event_id=s.run.last_event_id),
+                                                            s.projection))
         return out
 
     def feed(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,

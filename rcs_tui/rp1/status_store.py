@@ -24,23 +24,25 @@ from pathlib import Path
 from typing import Any
 
 from rcs_tui.cache_files import cache_dir, read_own, write_own
-from rcs_tui.rp1.db import RunRow
+from rcs_tui.rp1.db import Marks, RunRow
 from rcs_tui.rp1.projection import Event, Fold, Projection, finish
 
 FORMAT = 3  # 3: the run rows themselves are kept, and each kept projection is its fold (extended by new rows)
-# The code that derives a status: an edited install must not serve statuses derived by older rules.
-RULE_FILES = ("projection.py", "db.py", "source.py", "status_store.py")
+# The code that reads rows and derives a status (paths under the package): an edited install must not
+# serve statuses derived by older rules, nor payloads parsed by an older parser.
+RULE_FILES = ("rp1/projection.py", "rp1/db.py", "rp1/schema.py", "rp1/source.py", "rp1/status_store.py",
+              "state/io.py")
 RUN_CELLS = len(RunRow._fields) + 1  # a run row and its status
 _TEXT_OR_NULL = {str, type(None)}
-MAX_PROJECTIONS = 1000
+MAX_PROJECTIONS = 1000  # whole projections kept: the runs shown last (a page is at most a few hundred)
 # A long-running viewer writes what it learned at most this often: a write of ten thousand runs takes a
 # busy console's main thread 50-80 ms, and a next process that finds an older store only reads a little
 # more (the events since, the runs that moved).
-SAVE_INTERVAL = 60.0  # whole projections kept: the runs shown last (a page is at most a few hundred)
+SAVE_INTERVAL = 60.0
 
 
 def _rule_stamp() -> list[object]:
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent
     out: list[object] = []
     for name in RULE_FILES:
         try:
@@ -82,6 +84,8 @@ def _str_map(value: Any) -> dict[str, str]:
 
 def projection_from_json(doc: Any) -> Projection:
     """The projection derived from the fold `projection_json` wrote; TypeError/ValueError for anything else."""
+    if not isinstance(doc["prompts"], list):
+        raise TypeError("prompts")
     prompts = []
     for eid, run_id, type_, step, unit, data, created, parent in doc["prompts"]:
         if type(eid) is not int or not isinstance(data, dict):
@@ -106,7 +110,7 @@ class StatusStore:
         self.path: str | None = None
         self.identity: dict[str, object] | None = None
         self.as_of: int | None = None  # the database's newest event id the entries describe
-        self.marks: tuple[int, int, int, str] | None = None  # and the runs table's marks then (`Rp1Db.runs_marks`)
+        self.marks: Marks | None = None  # where the database stood then (`Rp1Db.runs_marks`)
         self.rows: list[RunRow] | None = None  # the runs in scope then, in feed order
         self.entries: dict[str, tuple[int, str | None]] = {}  # run -> (newest event id, status or None)
         self.projections: dict[str, tuple[int, Projection]] = {}
@@ -138,8 +142,9 @@ class StatusStore:
             if doc.get("format") != FORMAT or doc.get("identity") != self.identity:
                 return self
             marks = doc["marks"]
-            if (not isinstance(marks, list) or len(marks) != 4 or not all(type(m) is int for m in marks[:3])
-                    or not isinstance(marks[3], str)):
+            if (not isinstance(marks, list) or len(marks) != len(Marks._fields)
+                    or not all(type(m) is int for m in marks[:3]) or not isinstance(marks[3], str)
+                    or not {type(m) for m in marks[4:]} <= _TEXT_OR_NULL):
                 raise TypeError("marks")
             cols = doc["runs"]  # one list per column of RunRow, then the statuses, in feed order
             if (not isinstance(cols, list) or len(cols) != RUN_CELLS or not all(isinstance(c, list) for c in cols)
@@ -161,7 +166,7 @@ class StatusStore:
             return self
         self.rows = list(map(tuple.__new__, repeat(RunRow), zip(*cols[:11], strict=True)))
         self.entries = dict(zip(cols[0], zip(cols[10], cols[11], strict=True), strict=True))
-        self.projections, self.marks, self.as_of = projections, (marks[0], marks[1], marks[2], marks[3]), marks[0]
+        self.projections, self.marks, self.as_of = projections, Marks(*marks), marks[0]
         self._written = raw.decode("utf-8", "surrogateescape")
         return self
 
@@ -169,7 +174,7 @@ class StatusStore:
         """Whether a save now would write: a long-running viewer writes at most every `min_interval` s."""
         return self.saved_at is None or time.monotonic() - self.saved_at >= min_interval
 
-    def save(self, marks: tuple[int, int, int, str], rows: list[RunRow], statuses: dict[str, str | None],
+    def save(self, marks: Marks, rows: list[RunRow], statuses: dict[str, str | None],
              projections: dict[str, tuple[int, Projection]], min_interval: float = SAVE_INTERVAL,
              force: bool = False) -> None:
         """Write the runs (in feed order) as they were at `marks` (the newest event id first), with each

@@ -97,9 +97,11 @@ class RunScreen(Screen):
     def show(self, world: World, now: float, source: Rp1Source | None = None) -> None:
         text = Text("no rp1 database", style="yellow")
         if source is not None:
-            t = source.timeline(self.run_id)
+            with source.lock:  # the state is the one this read ended with, not the loader's next read
+                t = source.timeline(self.run_id)
+                problem = source.state.message
             text = timeline_text(t) if t is not None else Text(
-                f"run {plain(self.run_id)} not found ({plain(source.state.message or 'unknown run')})", style="yellow")
+                f"run {plain(self.run_id)} not found ({plain(problem or 'unknown run')})", style="yellow")
         self.query_one("#run-text", Static).update(text)
 
     def action_check_emit(self) -> None:
