@@ -87,6 +87,7 @@ class Rp1Source:
         self._plugin_roots, self._root_path = plugin_roots, root_path
         self._proj: dict[str, tuple[int, Projection]] = {}
         self._status: dict[str, tuple[int, str]] = {}  # run -> (newest event id, derived status)
+        self._stored_status: dict[str, tuple[int, str | None]] = {}  # the same from a trusted store
         self._runs_cache: tuple[tuple[Any, ...], list[RunRow]] | None = None
         self._current_cache: tuple[tuple[Any, ...], RunSummary | None] | None = None
         self._store: StatusStore | None = None
@@ -208,7 +209,7 @@ class Rp1Source:
 
     def _forget(self) -> None:
         """Drop everything learned of this path's database: it now holds other contents."""
-        self._proj, self._status = {}, {}
+        self._proj, self._status, self._stored_status = {}, {}, {}
         self._runs_cache = self._marks = self._derived_from = self._last_statuses = self._current_cache = None
         self._unverified, self._untrusted = set(), None
 
@@ -216,11 +217,14 @@ class Rp1Source:
         """Take in the store's statuses and projections once it proved to describe this database up to its
         newest event then (`_known` still checks each against the run's newest event id now)."""
         self._untrusted = None
-        for rid, (last, status) in store.entries.items():
-            if status is not None:
-                self._status.setdefault(rid, (last, status))
+        self._stored_status = store.entries  # consulted after what this process derived (`_known`)
         for rid, proj in store.projections.items():
             self._proj.setdefault(rid, proj)
+        rows = store.rows
+        if rows is not None and self._last_statuses is None and all(st is not None for _, st in store.entries.values()):
+            # Every stored run has its status: the next `_statuses` over the list merged from these rows
+            # looks only at the runs that moved (as after a refresh in the same process).
+            self._last_statuses = (rows, {rid: st for rid, (_, st) in store.entries.items()})  # type: ignore[misc]
 
     def _remember(self, run_id: str, last_event_id: int, status: str) -> None:
         self._status[run_id] = (last_event_id, status)
@@ -245,7 +249,7 @@ class Rp1Source:
         proj = self._proj.get(run.id)
         if proj and proj[0] == run.last_event_id:
             return proj[1].status
-        known = self._status.get(run.id)
+        known = self._status.get(run.id) or self._stored_status.get(run.id)
         return known[1] if known and known[0] == run.last_event_id else None
 
     def _statuses(self, runs: list[RunRow]) -> dict[str, str]:
