@@ -355,3 +355,21 @@ def test_a_deleted_newest_run_whose_rowid_went_to_a_new_run_is_gone(tmp_path):
     checkpoint(db)
     for shown in (_runs_of(db, root), [(s.run.id, s.status) for s in long_running.feed().runs]):
         assert ids[-1] not in {rid for rid, _ in shown} and ("run-new", "running") in shown
+
+
+def test_a_store_larger_than_the_reader_takes_is_not_written(tmp_path, monkeypatch):
+    """A store the cache reader would refuse for its size is never written (it would only cost time), and
+    the answers stay right without it."""
+    import rcs_tui.cache_files as cache_files
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    db, _ = make_db(tmp_path / "rp1" / "rp1.db", root, 30)
+    monkeypatch.setattr(cache_files, "MAX_BYTES", 2000)
+    src, _ = source(db, None, all_projects=True)
+    assert src.feed(status="running").total == 1
+    assert list(Path(cache_dir()).glob("rp1-status-*.json")) == []
+    monkeypatch.setattr(cache_files, "MAX_BYTES", 16 * 1024 * 1024)
+    later, _ = source(db, None, all_projects=True)
+    assert later.feed(status="running").total == 1
+    assert len(list(Path(cache_dir()).glob("rp1-status-*.json"))) == 1

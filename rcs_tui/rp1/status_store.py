@@ -24,6 +24,7 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any
 
+from rcs_tui import cache_files
 from rcs_tui.cache_files import cache_dir, read_own, write_own
 from rcs_tui.rp1.db import Marks, RunRow
 from rcs_tui.rp1.projection import Event, Fold, Projection, finish
@@ -210,5 +211,8 @@ class StatusStore:
         if text == self._written:
             return
         self.saved_at = now
-        if write_own(self.path, text.encode("utf-8", "surrogateescape")):
+        data = text.encode("utf-8", "surrogateescape")
+        if len(data) > cache_files.MAX_BYTES:  # larger than the reader takes: writing it would only cost time
+            return
+        if write_own(self.path, data):
             self._written = text
