@@ -538,3 +538,36 @@ class TestReadGate:
         async with asyncio.timeout(2):
             async with gate:
                 pass
+
+
+def _gone(pid: int) -> bool:
+    """No such process, or only its zombie left (nothing runs any more)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+async def test_ending_a_session_ends_what_it_started_too(tmp_path):
+    """An ssh session that lingers is ended with everything in its process group (a ProxyCommand, a
+    wrapper's command): nothing it started keeps running, or keeps its pipes open, after the fleet lets go."""
+    from rcs_tui.fleet.hub import _end
+
+    pidfile = tmp_path / "child.pid"
+    proc = await asyncio.create_subprocess_exec(
+        "/bin/sh", "-c", f"sleep 60 & echo $! > {pidfile}; sleep 60", stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
+    for _ in range(100):
+        if pidfile.exists() and pidfile.read_text().strip():
+            break
+        await asyncio.sleep(0.02)
+    child = int(pidfile.read_text())
+    await _end(proc)
+    assert proc.returncode is not None
+    for _ in range(50):
+        if _gone(child):
+            break
+        await asyncio.sleep(0.02)
+    assert _gone(child)
+    assert await asyncio.wait_for(proc.stdout.read(), 2) == b""  # the pipe reached its end: nobody holds it

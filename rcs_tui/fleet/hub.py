@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -43,17 +44,24 @@ def local_problem(root: Path) -> str | None:
 
 
 async def _end(proc: asyncio.subprocess.Process) -> None:
-    """End an ssh session: close its stdin (the remote follower exits on that), then kill it if it lingers,
-    and reap it."""
+    """End an ssh session: close its stdin (the remote follower exits on that), then, if it lingers, kill
+    its whole process group (it was started in a session of its own), and reap it.
+
+    The group, not only ssh: a child it started (a ProxyCommand, a wrapper's command) keeps the pipes
+    open, so they never reach end-of-file and the session's file descriptors outlive it.
+    """
     if proc.stdin is not None:
         with contextlib.suppress(Exception):
             proc.stdin.close()
     if proc.returncode is None:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(asyncio.shield(proc.wait()), 0.5)
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
+    if proc.returncode is None:  # still running: its group id is its pid, and still ours
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
     with contextlib.suppress(Exception):
         await asyncio.wait_for(proc.wait(), 5)
 
