@@ -259,46 +259,6 @@ def test_stale_dead_pointer_is_shown(tmp_path):
     assert "session.json stale-dead" in text and "forge:9/10" in text
 
 
-def _capture(capsys, call) -> tuple[str, object]:
-    try:
-        rv = call()
-    except SystemExit as exc:
-        rv = exc.code
-    return capsys.readouterr().out, rv
-
-
-@pytest.mark.parametrize("opts", [[], ["--json"], ["--width", "14", "--ascii"], ["--preset", "minimal"],
-                                  ["--preset=full", "--width=30"], ["--session", SID, "--ascii", "--json"],
-                                  ["--session-id", SID]])
-def test_once_fast_path_prints_exactly_what_click_prints(tmp_path, monkeypatch, capsys, opts):
-    import time
-
-    from rcs_tui.cli import cli, main, parse_hud_once
-    from rcs_tui.cli.common import run
-
-    ws = build_workspace(tmp_path, now=FIXED)
-    monkeypatch.setattr(time, "time", lambda: EPOCH + 3)
-    monkeypatch.setenv("RP1_DB", str(ws.rp1_db))
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    argv = ["hud", "--once", "--root", str(ws.project), *opts]
-    assert parse_hud_once(argv) is not None
-    fast, fast_rv = _capture(capsys, lambda: main(argv))
-    slow, slow_rv = _capture(capsys, lambda: run(cli, argv))
-    assert fast_rv == slow_rv == 0
-    assert fast == slow and fast.strip()
-
-
-@pytest.mark.parametrize("argv", [
-    ["hud"], ["hud", "--inline"], ["hud", "--once", "--help"], ["hud", "--once", "--width", "abc"],
-    ["hud", "--once", "--width", "-3"], ["hud", "--once", "--preset", "bogus"], ["hud", "--once", "--root"],
-    ["hud", "--once", "--root="], ["hud", "--once", "--json=1"], ["hud", "--once", "--poll"],
-    ["hud", "--once", "--bogus"], ["hud", "--once", "--", "x"], ["overlay", "--once"], ["--version"], []])
-def test_once_fast_path_leaves_everything_else_to_click(argv):
-    from rcs_tui.cli import parse_hud_once
-
-    assert parse_hud_once(argv) is None
-
-
 def test_once_errors_go_through_click(tmp_path):
     missing = run_once(["--root", str(tmp_path / "nowhere")])
     bad = run_once(["--width", "abc"])

@@ -12,6 +12,8 @@ import json
 import os
 import sys
 
+from rcs_tui.cli.quick import Option, Quick, run_quick
+
 # name -> "module:attribute"; each module owns one subcommand (group).
 SUBCOMMANDS: dict[str, str] = {
     "state": "rcs_tui.cli.state_cmd:state",
@@ -118,98 +120,40 @@ def print_once(root: str | os.PathLike[str], session: str | None, as_json: bool,
     sys.stdout.flush()
 
 
-_VALUE_OPTIONS = {"--root": "root", "--session": "session", "--session-id": "session", "--width": "width",
-                  "--preset": "preset", "--lines": "lines"}
-_FLAG_OPTIONS = {"--once": "once", "--json": "as_json", "--ascii": "ascii_only"}
-
-
-def parse_hud_once(argv: list[str]) -> dict[str, object] | None:
-    """The options of `hud --once …` when argv is exactly that and every option is one we know, else None.
-
-    None sends argv to click (help, errors, `--width abc`, `--preset bogus`, `--root=`, the live HUD…).
-    """
-    if not argv or argv[0] != "hud":
-        return None
-    opts: dict[str, object] = {"once": False, "as_json": False, "ascii_only": False, "root": None, "session": None,
-                            "width": None, "preset": None, "lines": 1}
-    rest = argv[1:]
-    i = 0
-    while i < len(rest):
-        arg = rest[i]
-        name, eq, inline = arg.partition("=")
-        if name in _FLAG_OPTIONS and not eq:
-            opts[_FLAG_OPTIONS[name]] = True
-            i += 1
-            continue
-        if name not in _VALUE_OPTIONS:
-            return None
-        if eq:
-            value, i = inline, i + 1
-        elif i + 1 < len(rest):
-            value, i = rest[i + 1], i + 2
-        else:
-            return None
-        if not value or value.startswith("-"):
-            return None
-        key = _VALUE_OPTIONS[name]
-        if key in ("width", "lines"):
-            if not value.isascii() or not value.isdigit() or int(value) < 1:
-                return None
-            opts[key] = int(value)
-        elif key == "preset":
-            if value not in PRESETS:
-                return None
-            opts[key] = value
-        else:
-            opts[key] = value
-    if not opts.pop("once"):
-        return None
-    return opts
-
-
-def _hud_once_fast(opts: dict[str, object]) -> int | None:
-    """Run `hud --once` without click, with click's error contract: `{"error": ...}` on stderr, never a traceback.
-
-    None when the configuration file is bad: the full path reports that.
-    """
-    from rcs_tui.cli.jsonout import fail
+def _hud_once_fast(root: str | None, session: str | None, as_json: bool, width: int | None, ascii_only: bool,
+                   preset: str | None, lines: int) -> int | None:
+    """`hud --once` without click. None when the configuration file is bad: the full path reports that."""
     from rcs_tui.cli.once import once_root
-    from rcs_tui.state.host import RootNotFound
 
-    if opts["preset"] is None:
+    if preset is None:
         from rcs_tui.config.paths import quick_preset
 
         try:
-            opts["preset"] = quick_preset()
+            preset = quick_preset()
         except ValueError:
-            return None  # a bad config file: the full path reports it
-    try:
-        print_once(once_root(opts.pop("root")), **opts)
-    except RootNotFound as exc:
-        return fail(str(exc), 1)
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return 0
-    except Exception as exc:  # noqa: BLE001 - the same contract as `common.run`: never a traceback
-        from rcs_tui.cli.common import known_errors
-
-        if isinstance(exc, known_errors()):
-            return fail(str(exc), 1)
-        return fail(f"internal error: {type(exc).__name__}: {exc}", 1)
+            return None
+    print_once(once_root(root), session, as_json, width, ascii_only, preset, lines)
     return 0
+
+
+HUD_ONCE = Quick(
+    options={"--root": Option("root", "dir"), "--session": Option("session"), "--session-id": Option("session"),
+             "--width": Option("width", "int"), "--preset": Option("preset", "choice", choices=PRESETS),
+             "--lines": Option("lines", "int"), "--once": Option("once", "flag"),
+             "--json": Option("as_json", "flag"), "--ascii": Option("ascii_only", "flag")},
+    defaults={"once": False, "as_json": False, "ascii_only": False, "root": None, "session": None, "width": None,
+              "preset": None, "lines": 1},
+    run=_hud_once_fast, required="once")
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: click in non-standalone mode so every error is `{"error": ...}` on stderr."""
-    opts = parse_hud_once(sys.argv[1:] if argv is None else list(argv))
-    if opts is not None:
-        code = _hud_once_fast(opts)
-        if code is not None:
-            sys.exit(code)
+    code = run_quick(sys.argv[1:] if argv is None else list(argv))
+    if code is not None:
+        sys.exit(code)
     from rcs_tui.cli.common import run
 
     sys.exit(run(globals().get("cli") or __getattr__("cli"), argv))
 
 
-__all__ = ["cli", "main", "json", "print_once", "parse_hud_once"]
+__all__ = ["HUD_ONCE", "cli", "main", "json", "print_once"]

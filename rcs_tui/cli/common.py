@@ -9,15 +9,11 @@ from typing import Any
 
 import click
 
-from rcs_tui.cli.jsonout import dumps, fail
-from rcs_tui.views.text import sanitize, strip_controls
+from rcs_tui.cli.errors import CliError, exit_status, known_errors
+from rcs_tui.cli.jsonout import dumps, echo_text, emit, fail
 
-__all__ = ["CliError", "dumps", "emit", "expect_plan_option", "fail", "json_option", "resolve_root", "root_option",
-           "run"]
-
-
-class CliError(Exception):
-    """An error reported as `{"error": msg}` on stderr with exit status 1."""
+__all__ = ["CliError", "dumps", "echo_text", "emit", "expect_plan_option", "fail", "json_option", "known_errors",
+           "resolve_root", "root_option", "run"]
 
 
 def root_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -53,23 +49,6 @@ def resolve_root(root: str | None) -> Path:
         raise CliError(str(exc)) from exc
 
 
-def echo_text(text: str) -> None:
-    """Print human-readable text through the one sanitiser (newlines kept, nothing else raw)."""
-    click.echo(strip_controls(text, keep_newlines=True))
-
-
-def emit(data: Any, as_json: bool, human: Callable[[Any], str] | None = None) -> None:
-    """Print `data` as JSON (stable contract) or through `human` for people.
-
-    `human` gets the data with every string sanitised to one line, so a name holding a newline or an
-    escape sequence cannot forge or colour a line of the report.
-    """
-    if as_json or human is None:
-        click.echo(dumps(data))
-    else:
-        echo_text(human(sanitize(data)))
-
-
 def settings(**flags: Any) -> Any:
     """The effective configuration (file, environment, then these flags; None means "not given").
 
@@ -81,14 +60,6 @@ def settings(**flags: Any) -> Any:
         return load_settings(flags)
     except ConfigError as exc:
         raise CliError(str(exc)) from None
-
-
-def known_errors() -> tuple[type[BaseException], ...]:
-    """Exception types whose message is already meant for the operator."""
-    from rcs_tui.core.modes import BadName
-    from rcs_tui.state.txn import TxnError
-
-    return (CliError, BadName, TxnError)
 
 
 def run(group: click.Group, argv: list[str] | None) -> int:
@@ -117,18 +88,8 @@ def run(group: click.Group, argv: list[str] | None) -> int:
         return fail(exc.format_message(), 2)
     except click.ClickException as exc:
         return fail(exc.format_message(), exc.exit_code or 1)
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return 0
-    except OSError as exc:  # a file-system failure outside a transaction (which explains its own)
-        from rcs_tui.state.txn import explain
-
-        return fail(explain(exc), 1)
-    except Exception as exc:  # noqa: BLE001 - the contract is: never a traceback
-        if isinstance(exc, known_errors()):
-            return fail(str(exc), 1)
-        return fail(f"internal error: {type(exc).__name__}: {exc}", 1)
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - the contract is: never a traceback
+        return exit_status(exc)
     return rv if isinstance(rv, int) else 0
 
 

@@ -1,4 +1,5 @@
-"""JSON text for output, made inert on a terminal; the error line every command prints. No click here."""
+"""What commands print: JSON text made inert on a terminal, sanitised human text, and the error line.
+No click here: the quick commands (`rcs_tui.cli.quick`) print through it too."""
 
 from __future__ import annotations
 
@@ -7,6 +8,11 @@ import re
 import sys
 
 from rcs_tui.views.text import sanitize, strip_controls
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `hud --once` does not import typing
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 _C1 = re.compile("[\x7f-\x9f]")
 
@@ -30,3 +36,22 @@ def fail(message: str, code: int = 1) -> int:
     """Print `{"error": message}` on stderr and return the exit status to use."""
     sys.stderr.write(dumps({"error": strip_controls(message)}, indent=None) + "\n")
     return code
+
+
+def echo_text(text: str) -> None:
+    """Print human-readable text through the one sanitiser (newlines kept, nothing else raw)."""
+    sys.stdout.write(strip_controls(text, keep_newlines=True) + "\n")
+    sys.stdout.flush()
+
+
+def emit(data: Any, as_json: bool, human: Callable[[Any], str] | None = None) -> None:
+    """Print `data` as JSON (stable contract) or through `human` for people.
+
+    `human` gets the data with every string sanitised to one line, so a name holding a newline or an
+    escape sequence cannot forge or colour a line of the report.
+    """
+    if as_json or human is None:
+        sys.stdout.write(dumps(data) + "\n")
+        sys.stdout.flush()
+    else:
+        echo_text(human(sanitize(data)))

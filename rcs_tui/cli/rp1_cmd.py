@@ -8,36 +8,20 @@ from typing import Any
 
 import click
 
-from rcs_tui.cli.common import CliError, dumps, emit, json_option, root_option
-from rcs_tui.views.text import strip_controls
+from rcs_tui.cli.common import CliError, dumps, emit, given_root, json_option, root_option
+from rcs_tui.cli.rp1_report import RUN_STATUSES, clean, open_source, print_runs, project_root
 
 db_option = click.option("--db", "db", type=click.Path(dir_okay=False), default=None,
                          help="rp1 database (else RP1_DB, else ~/.rp1/rp1.db).")
 
 
 def _root(root: str | None) -> Path:
-    """The project root; without a .rcs/ tree the cwd scopes the runs (not an error for rp1)."""
-    from rcs_tui.cli.common import given_root
-    from rcs_tui.state.layout import RootNotFound, find_root
-
-    root = given_root(root)
-    try:
-        return find_root(root)
-    except RootNotFound as exc:
-        if root:
-            raise CliError(str(exc)) from exc
-        return Path.cwd().resolve()
+    """The project root: `--root` of the subcommand or of `rcs-tui` itself, else as `project_root` finds it."""
+    return project_root(given_root(root))
 
 
 def _source(root: str | None, db: str | None, all_projects: bool = False) -> Any:
-    from rcs_tui.rp1.source import Rp1Source
-
-    return Rp1Source(db, root=_root(root), all_projects=all_projects)
-
-
-def _clean(text: Any) -> str:
-    """Database strings are data: one line through the one sanitiser before they reach a terminal."""
-    return strip_controls("" if text is None else text)
+    return open_source(given_root(root), db, all_projects)
 
 
 @click.group("rp1")
@@ -50,42 +34,13 @@ def rp1() -> None:
 @db_option
 @json_option
 @click.option("--all-projects", is_flag=True, help="Runs of every project, not only this one.")
-@click.option("--status", "status", type=click.Choice(
-    ["running", "waiting", "failed", "completed", "cancelled", "abandoned", "inactive", "not_started"]))
+@click.option("--status", "status", type=click.Choice(list(RUN_STATUSES)))
 @click.option("--workflow", "workflow", default=None, help="Only runs of this workflow.")
 @click.option("--limit", type=click.IntRange(1, 10000), default=50, show_default=True)
 def runs_cmd(root: str | None, db: str | None, as_json: bool, all_projects: bool, status: str | None,
              workflow: str | None, limit: int) -> None:
     """Runs ordered by latest activity, status recomputed from events."""
-    source = _source(root, db, all_projects)
-    feed = source.feed(status=status, workflow=workflow, limit=limit)
-    data = {"db": str(source.db.path), "status": feed.status,
-            "scope": None if source.scope is None else {"project_path": source.scope.project_path,
-                                                         "project_id": source.scope.project_id},
-            "total": feed.total, "runs": [r.to_json() for r in feed.runs]}
-
-    def human(d: dict[str, Any]) -> str:
-        if d["status"]:
-            return d["status"]
-        if not d["runs"]:
-            return "rp1: no runs"
-        from rcs_tui.state.metrics import parse_time
-        from rcs_tui.views.text import ago
-
-        now = time.time()
-        lines = [f"{'RUN':<9} {'WORKFLOW':<14} {'STATUS':<13} {'STEP':<14} {'NAME':<20} AGE"]
-        for r in d["runs"]:
-            last = parse_time(r["last_activity"])
-            status = r["status"] + (f" ({len(r['waiting'])}?)" if r["waiting"] else "")
-            lines.append(f"{_clean(r['id'])[:8]:<9} {_clean(r['workflow'])[:14]:<14} {status:<13} "
-                         f"{_clean(r['current_step'] or '-')[:14]:<14} "
-                         f"{_clean(r['name'] or r['feature_id'] or '-')[:20]:<20} "
-                         f"{ago(now - last) if last is not None else '-'}")
-        if any(r["waiting"] for r in d["runs"]):
-            lines.append("(N?) = N questions waiting for an answer; `rcs-tui rp1 show RUN` shows them")
-        return "\n".join(lines)
-
-    emit(data, as_json, human)
+    print_runs(given_root(root), db, as_json, all_projects, status, workflow, limit)
 
 
 @rp1.command("show")
@@ -106,20 +61,20 @@ def _human_timeline(t: dict[str, Any]) -> str:
     from rcs_tui.views.text import duration
 
     run = t["run"]
-    lines = [f"{_clean(run['workflow'])} {_clean(run['id'])}  {t['status']}"
+    lines = [f"{clean(run['workflow'])} {clean(run['id'])}  {t['status']}"
              + ("" if t["tracked"] else "  (untracked: no state machine)")]
     for s in t["steps"]:
         mark = " ↻" * (s["attempts"] - 1) if s["retried"] else ""
         dur = f" {duration(s['duration_s'])}" if s["duration_s"] is not None else ""
-        lines.append(f"  {_clean(s['name']):<16} {s['status']:<11}{dur}{mark}")
+        lines.append(f"  {clean(s['name']):<16} {s['status']:<11}{dur}{mark}")
         for u in s["units"] + s["agents"]:
-            lines.append(f"    {_clean(u['key']):<20} {_clean(u['state'])} ({u['status']})")
+            lines.append(f"    {clean(u['key']):<20} {clean(u['state'])} ({u['status']})")
         for a in s["artifacts"]:
-            lines.append(f"    artifact {_clean(a['path'])}")
+            lines.append(f"    artifact {clean(a['path'])}")
         for p in s["prompts"]:
-            lines.append(f"    {'waiting: ' if p['pending'] else 'asked: '}{_clean(p['message'])}")
+            lines.append(f"    {'waiting: ' if p['pending'] else 'asked: '}{clean(p['message'])}")
     for v in t["violations"]:
-        lines.append(f"  ! {_clean(v['message'])}")
+        lines.append(f"  ! {clean(v['message'])}")
     return "\n".join(lines)
 
 
@@ -134,8 +89,8 @@ def machines_cmd(root: str | None, as_json: bool) -> None:
     data = {"machines": [i.to_json() for i in sorted(infos.values(), key=lambda i: (i.kind, i.name))]}
 
     def human(d: dict[str, Any]) -> str:
-        return "\n".join(f"{m['kind']:<6} {_clean(m['name']):<18} {' → '.join(m['states']) or _clean(m['error'])}"
-                         f"  [{_clean(m['source'])}]" for m in d["machines"])
+        return "\n".join(f"{m['kind']:<6} {clean(m['name']):<18} {' → '.join(m['states']) or clean(m['error'])}"
+                         f"  [{clean(m['source'])}]" for m in d["machines"])
 
     emit(data, as_json, human)
 
@@ -160,7 +115,7 @@ def check_cmd(workflow: str, step: str, run_id: str | None, unit: str | None, st
         result = check_in_source(source, workflow, step, run_id, status=status, unit=unit)
     except CheckError as exc:
         raise CliError(str(exc)) from exc
-    emit(result.to_json(), as_json, lambda d: "\n".join(_clean(line) for line in check_lines(d)))
+    emit(result.to_json(), as_json, lambda d: "\n".join(clean(line) for line in check_lines(d)))
 
 
 @rp1.command("tail")
@@ -182,9 +137,9 @@ def tail_cmd(root: str | None, db: str | None, as_json: bool, from_start: bool, 
             if as_json:
                 click.echo(dumps(ev.to_json(), indent=None))
             else:
-                where = _clean(ev.step or "-") + (f"[{_clean(ev.unit)}]" if ev.unit else "")
-                click.echo(f"{ev.id:>8} {_clean(ev.created_at)} {_clean(ev.run_id)[:8]} {ev.type:<20} "
-                           f"{where} {_clean(ev.status or '')}")
+                where = clean(ev.step or "-") + (f"[{clean(ev.unit)}]" if ev.unit else "")
+                click.echo(f"{ev.id:>8} {clean(ev.created_at)} {clean(ev.run_id)[:8]} {ev.type:<20} "
+                           f"{where} {clean(ev.status or '')}")
 
     tail.subscribe(show)
     last_status: str | None = None
@@ -194,7 +149,7 @@ def tail_cmd(root: str | None, db: str | None, as_json: bool, from_start: bool, 
             if tail.state.message != last_status:
                 last_status = tail.state.message
                 if last_status:
-                    click.echo(_clean(last_status), err=True)
+                    click.echo(clean(last_status), err=True)
             time.sleep(tail.interval)
     except KeyboardInterrupt:
         return

@@ -1,0 +1,98 @@
+"""`rcs-tui rp1 runs` without click: the run feed as JSON or a table, plus the helpers every rp1
+subcommand shares (which project, which database, one sanitised line per database string).
+
+Kept free of click so the quick path (`rcs_tui.cli.quick`) can answer `rp1 runs` for scripts and status
+lines without paying for click; the click command calls the same `print_runs`.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from rcs_tui.cli.errors import CliError
+from rcs_tui.cli.jsonout import emit
+from rcs_tui.cli.quick import Option, Quick
+from rcs_tui.views.text import strip_controls
+
+RUN_STATUSES = ("running", "waiting", "failed", "completed", "cancelled", "abandoned", "inactive", "not_started")
+
+
+def project_root(root: str | None) -> Path:
+    """The project root; without a .rcs/ tree the cwd scopes the runs (not an error for rp1, unless a
+    root was named and is not one)."""
+    from rcs_tui.state.layout import RootNotFound, find_root
+
+    try:
+        return find_root(root)
+    except RootNotFound as exc:
+        if root:
+            raise CliError(str(exc)) from exc
+        return Path.cwd().resolve()
+
+
+def open_source(root: str | None, db: str | None, all_projects: bool = False) -> Any:
+    from rcs_tui.rp1.source import Rp1Source
+
+    return Rp1Source(db, root=project_root(root), all_projects=all_projects)
+
+
+def clean(text: Any) -> str:
+    """Database strings are data: one line through the one sanitiser before they reach a terminal."""
+    return strip_controls("" if text is None else text)
+
+
+def print_runs(root: str | None, db: str | None, as_json: bool, all_projects: bool, status: str | None,
+               workflow: str | None, limit: int) -> None:
+    """Runs ordered by latest activity, status recomputed from events, filtered and cut to `limit`."""
+    source = open_source(root, db, all_projects)
+    feed = source.feed(status=status, workflow=workflow, limit=limit)
+    data = {"db": str(source.db.path), "status": feed.status,
+            "scope": None if source.scope is None else {"project_path": source.scope.project_path,
+                                                         "project_id": source.scope.project_id},
+            "total": feed.total, "runs": [r.to_json() for r in feed.runs]}
+    emit(data, as_json, _human_runs)
+
+
+def _human_runs(d: dict[str, Any]) -> str:
+    if d["status"]:
+        return d["status"]
+    if not d["runs"]:
+        return "rp1: no runs"
+    from rcs_tui.state.metrics import parse_time
+    from rcs_tui.views.text import ago
+
+    now = time.time()
+    lines = [f"{'RUN':<9} {'WORKFLOW':<14} {'STATUS':<13} {'STEP':<14} {'NAME':<20} AGE"]
+    for r in d["runs"]:
+        last = parse_time(r["last_activity"])
+        status = r["status"] + (f" ({len(r['waiting'])}?)" if r["waiting"] else "")
+        lines.append(f"{clean(r['id'])[:8]:<9} {clean(r['workflow'])[:14]:<14} {status:<13} "
+                     f"{clean(r['current_step'] or '-')[:14]:<14} "
+                     f"{clean(r['name'] or r['feature_id'] or '-')[:20]:<20} "
+                     f"{ago(now - last) if last is not None else '-'}")
+    if any(r["waiting"] for r in d["runs"]):
+        lines.append("(N?) = N questions waiting for an answer; `rcs-tui rp1 show RUN` shows them")
+    return "\n".join(lines)
+
+
+def _quick_runs(**opts: Any) -> int | None:
+    """`rp1 runs` without click. A configuration file may name the database or the workflow plugins:
+    then the full path, which applies it, answers instead."""
+    from rcs_tui.config.paths import config_absent, config_path
+
+    if not config_absent(config_path()):
+        return None
+    print_runs(**opts)
+    return 0
+
+
+QUICK = Quick(
+    options={"--root": Option("root", "dir"), "--db": Option("db", "file"), "--json": Option("as_json", "flag"),
+             "--all-projects": Option("all_projects", "flag"),
+             "--status": Option("status", "choice", choices=RUN_STATUSES), "--workflow": Option("workflow"),
+             "--limit": Option("limit", "int", 1, 10000)},
+    defaults={"root": None, "db": None, "as_json": False, "all_projects": False, "status": None, "workflow": None,
+              "limit": 50},
+    run=_quick_runs)

@@ -1,0 +1,174 @@
+"""The quick commands (`hud --once`, `rp1 runs`) answered without click: they accept exactly what the
+click command accepts the same way, print exactly what it prints, hand everything else to click, and
+never import click."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime
+
+import click
+import pytest
+
+from rcs_tui.cli import cli, main
+from rcs_tui.cli.common import run
+from rcs_tui.cli.quick import COMMANDS, parse
+from rcs_tui.demo import build_workspace
+
+FIXED = datetime(2026, 11, 25, 21, 45, tzinfo=UTC)
+EPOCH = FIXED.timestamp()
+SID = "sess-1"
+
+
+def click_command(words: tuple[str, ...]) -> click.Command:
+    ctx = click.Context(cli)
+    command: click.Command = cli
+    for word in words:
+        command = command.get_command(ctx, word)  # type: ignore[attr-defined]
+    return command
+
+
+def click_defaults_of(words: tuple[str, ...]) -> dict[str, object]:
+    """What click gives each parameter when the command line names none."""
+    return click_command(words).make_context(words[-1], []).params
+
+
+def quick_of(words: tuple[str, ...]):
+    found = parse([*words, *(["--once"] if words == ("hud",) else [])])
+    assert found is not None
+    return found[0]
+
+
+@pytest.mark.parametrize("words", list(COMMANDS))
+def test_every_quick_option_is_the_click_option_with_the_same_values(words):
+    """Declared once for click and once for the quick path: these must never drift apart."""
+    quick = quick_of(words)
+    params = {opt: p for p in click_command(words).params for opt in (*p.opts, *p.secondary_opts)}
+    click_defaults = click_defaults_of(words)
+    for spelling, option in quick.options.items():
+        param = params[spelling]
+        assert param.name == option.key, spelling
+        assert quick.defaults[option.key] == click_defaults[option.key], spelling
+        t = param.type
+        if option.kind == "flag":
+            assert param.is_flag, spelling
+        elif option.kind == "int":
+            assert isinstance(t, click.types.IntParamType), spelling
+            low = getattr(t, "min", None)
+            assert (low, getattr(t, "max", None)) in ((option.low, option.high), (None, None)), spelling
+            if low is None:  # click takes any integer; the quick path only positive ones, the rest go to click
+                assert option.low == 1 and option.high is None
+        elif option.kind == "choice":
+            assert isinstance(t, click.Choice) and tuple(t.choices) == option.choices, spelling
+        elif option.kind in ("dir", "file"):
+            assert isinstance(t, click.Path) and t.file_okay == (option.kind == "file") \
+                and t.dir_okay == (option.kind == "dir"), spelling
+        else:
+            assert t is click.STRING, spelling
+    assert set(quick.defaults) - {quick.required} == {o.key for o in quick.options.values()} - {quick.required}
+
+
+ACCEPTED = [
+    ["hud", "--once"], ["hud", "--once", "--json", "--width", "14", "--ascii"], ["hud", "--preset=full", "--once"],
+    ["hud", "--once", "--session-id", "s", "--session", "t", "--lines", "3"], ["hud", "--once", "--root", "."],
+    ["rp1", "runs"], ["rp1", "runs", "--json", "--all-projects", "--status", "running", "--limit", "7"],
+    ["rp1", "runs", "--status=waiting", "--workflow", "build", "--limit=10000", "--db", "x.db"],
+    ["rp1", "runs", "--limit", "007", "--status", "failed", "--status", "completed", "--root", "/"],
+]
+
+
+@pytest.mark.parametrize("argv", ACCEPTED)
+def test_what_the_quick_path_takes_it_reads_as_click_does(argv):
+    quick, opts = parse(argv)
+    words = next(w for w in COMMANDS if tuple(argv[:len(w)]) == w)
+    ctx = click_command(words).make_context(words[-1], argv[len(words):])
+    assert {k: ctx.params[k] for k in opts} == opts
+    if quick.required:
+        assert ctx.params[quick.required] is True
+    defaults = click_defaults_of(words)
+    for name, value in ctx.params.items():  # click's other options are left at their defaults
+        if name not in opts and name != quick.required:
+            assert value == defaults[name], name
+
+
+@pytest.mark.parametrize("argv", [
+    ["hud"], ["hud", "--inline"], ["hud", "--once", "--help"], ["hud", "--once", "--width", "abc"],
+    ["hud", "--once", "--width", "-3"], ["hud", "--once", "--preset", "bogus"], ["hud", "--once", "--root"],
+    ["hud", "--once", "--root="], ["hud", "--once", "--json=1"], ["hud", "--once", "--poll"],
+    ["hud", "--once", "--bogus"], ["hud", "--once", "--", "x"], ["overlay", "--once"], ["--version"], [],
+    ["rp1"], ["rp1", "show", "x"], ["rp1", "runs", "--help"], ["rp1", "runs", "--limit", "0"],
+    ["rp1", "runs", "--limit", "10001"], ["rp1", "runs", "--limit", "+5"], ["rp1", "runs", "--status", "bogus"],
+    ["rp1", "runs", "--all-projects=yes"], ["rp1", "runs", "--db"], ["rp1", "runs", "extra"],
+    ["--root", ".", "rp1", "runs"], ["rp1", "runs", "--workflow", "-x"], ["rp1", "runs", "--root", __file__],
+    ["rp1", "runs", "--db", "/"],
+])
+def test_everything_else_goes_to_click(argv):
+    assert parse(argv) is None
+
+
+def _capture(capsys, call) -> tuple[str, str, object]:
+    try:
+        rv = call()
+    except SystemExit as exc:
+        rv = exc.code
+    out = capsys.readouterr()
+    return out.out, out.err, rv
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch):
+    import time
+
+    ws = build_workspace(tmp_path, now=FIXED)
+    monkeypatch.setattr(time, "time", lambda: EPOCH + 3)
+    monkeypatch.setenv("RP1_DB", str(ws.rp1_db))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("RCS_TUI_CONFIG", str(tmp_path / "no-config.toml"))
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    return ws
+
+
+@pytest.mark.parametrize("opts", [[], ["--json"], ["--width", "14", "--ascii"], ["--preset", "minimal"],
+                                  ["--preset=full", "--width=30"], ["--session", SID, "--ascii", "--json"],
+                                  ["--session-id", SID]])
+def test_hud_once_prints_exactly_what_click_prints(workspace, capsys, opts):
+    argv = ["hud", "--once", "--root", str(workspace.project), *opts]
+    assert parse(argv) is not None
+    quick = _capture(capsys, lambda: main(argv))
+    slow = _capture(capsys, lambda: run(cli, argv))
+    assert quick == slow and quick[2] == 0 and quick[0].strip()
+
+
+@pytest.mark.parametrize("opts", [["--json"], [], ["--json", "--all-projects"], ["--all-projects", "--limit", "2"],
+                                  ["--json", "--status", "running"], ["--status", "completed", "--workflow", "build"],
+                                  ["--json", "--root", "{missing}"], ["--json", "--db", "{missing}.db"]])
+def test_rp1_runs_prints_exactly_what_click_prints(workspace, capsys, tmp_path, opts):
+    opts = [o.replace("{missing}", str(tmp_path / "missing")) for o in opts]
+    argv = ["rp1", "runs", "--root", str(workspace.project), *opts]
+    assert parse(argv) is not None
+    quick = _capture(capsys, lambda: main(argv))
+    slow = _capture(capsys, lambda: run(cli, argv))
+    assert quick == slow
+    assert quick[0].strip() or json.loads(quick[1])["error"]
+
+
+def test_a_configuration_file_takes_the_full_path_which_applies_it(workspace, capsys, tmp_path, monkeypatch):
+    config = tmp_path / "config.toml"
+    config.write_text(f'rp1_db = "{workspace.rp1_db}"\n')
+    monkeypatch.setenv("RCS_TUI_CONFIG", str(config))
+    monkeypatch.delenv("RP1_DB")  # the environment would win over the file
+    out, _err, rv = _capture(capsys, lambda: main(["rp1", "runs", "--json", "--root", str(workspace.project)]))
+    assert rv == 0 and json.loads(out)["db"] == str(workspace.rp1_db)
+
+
+def test_rp1_runs_imports_no_click(workspace, tmp_path):
+    code = ("import sys\nfrom rcs_tui.cli import main\n"
+            "try:\n    main(['rp1', 'runs', '--json', '--all-projects', '--root', sys.argv[1]])\n"
+            "except SystemExit:\n    pass\n"
+            "print('MODULES', sorted(m for m in ('click', 'textual', 'rich', 'pydantic') if m in sys.modules))\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(workspace.project)], capture_output=True, text=True,
+                          timeout=60)
+    assert json.loads(proc.stdout.rsplit("MODULES", 1)[0])["runs"]
+    assert proc.stdout.strip().endswith("MODULES []"), proc.stdout
