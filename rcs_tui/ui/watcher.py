@@ -2,9 +2,8 @@
 
 `start_watcher(node, loader)` runs a Textual worker (exclusive, `exit_on_error=False`) over *directories*
 (atomic renames replace a file's inode), with our own filter (watchfiles' default one silently drops
-`.git`, `.venv`, … paths) and a small debounce. On Linux it reads inotify in a thread of its own
-(`inotify_batches`), which sleeps until the kernel has an event (idle costs no wake-ups at all) and hands
-the event loop one finished batch at a time.
+`.git`, `.venv`, … paths) and a small debounce. On Linux it reads inotify on the event loop
+(`inotify_batches`): the process sleeps until the kernel has an event, so idle costs no wake-ups at all.
 Elsewhere it uses `watchfiles.awatch`, whose Rust loop wakes every `step` ms even when nothing changes
 (100 wake-ups/s at 10 ms; a larger step costs latency, since a batch is yielded only after one quiet step).
 For each batch it rebuilds only the sections the paths belong to (`WorldLoader.load(changed)`, in a thread) and posts
@@ -18,11 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import select
 import sys
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -170,91 +166,91 @@ class TreeWatch:
             return set(), False
         return ({path} if targets.accept(path) else set()), False
 
-    def batches(self, targets: WatchTargets, stop_fd: int, debounce_ms: int,
-                quiet_ms: int) -> Iterator[frozenset[Path]]:
-        """Blocking: yield sets of relevant changed paths until `stop_fd` becomes readable.
-
-        It sleeps in `poll` until the kernel has an event, so idle costs no wake-ups. A batch is then
-        taken in reads `quiet_ms` apart, and closes at the first read that finds nothing new (or
-        `debounce_ms` after its first event): the rest of a burst lands while the thread sleeps, so an
-        atomic write (six events) costs one or two reads, not a wake-up per event. An overflowed queue
-        counts as "everything changed".
-        """
+    def drain(self, targets: WatchTargets, into: set[Path]) -> bool:
+        """Take every event the kernel has ready (never waiting) and add their relevant paths to `into`;
+        whether there was any event at all. An overflowed queue counts as "everything changed"."""
         inotify = self.inotify
         inotify.sync_timeout = 0  # sync_get: a cached or readable event, else None at once
-        waiting = select.poll()
-        waiting.register(inotify.fd, select.POLLIN)
-        waiting.register(stop_fd, select.POLLIN)
-        sleeping = select.poll()
-        sleeping.register(stop_fd, select.POLLIN)
-        while True:
-            if any(fd == stop_fd for fd, _ in waiting.poll()):
-                return
-            pending: set[Path] = set()
-            deadline = time.monotonic() + debounce_ms / 1000
-            while True:
-                if sleeping.poll(max(0.0, min(quiet_ms / 1000, deadline - time.monotonic())) * 1000):
-                    return
-                new = False
-                while (event := inotify.sync_get()) is not None:
-                    new = True
-                    paths, overflow = self.paths_of(event, targets)
-                    pending |= paths
-                    if overflow:
-                        pending.update(scan(targets))
-                if not new or time.monotonic() >= deadline:
-                    break
-            if pending:
-                yield frozenset(pending)
+        got = False
+        while (event := inotify.sync_get()) is not None:
+            got = True
+            paths, overflow = self.paths_of(event, targets)
+            into |= paths
+            if overflow:
+                into.update(scan(targets))
+        return got
 
     def close(self) -> None:
         self.inotify.close()
 
 
-async def inotify_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_MS, quiet_ms: int = QUIET_MS):
-    """Yield sets of relevant changed paths from inotify (see `TreeWatch.batches`).
+class _Batch:
+    """The batch being gathered: its paths, when its first relevant event and its latest event came."""
 
-    The kernel's events are read and batched in a thread of their own, which hands the event loop
-    one finished batch at a time: a runtime writing fifty files a second elsewhere makes ~250 events a
-    second, and taking each on the event loop (a reader registered and removed per read, a future,
-    a queue hop and a timeout per event) cost the HUD most of its CPU. The thread is never interrupted
-    mid-read, so no event already taken from the kernel is lost.
+    __slots__ = ("paths", "first", "last", "timer")
+
+    def __init__(self) -> None:
+        self.paths: set[Path] = set()
+        self.first = self.last = 0.0
+        self.timer: asyncio.TimerHandle | None = None
+
+
+async def inotify_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_MS, quiet_ms: int = QUIET_MS):
+    """Yield sets of relevant changed paths from inotify: a batch closes `quiet_ms` after its latest
+    event or `debounce_ms` after its first relevant one.
+
+    The inotify descriptor stays registered with the event loop, whose callback takes everything the
+    kernel has ready in one read (an atomic write is six events) and times the batch with one timer:
+    no task, future, queue hop or timeout per event. At 50 runtime writes a second elsewhere in the
+    tree that per-event machinery was most of the live HUD's CPU. It stays on the event loop rather
+    than in a thread of its own, which would contend with the loads and the drawing for the
+    interpreter lock. Idle, the process sleeps until the kernel has an event.
     """
     tree = TreeWatch()
     loop = asyncio.get_running_loop()
-    handed: asyncio.Queue[frozenset[Path] | Exception] = asyncio.Queue()
-    stop_r, stop_w = os.pipe()
-    thread: threading.Thread | None = None
+    ready: asyncio.Queue[frozenset[Path] | Exception] = asyncio.Queue()
+    batch = _Batch()
+    quiet, debounce = quiet_ms / 1000, debounce_ms / 1000
 
-    def hand(item: frozenset[Path] | Exception) -> None:
-        try:
-            loop.call_soon_threadsafe(handed.put_nowait, item)
-        except RuntimeError:  # the loop has closed: nobody is listening any more
-            pass
+    def close_or_wait() -> None:
+        now = loop.time()
+        if now - batch.last >= quiet or now >= batch.first + debounce:
+            batch.timer = None
+            ready.put_nowait(frozenset(batch.paths))
+            batch.paths.clear()
+        else:
+            wait = min(batch.last + quiet, batch.first + debounce) - now
+            batch.timer = loop.call_later(wait, close_or_wait)
 
-    def read() -> None:
+    def readable() -> None:
         try:
-            for batch in tree.batches(targets, stop_r, debounce_ms, quiet_ms):
-                hand(batch)
+            got = tree.drain(targets, batch.paths)
         except Exception as exc:  # noqa: BLE001 - handed to the consumer, which raises it
-            hand(exc)
+            loop.remove_reader(tree.inotify.fd)
+            ready.put_nowait(exc)
+            return
+        if got:
+            batch.last = loop.time()
+        if batch.paths and batch.timer is None:
+            batch.first = batch.last
+            batch.timer = loop.call_later(quiet, close_or_wait)
 
+    registered = False
     try:
         for d in targets.dirs:  # in a thread: a thousand session dirs must not stall the first frames
             await asyncio.to_thread(tree.add_tree, d, collect=False, recursive=d not in targets.flat)
-        thread = threading.Thread(target=read, name="rcs-inotify", daemon=True)
-        thread.start()
+        loop.add_reader(tree.inotify.fd, readable)
+        registered = True
         while True:
-            item = await handed.get()
+            item = await ready.get()
             if isinstance(item, Exception):
                 raise item
             yield item
     finally:
-        os.write(stop_w, b"\0")
-        if thread is not None:
-            thread.join(timeout=2.0)  # it is at most one batch (a few ms) from seeing the stop
-        os.close(stop_r)
-        os.close(stop_w)
+        if batch.timer is not None:
+            batch.timer.cancel()
+        if registered and not loop.is_closed():
+            loop.remove_reader(tree.inotify.fd)
         tree.close()
 
 
