@@ -43,12 +43,14 @@ def make_db(path: Path, root: Path, finished: int, *, open_run: str | None = "ru
 
 
 class Spy:
-    """Counts the runs whose full events a source reads, the runs it reads only the newer events of, its
-    aggregate status queries, and its reads of every run's newest event."""
+    """Counts the runs whose full events a source reads, the runs it reads only the newer events of, the
+    runs whose narrow status rows it reads one by one, its aggregate status queries (every run in scope),
+    and its reads of every run's newest event."""
 
     def __init__(self, source: Rp1Source) -> None:
         self.runs: list[str] = []
         self.extended: list[str] = []
+        self.narrow: list[str] = []
         self.aggregates = 0
         self.all_runs = 0
         events, status_rows, all_runs = source.db.events, source.db.status_rows, source.db.runs
@@ -66,9 +68,12 @@ class Spy:
             self.runs += list(run_ids)
             return events(run_ids)
 
-        def spy_rows(scope=None):
-            self.aggregates += 1
-            return status_rows(scope)
+        def spy_rows(scope=None, run_ids=None):
+            if run_ids is None:
+                self.aggregates += 1
+            else:
+                self.narrow += list(run_ids)
+            return status_rows(scope, run_ids)
 
         source.db.events = spy_events
         source.db.events_after = spy_after
@@ -87,7 +92,8 @@ def test_a_new_process_does_not_rederive_an_idle_project(tmp_path):
     db, ids = make_db(tmp_path / "rp1" / "rp1.db", root, 60, open_run=None)
     first, spy1 = source(db, root)
     assert first.current().run.id == ids[-1]
-    assert len(set(spy1.runs)) == 60  # nothing active: every run had to be derived once
+    assert set(spy1.runs) | set(spy1.narrow) == set(ids)  # nothing active: every run had to be derived once,
+    assert spy1.runs == [ids[-1]]  # from its few status rows; only the run shown is read whole
     again, spy2 = source(db, root)  # a new process
     summary = again.current()
     assert summary.run.id == ids[-1] and summary.status == "completed"
@@ -102,6 +108,7 @@ def test_a_run_with_a_new_event_is_derived_again(tmp_path, kept):
     root.mkdir()
     db, ids = make_db(tmp_path / "rp1" / "rp1.db", root, 60, open_run=None)
     src, _ = source(db, root)
+    assert len(src.feed(limit=60).runs) == 60  # every run shown once: each one's projection is kept
     assert src.current().status == "completed"
     with Rp1Writer(db) as w:
         w.step(ids[10], "review", "running")  # an old run comes back to life

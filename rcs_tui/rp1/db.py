@@ -289,6 +289,14 @@ class Rp1Db:
             return " WHERE (r.project_path = ? OR r.project_id = ?)", [scope.project_path, scope.project_id]
         return " WHERE r.project_path = ?", [scope.project_path]
 
+    @classmethod
+    def _events_of(cls, schema: Schema, scope: Scope | None, run_ids: Sequence[str] | None) -> tuple[str, list[Any]]:
+        """The condition (`AND …`) and parameters that keep the events of these runs, else of the runs in scope."""
+        if run_ids is not None:
+            return f" AND run_id IN ({','.join('?' for _ in run_ids)})", list(run_ids)
+        where, params = cls._scope_sql(schema, scope)
+        return (f" AND run_id IN (SELECT r.id FROM runs r{where})" if scope is not None else ""), params
+
     @staticmethod
     def _run_row(row: Sequence[Any]) -> RunRow:
         (rid, flow, *cells, last) = row
@@ -464,24 +472,26 @@ class Rp1Db:
             return {rid: [self._event(r) for r in conn.execute(sql, (rid, last))] for rid, last in after.items()}
         return self.read(q, {})
 
-    def status_rows(self, scope: Scope | None = None) -> tuple[dict[str, list[StatusRow]], set[str]]:
+    def status_rows(self, scope: Scope | None = None, run_ids: Sequence[str] | None = None,
+                    ) -> tuple[dict[str, list[StatusRow]], set[str]]:
         """Per run, the few rows its status depends on, without reading every event in Python.
 
         `project` over these rows gives the status it gives over all of the run's rows; runs this
         cannot answer exactly come back in the second set (project those from full events). With
         rp1's `(run_id, step)` index the rows are found by `_latest_rows`, else by `_kind_rows`.
+        `run_ids`: only these runs' rows (a few runs that moved), else every run's in scope.
         """
         def q(conn: sqlite3.Connection, schema: Schema) -> tuple[dict[str, list[StatusRow]], set[str]]:
             if not (schema.has("events", "data") and schema.has("events", "created_at")):
                 return {}, {_s(r[0]) or "" for r in conn.execute("SELECT DISTINCT run_id FROM events")}
             index = schema.events_index("run_id", "step")
             if index is None:
-                return self._kind_rows(conn, schema, scope)
-            return self._latest_rows(conn, schema, scope, index)
+                return self._kind_rows(conn, schema, scope, run_ids)
+            return self._latest_rows(conn, schema, scope, index, run_ids)
         return self.read(q, ({}, set()))
 
     def _latest_rows(self, conn: sqlite3.Connection, schema: Schema, scope: Scope | None,
-                     index: str) -> tuple[dict[str, list[StatusRow]], set[str]]:
+                     index: str, run_ids: Sequence[str] | None) -> tuple[dict[str, list[StatusRow]], set[str]]:
         """Per run and step, the rows from the newest back to the first that stands for the older ones.
 
         The newest id of each (run, step) comes from the index alone (no row read); that row usually
@@ -494,8 +504,7 @@ class Rp1Db:
         Runs in the second set: a run or step cell that is not text (SQL groups it by value, Python by
         its text) and runs without a plain step row, whose status comes from all their units.
         """
-        where, params = self._scope_sql(schema, scope)
-        in_scope = f" AND run_id IN (SELECT r.id FROM runs r{where})" if scope is not None else ""
+        in_scope, params = self._events_of(schema, scope, run_ids)
         cols = schema.select_list("events", _STATUS_COLUMNS)
         hint = f'INDEXED BY "{index.replace(chr(34), chr(34) * 2)}"'
         statuses: dict[Any, str | None] = {}
@@ -544,8 +553,8 @@ class Rp1Db:
         odd.update(run for run, rows in out.items() if not any(r.is_workflow_row and r.status for r in rows))
         return {run: rows for run, rows in out.items() if run not in odd}, odd
 
-    def _kind_rows(self, conn: sqlite3.Connection, schema: Schema,
-                   scope: Scope | None) -> tuple[dict[str, list[StatusRow]], set[str]]:
+    def _kind_rows(self, conn: sqlite3.Connection, schema: Schema, scope: Scope | None,
+                   run_ids: Sequence[str] | None) -> tuple[dict[str, list[StatusRow]], set[str]]:
         """Without a `(run_id, step)` index: the latest row of each kind per run and step, in one scan.
 
         Within each run and step, rows of the same kind (`type`, unit or not, status set or not) stand
@@ -563,8 +572,7 @@ class Rp1Db:
         without a plain step row, whose status comes from their units one by one.
         """
         col = {c: (f'"{c}"' if schema.has("events", c) else "NULL") for c in ("step", "unit")}
-        where, params = self._scope_sql(schema, scope)
-        in_scope = f" AND run_id IN (SELECT r.id FROM runs r{where})" if scope is not None else ""
+        in_scope, params = self._events_of(schema, scope, run_ids)
         types = ", ".join(f"'{t}'" for t in STATUS_EVENT_TYPES)
         # The kind of a row as a small number: -1 for a row SQL and Python could read differently
         # (a non-text cell, a payload that is not valid JSON, or one with an escape or a second

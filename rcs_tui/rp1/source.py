@@ -276,24 +276,48 @@ class Rp1Source:
                 out[r.id] = known
             else:
                 stale.append(r)
-        if len(stale) > 50:
-            rows, odd = self.db.status_rows(self.scope)
+        derived = self._derive(stale)
+        if derived is None:
+            return {}
+        out.update(derived)
+        self._last_statuses = (runs, out)
+        return out
+
+    def _derive(self, stale: list[RunRow]) -> dict[str, str] | None:
+        """The status of each run not known at its newest event (None when the database failed).
+
+        A run whose projection is kept is extended by its events since. The others are derived from the
+        narrow status rows (`Rp1Db.status_rows`): every run's in scope at once when there are many, else
+        only these runs' (a few seeks of the `(run_id, step)` index, not the hundreds of events a full
+        projection reads). The runs those rows cannot answer exactly, or that have events but no rows
+        there, are projected from all their events.
+        """
+        out: dict[str, str] = {}
+        grow = [r for r in stale if r.id in self._proj]
+        stale = [r for r in stale if r.id not in self._proj]
+        if grow:
+            out.update((summary.run.id, summary.status) for summary in self._project(grow))
             if not self.db.state.ok:
-                return {}
-            full = []
-            for r in stale:
-                if r.id in odd:
-                    full.append(r)
-                    continue
-                out[r.id] = status_of(rows.get(r.id, ()))
-                self._remember(r.id, r.last_event_id, out[r.id])
-            stale = full
-        for i in range(0, len(stale), 500):
-            for summary in self._project(stale[i:i + 500]):
+                return None
+        if not stale:
+            return out
+        many = len(stale) > 50
+        rows, odd = self.db.status_rows(self.scope, None if many else [r.id for r in stale])
+        if not self.db.state.ok:
+            return None
+        full = []
+        for r in stale:
+            kept = rows.get(r.id, ())
+            if r.id in odd or (not kept and r.last_event_id and not many):
+                full.append(r)
+                continue
+            out[r.id] = status_of(kept)
+            self._remember(r.id, r.last_event_id, out[r.id])
+        for i in range(0, len(full), 500):
+            for summary in self._project(full[i:i + 500]):
                 out[summary.run.id] = summary.status
             if not self.db.state.ok:
-                return {}
-        self._last_statuses = (runs, out)
+                return None
         return out
 
     def _fresh(self, page: list[RunSummary]) -> list[RunSummary]:
@@ -371,10 +395,8 @@ class Rp1Source:
         for i in range(0, len(runs), 20):
             batch = runs[i:i + 20]
             unknown = [r for r in batch if self._known(r) is None]
-            if unknown:
-                self._project(unknown)
-                if not self.db.state.ok:
-                    break
+            if unknown and self._derive(unknown) is None:
+                break
             active = next((r for r in batch if self._known(r) in ("running", "waiting")), None)
             if active is not None:
                 found = self._project([active])
