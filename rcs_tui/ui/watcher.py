@@ -205,10 +205,16 @@ async def inotify_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_
     tree that per-event machinery was most of the live HUD's CPU. It stays on the event loop rather
     than in a thread of its own, which would contend with the loads and the drawing for the
     interpreter lock. Idle, the process sleeps until the kernel has an event.
+
+    The descriptor is read only while the consumer waits for a batch: while it loads and draws one,
+    the kernel keeps the new events and the next read takes them all at once. A busy source costs
+    one batch per load, never a backlog of stale batches, and no wake-ups while the loads run.
     """
     tree = TreeWatch()
     loop = asyncio.get_running_loop()
-    ready: asyncio.Queue[frozenset[Path] | Exception] = asyncio.Queue()
+    closed: set[Path] = set()  # closed batches the consumer has not taken yet, merged
+    failed: list[Exception] = []
+    wake = asyncio.Event()
     batch = _Batch()
     quiet, debounce = quiet_ms / 1000, debounce_ms / 1000
 
@@ -216,8 +222,9 @@ async def inotify_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_
         now = loop.time()
         if now - batch.last >= quiet or now >= batch.first + debounce:
             batch.timer = None
-            ready.put_nowait(frozenset(batch.paths))
+            closed.update(batch.paths)
             batch.paths.clear()
+            wake.set()
         else:
             wait = min(batch.last + quiet, batch.first + debounce) - now
             batch.timer = loop.call_later(wait, close_or_wait)
@@ -226,8 +233,8 @@ async def inotify_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_
         try:
             got = tree.drain(targets, batch.paths)
         except Exception as exc:  # noqa: BLE001 - handed to the consumer, which raises it
-            loop.remove_reader(tree.inotify.fd)
-            ready.put_nowait(exc)
+            failed.append(exc)
+            wake.set()
             return
         if got:
             batch.last = loop.time()
@@ -239,13 +246,19 @@ async def inotify_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_
     try:
         for d in targets.dirs:  # in a thread: a thousand session dirs must not stall the first frames
             await asyncio.to_thread(tree.add_tree, d, collect=False, recursive=d not in targets.flat)
-        loop.add_reader(tree.inotify.fd, readable)
-        registered = True
         while True:
-            item = await ready.get()
-            if isinstance(item, Exception):
-                raise item
-            yield item
+            loop.add_reader(tree.inotify.fd, readable)
+            registered = True
+            await wake.wait()
+            loop.remove_reader(tree.inotify.fd)
+            registered = False
+            wake.clear()
+            if failed:
+                raise failed[0]
+            if closed:
+                taken = frozenset(closed)
+                closed.clear()
+                yield taken
     finally:
         if batch.timer is not None:
             batch.timer.cancel()
