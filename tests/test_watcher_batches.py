@@ -86,3 +86,23 @@ async def test_stopping_the_watcher_leaves_no_thread_and_no_descriptor_behind(tm
     await batches.aclose()
     assert [t for t in threading.enumerate() if t not in threads and t.is_alive()] == []
     assert open_kinds() == kinds
+
+
+async def test_what_changes_while_the_consumer_is_busy_comes_as_one_batch(tmp_path):
+    """A console busy loading one batch gets everything that changed meanwhile at once, not a backlog
+    of stale batches to load one after another."""
+    loader = tree(tmp_path)
+    session = tmp_path / ".rcs" / "state" / "sessions" / "s1"
+    batches = inotify_batches(watch_targets(loader))
+    first = asyncio.ensure_future(anext(batches))
+    await asyncio.sleep(0.3)
+    atomic_write(session / "ralph-state.json", dump_json({"active": True}))
+    assert session / "ralph-state.json" in await asyncio.wait_for(first, 5)
+    written = set()
+    for i in range(8):  # the consumer is busy: these land over ~0.4 s, well apart
+        path = session / f"mode{i}-state.json"
+        atomic_write(path, dump_json({"active": True}))
+        written.add(path)
+        await asyncio.sleep(0.05)
+    assert await asyncio.wait_for(anext(batches), 5) == frozenset(written)
+    await batches.aclose()
