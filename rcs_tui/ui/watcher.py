@@ -2,8 +2,9 @@
 
 `start_watcher(node, loader)` runs a Textual worker (exclusive, `exit_on_error=False`) over *directories*
 (atomic renames replace a file's inode), with our own filter (watchfiles' default one silently drops
-`.git`, `.venv`, … paths) and a small debounce. On Linux it reads inotify directly on the event loop
-(`inotify_batches`): the process sleeps until the kernel has an event, so idle costs no wake-ups at all.
+`.git`, `.venv`, … paths) and a small debounce. On Linux it reads inotify in a thread of its own
+(`inotify_batches`), which sleeps until the kernel has an event (idle costs no wake-ups at all) and hands
+the event loop one finished batch at a time.
 Elsewhere it uses `watchfiles.awatch`, whose Rust loop wakes every `step` ms even when nothing changes
 (100 wake-ups/s at 10 ms; a larger step costs latency, since a batch is yielded only after one quiet step).
 For each batch it rebuilds only the sections the paths belong to (`WorldLoader.load(changed)`, in a thread) and posts
@@ -17,8 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import select
 import sys
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,6 +66,11 @@ class WatchTargets:
     flat: frozenset[Path] = frozenset()
 
 
+def temp_name(name: str) -> bool:
+    """The temp half of an atomic write (`.name.XXXX.tmp`): its rename is what counts, not its writes."""
+    return name.startswith(".") and name.endswith(".tmp")
+
+
 def watch_targets(loader: WorldLoader) -> WatchTargets:
     """`.rcs/` (state, team, tasks, plans, metrics, hud-config) and the rp1 database's directory."""
     dirs = [loader.layout.rcs]
@@ -69,10 +78,7 @@ def watch_targets(loader: WorldLoader) -> WatchTargets:
         dirs.append(loader.rp1_path.parent)
 
     def accept(path: Path) -> bool:
-        name = path.name
-        if name.startswith(".") and name.endswith(".tmp"):
-            return False  # the temp half of an atomic write; its rename is what counts
-        return bool(loader.sections_for([path]))
+        return not temp_name(path.name) and bool(loader.sections_for([path]))
 
     existing = tuple(d for d in dirs if d.is_dir())
     return WatchTargets(existing, accept, frozenset(d for d in existing if d != loader.layout.rcs))
@@ -95,6 +101,9 @@ async def watch_batches(targets: WatchTargets, *, stop_event: asyncio.Event | No
 
 
 MAX_DIRS = 8192
+# inotify's event bits (inotify(7)), as plain ints for the per-event test.
+_OVERFLOW, _IGNORED, _ISDIR, _NEW = 0x4000, 0x8000, 0x40000000, 0x100 | 0x80  # IN_CREATE | IN_MOVED_TO
+
 
 
 class TreeWatch:
@@ -141,15 +150,19 @@ class TreeWatch:
 
     def paths_of(self, event, targets: WatchTargets) -> tuple[set[Path], bool]:
         """The relevant paths one event names, and whether the kernel queue overflowed."""
-        from asyncinotify import Mask
-
-        if Mask.Q_OVERFLOW in event.mask:
+        mask = int(event.mask)  # plain ints: the flag type's own operators cost microseconds per event
+        if mask & _OVERFLOW:
             return set(), True
-        path = event.path
-        if Mask.IGNORED in event.mask or path is None or event.name is None:
+        name = event.name
+        if mask & _IGNORED or name is None:
             return set(), False
-        if Mask.ISDIR in event.mask:
-            if event.mask & (Mask.CREATE | Mask.MOVED_TO) and path.parent not in targets.flat:
+        if not mask & _ISDIR and temp_name(str(name)):
+            return set(), False  # most events of an atomic write: decided before any path is built
+        path = event.path
+        if path is None:
+            return set(), False
+        if mask & _ISDIR:
+            if mask & _NEW and path.parent not in targets.flat:
                 try:
                     return {p for p in self.add_tree(path) if targets.accept(p)}, False
                 except OSError:
@@ -157,63 +170,91 @@ class TreeWatch:
             return set(), False
         return ({path} if targets.accept(path) else set()), False
 
+    def batches(self, targets: WatchTargets, stop_fd: int, debounce_ms: int,
+                quiet_ms: int) -> Iterator[frozenset[Path]]:
+        """Blocking: yield sets of relevant changed paths until `stop_fd` becomes readable.
+
+        It sleeps in `poll` until the kernel has an event, so idle costs no wake-ups. A batch is then
+        taken in reads `quiet_ms` apart, and closes at the first read that finds nothing new (or
+        `debounce_ms` after its first event): the rest of a burst lands while the thread sleeps, so an
+        atomic write (six events) costs one or two reads, not a wake-up per event. An overflowed queue
+        counts as "everything changed".
+        """
+        inotify = self.inotify
+        inotify.sync_timeout = 0  # sync_get: a cached or readable event, else None at once
+        waiting = select.poll()
+        waiting.register(inotify.fd, select.POLLIN)
+        waiting.register(stop_fd, select.POLLIN)
+        sleeping = select.poll()
+        sleeping.register(stop_fd, select.POLLIN)
+        while True:
+            if any(fd == stop_fd for fd, _ in waiting.poll()):
+                return
+            pending: set[Path] = set()
+            deadline = time.monotonic() + debounce_ms / 1000
+            while True:
+                if sleeping.poll(max(0.0, min(quiet_ms / 1000, deadline - time.monotonic())) * 1000):
+                    return
+                new = False
+                while (event := inotify.sync_get()) is not None:
+                    new = True
+                    paths, overflow = self.paths_of(event, targets)
+                    pending |= paths
+                    if overflow:
+                        pending.update(scan(targets))
+                if not new or time.monotonic() >= deadline:
+                    break
+            if pending:
+                yield frozenset(pending)
+
     def close(self) -> None:
         self.inotify.close()
 
 
 async def inotify_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_MS, quiet_ms: int = QUIET_MS):
-    """Yield sets of relevant changed paths from inotify: a batch closes after `quiet_ms` without events
-    or `debounce_ms` after its first one. An overflowed queue counts as "everything changed".
+    """Yield sets of relevant changed paths from inotify (see `TreeWatch.batches`).
 
-    The process sleeps in the event loop until the kernel has an event: idle costs no wake-ups. One
-    task reads the kernel's events into a queue and is never interrupted: a read cut short by a
-    timeout would drop the events it had already taken from the kernel (a write never shown).
+    The kernel's events are read and batched in a thread of their own, which hands the event loop
+    one finished batch at a time: a runtime writing fifty files a second elsewhere makes ~250 events a
+    second, and taking each on the event loop (a reader registered and removed per read, a future,
+    a queue hop and a timeout per event) cost the HUD most of its CPU. The thread is never interrupted
+    mid-read, so no event already taken from the kernel is lost.
     """
     tree = TreeWatch()
-    queue: asyncio.Queue[object] = asyncio.Queue()
+    loop = asyncio.get_running_loop()
+    handed: asyncio.Queue[frozenset[Path] | Exception] = asyncio.Queue()
+    stop_r, stop_w = os.pipe()
+    thread: threading.Thread | None = None
 
-    async def pump() -> None:
+    def hand(item: frozenset[Path] | Exception) -> None:
         try:
-            while True:
-                queue.put_nowait(await tree.inotify.get())
-        except asyncio.CancelledError:
-            raise
+            loop.call_soon_threadsafe(handed.put_nowait, item)
+        except RuntimeError:  # the loop has closed: nobody is listening any more
+            pass
+
+    def read() -> None:
+        try:
+            for batch in tree.batches(targets, stop_r, debounce_ms, quiet_ms):
+                hand(batch)
         except Exception as exc:  # noqa: BLE001 - handed to the consumer, which raises it
-            queue.put_nowait(exc)
+            hand(exc)
 
-    async def next_event() -> object:
-        event = await queue.get()
-        if isinstance(event, Exception):
-            raise event
-        return event
-
-    reader: asyncio.Task[None] | None = None
     try:
         for d in targets.dirs:  # in a thread: a thousand session dirs must not stall the first frames
             await asyncio.to_thread(tree.add_tree, d, collect=False, recursive=d not in targets.flat)
-        reader = asyncio.create_task(pump())
-        loop = asyncio.get_running_loop()
+        thread = threading.Thread(target=read, name="rcs-inotify", daemon=True)
+        thread.start()
         while True:
-            pending: set[Path] = set()
-            event = await next_event()
-            first = loop.time()
-            while True:
-                paths, overflow = tree.paths_of(event, targets)
-                pending |= paths
-                if overflow:
-                    pending.update(scan(targets))
-                remaining = first + debounce_ms / 1000 - loop.time()
-                if not pending or remaining <= 0:
-                    break
-                try:  # cancelling a queue read loses nothing: the event stays queued
-                    event = await asyncio.wait_for(next_event(), min(quiet_ms / 1000, remaining))
-                except TimeoutError:
-                    break
-            if pending:
-                yield frozenset(pending)
+            item = await handed.get()
+            if isinstance(item, Exception):
+                raise item
+            yield item
     finally:
-        if reader is not None:
-            reader.cancel()
+        os.write(stop_w, b"\0")
+        if thread is not None:
+            thread.join(timeout=2.0)  # it is at most one batch (a few ms) from seeing the stop
+        os.close(stop_r)
+        os.close(stop_w)
         tree.close()
 
 
