@@ -571,3 +571,42 @@ async def test_ending_a_session_ends_what_it_started_too(tmp_path):
         await asyncio.sleep(0.02)
     assert _gone(child)
     assert await asyncio.wait_for(proc.stdout.read(), 2) == b""  # the pipe reached its end: nobody holds it
+
+
+def _pipes() -> set[str]:
+    """The pipes this process holds open (as /proc names them, `pipe:[inode]`)."""
+    out = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            link = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("pipe:"):
+            out.add(link)
+    return out
+
+
+async def test_quitting_while_a_session_is_ending_still_ends_it(tmp_path):
+    """Quitting the fleet (or `fleet --once` finishing) just as a session is being ended, in the grace time
+    it gets to exit on its own after its stdin is closed, still kills and reaps it: no ssh left running
+    after the fleet is gone, and none of its pipes left open here."""
+    from rcs_tui.fleet.hub import FleetHub
+    from rcs_tui.fleet.transport import Ssh
+
+    pidfile, closed = tmp_path / "ssh.pid", tmp_path / "stdin-closed"
+    fake_ssh = tmp_path / "ssh"
+    fake_ssh.write_text("#!/bin/sh\n"
+                        f"echo $$ > {pidfile}\n"
+                        "echo '<html>not a snapshot</html>'\n"  # the fleet gives up on this session...
+                        "cat > /dev/null\n"  # ...closes its stdin...
+                        f": > {closed}\n"
+                        "exec sleep 60\n")  # ...and it lingers, as a session whose host ignores the hang-up
+    fake_ssh.chmod(0o755)
+    before = _pipes()
+    hub = FleetHub([parse_project(f"ssh://somehost{tmp_path}")], ssh=Ssh(binary=str(fake_ssh)), max_backoff=60)
+    hub.start()
+    await until(closed.exists)
+    await hub.stop()  # while the session is still in its grace time
+    pid = int(pidfile.read_text())
+    assert not os.path.exists(f"/proc/{pid}"), "the session's ssh still runs (or was never reaped)"
+    assert _pipes() <= before

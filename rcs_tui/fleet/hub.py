@@ -49,21 +49,25 @@ async def _end(proc: asyncio.subprocess.Process) -> None:
 
     The group, not only ssh: a child it started (a ProxyCommand, a wrapper's command) keeps the pipes
     open, so they never reach end-of-file and the session's file descriptors outlive it.
+    Being cancelled in the grace time (the fleet quitting just then) ends the wait, not the ending: the
+    group is killed and reaped all the same, else ssh would run on after the fleet, holding its pipes.
     """
     if proc.stdin is not None:
         with contextlib.suppress(Exception):
             proc.stdin.close()
-    if proc.returncode is None:
+    try:
+        if proc.returncode is None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(proc.wait()), 0.5)
+    finally:
+        if proc.returncode is None:  # still running: its group id is its pid, and still ours
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(asyncio.shield(proc.wait()), 0.5)
-    if proc.returncode is None:  # still running: its group id is its pid, and still ours
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(proc.wait(), 5)
+            await asyncio.wait_for(asyncio.shield(proc.wait()), 5)
 
 
 class ReadGate:
@@ -133,8 +137,9 @@ class FleetHub:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self.tasks.clear()
-        for proc in list(self.procs):
+        for proc in list(self.procs):  # sessions whose own ending was cut short
             await _end(proc)
+            self.procs.discard(proc)
         await asyncio.sleep(0.05)  # let the ended processes' pipes close before the loop ends
 
     def _changed(self, row: Row) -> None:
@@ -250,8 +255,8 @@ class FleetHub:
                     reason = row.error
                     break
         finally:
-            self.procs.discard(proc)
             await _end(proc)
+            self.procs.discard(proc)  # only once ended: a session cut short here is ended by `stop()`
             try:
                 err = (await asyncio.wait_for(stderr_task, 1)).decode("utf-8", "replace")
             except Exception:  # noqa: BLE001 - no stderr to explain it: the exit status will do
