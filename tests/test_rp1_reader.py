@@ -287,3 +287,22 @@ def test_a_feed_loads_only_what_it_uses(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}).stdout.splitlines()
     assert out == ["1 1 running", "[]"]
+
+
+@pytest.mark.parametrize("odd", [None, (0, 7), (0, None), (1, ""), (1, None), (1, b"x"), (3, 4.5), (5, b"\xff"),
+                                 (10, None), (10, True), (10, "12")])
+def test_run_rows_read_in_bulk_are_exactly_the_rows_read_one_by_one(odd):
+    """The whole-list read takes usual rows as they come; any odd cell (a non-text id, an empty or
+    missing workflow, a number or bytes where text belongs, a newest event id that is not an integer)
+    makes every row go through the one-row reader, so both always give the same rows."""
+    from rcs_tui.rp1.db import Rp1Db, RunRow
+
+    usual = [(f"run-{i}", "build", "f", "/p", None, "n", "h", "running", "2026-01-01", "2026-01-02", 100 - i)
+             for i in range(5)]
+    raw = list(usual)
+    if odd is not None:
+        column, value = odd
+        raw[2] = (*raw[2][:column], value, *raw[2][column + 1:])
+    got = Rp1Db._run_rows(raw)
+    assert got == [Rp1Db._run_row(r) for r in raw]
+    assert all(type(r) is RunRow for r in got)
