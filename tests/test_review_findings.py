@@ -3,8 +3,12 @@ hub's session ending: each test is the user-visible behaviour that was wrong."""
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import json
+import os
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +16,9 @@ from rcs_tui.cli import cli, main
 from rcs_tui.cli.common import run
 from rcs_tui.cli.quick import parse
 from rcs_tui.rp1.source import Rp1Source
+from rcs_tui.state.io import atomic_write, dump_json
+from rcs_tui.ui.watcher import TreeWatch, inotify_batches, watch_targets
+from rcs_tui.views.world import WorldLoader
 from tests.test_cli_quick import _capture, workspace  # noqa: F401 - the fixture
 
 # -- quick CLI path -----------------------------------------------------------------------------
@@ -66,3 +73,70 @@ def test_ctrl_c_and_a_closed_pipe_end_both_paths_alike(workspace, capsys, monkey
     quick = _capture(capsys, lambda: main(argv))
     slow = _capture(capsys, lambda: run(cli, argv))
     assert quick == slow
+
+
+# -- inotify batches ------------------------------------------------------------------------------
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
+
+
+async def _first_batch_with(batches, path: Path, timeout: float = 3.0) -> set[Path]:
+    """Everything yielded until `path` shows up (or the timeout passes)."""
+    seen: set[Path] = set()
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while path not in seen and loop.time() < end:
+        try:
+            seen |= await asyncio.wait_for(anext(batches), end - loop.time())
+        except TimeoutError:
+            break
+    return seen
+
+
+@linux_only
+async def test_writes_in_a_renamed_session_directory_are_seen_under_its_new_name(tmp_path):
+    """`mv sessions/s1 sessions/s2`: later writes in s2 are reported as s2's files, not as the gone s1's
+    (which would load a session that no longer exists and never show s2's change)."""
+    sessions = tmp_path / ".rcs" / "state" / "sessions"
+    (sessions / "s1").mkdir(parents=True)
+    atomic_write(sessions / "s1" / "ralph-state.json", dump_json({"active": True}))
+    batches = inotify_batches(watch_targets(WorldLoader(tmp_path, rp1_db=False)))
+    first = asyncio.ensure_future(anext(batches))
+    await asyncio.sleep(0.3)  # the watches are in place
+    os.rename(sessions / "s1", sessions / "s2")
+    assert sessions / "s2" / "ralph-state.json" in await asyncio.wait_for(first, 5)
+    atomic_write(sessions / "s2" / "team-state.json", dump_json({"active": True}))
+    seen = await _first_batch_with(batches, sessions / "s2" / "team-state.json")
+    await batches.aclose()
+    assert sessions / "s2" / "team-state.json" in seen
+    assert not any(sessions / "s1" in p.parents for p in seen)
+
+
+@linux_only
+async def test_a_session_created_while_the_kernel_queue_overflowed_is_watched_afterwards(tmp_path, monkeypatch):
+    """An overflowed queue loses the new directory's own event: its files are rescanned, and its later
+    writes must still reach the screen."""
+    sessions = tmp_path / ".rcs" / "state" / "sessions"
+    (sessions / "s1").mkdir(parents=True)
+    real = TreeWatch.paths_of
+
+    def lost_in_overflow(self, event, targets):
+        if int(event.mask) & 0x40000000 and int(event.mask) & 0x100:  # a new directory's event: dropped
+            return set(), True
+        return real(self, event, targets)
+
+    monkeypatch.setattr(TreeWatch, "paths_of", lost_in_overflow)
+    batches = inotify_batches(watch_targets(WorldLoader(tmp_path, rp1_db=False)))
+    first = asyncio.ensure_future(anext(batches))
+    await asyncio.sleep(0.3)
+    (sessions / "s2").mkdir()
+    (sessions / "s2" / "ralph-state.json").write_text('{"active": true}')
+    seen = await asyncio.wait_for(first, 5)
+    if sessions / "s2" / "ralph-state.json" not in seen:
+        seen |= await _first_batch_with(batches, sessions / "s2" / "ralph-state.json")
+    assert sessions / "s2" / "ralph-state.json" in seen  # the rescan after the overflow
+    await asyncio.sleep(0.1)
+    atomic_write(sessions / "s2" / "team-state.json", dump_json({"active": True}))
+    seen = await _first_batch_with(batches, sessions / "s2" / "team-state.json")
+    await batches.aclose()
+    assert sessions / "s2" / "team-state.json" in seen

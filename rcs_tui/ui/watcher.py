@@ -124,11 +124,13 @@ class TreeWatch:
         while stack and len(self.inotify.watches) < MAX_DIRS:
             path = stack.pop()
             try:
-                self.inotify.add_watch(path, self.mask)
+                watch = self.inotify.add_watch(path, self.mask)
             except OSError as exc:
                 if path == top or exc.errno == 28:  # ENOSPC: out of watches, so polling is the honest answer
                     raise
                 continue
+            if watch.path != path:  # a directory renamed in the tree keeps its watch: events name the new path
+                watch.path = path
             try:
                 entries = list(os.scandir(path))
             except OSError:
@@ -177,8 +179,19 @@ class TreeWatch:
             paths, overflow = self.paths_of(event, targets)
             into |= paths
             if overflow:
+                self.rewatch(targets)
                 into.update(scan(targets))
         return got
+
+    def rewatch(self, targets: WatchTargets) -> None:
+        """Watch every directory again: after an overflow, the events that created some were lost, and
+        without a watch their files' later writes would never be seen."""
+        for d in targets.dirs:
+            try:
+                self.add_tree(d, collect=False, recursive=d not in targets.flat)
+            except OSError as exc:
+                if exc.errno == 28:  # out of watches: polling is the honest answer
+                    raise
 
     def close(self) -> None:
         self.inotify.close()
