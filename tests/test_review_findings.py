@@ -140,3 +140,11 @@ async def test_a_session_created_while_the_kernel_queue_overflowed_is_watched_af
     seen = await _first_batch_with(batches, sessions / "s2" / "team-state.json")
     await batches.aclose()
     assert sessions / "s2" / "team-state.json" in seen
+
+
+def test_hud_once_takes_the_root_given_before_the_subcommand(workspace, capsys, tmp_path, monkeypatch):  # noqa: F811
+    """`rcs-tui --root X hud --once` shows X, as `rcs-tui hud --once --root X` does (not "no .rcs/ here")."""
+    monkeypatch.chdir(tmp_path)
+    before = _capture(capsys, lambda: main(["--root", str(workspace.project), "hud", "--once", "--json"]))
+    after = _capture(capsys, lambda: main(["hud", "--once", "--json", "--root", str(workspace.project)]))
+    assert before == after and after[2] == 0
