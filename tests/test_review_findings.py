@@ -17,7 +17,7 @@ from rcs_tui.cli.common import run
 from rcs_tui.cli.quick import parse
 from rcs_tui.rp1.source import Rp1Source
 from rcs_tui.state.io import atomic_write, dump_json
-from rcs_tui.ui.watcher import TreeWatch, inotify_batches, watch_targets
+from rcs_tui.ui.watcher import TreeWatch, inotify_batches, poll_batches, watch_targets
 from rcs_tui.views.world import WorldLoader
 from tests.test_cli_quick import _capture, workspace  # noqa: F401 - the fixture
 
@@ -148,3 +148,64 @@ def test_hud_once_takes_the_root_given_before_the_subcommand(workspace, capsys, 
     before = _capture(capsys, lambda: main(["--root", str(workspace.project), "hud", "--once", "--json"]))
     after = _capture(capsys, lambda: main(["hud", "--once", "--json", "--root", str(workspace.project)]))
     assert before == after and after[2] == 0
+
+
+@linux_only
+async def test_running_out_of_watches_for_a_new_session_is_not_silent(tmp_path, monkeypatch):
+    """No inotify watch left for a new session's directory: its writes must still be seen (or the watcher
+    must stop, so that it falls back to polling); never silently unwatched."""
+    from asyncinotify import Inotify
+
+    sessions = tmp_path / ".rcs" / "state" / "sessions"
+    (sessions / "s1").mkdir(parents=True)
+    batches = inotify_batches(watch_targets(WorldLoader(tmp_path, rp1_db=False)))
+    first = asyncio.ensure_future(anext(batches))
+    await asyncio.sleep(0.3)  # the initial watches are in place
+
+    def exhausted(self, path, mask):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Inotify, "add_watch", exhausted)
+    (sessions / "s2").mkdir()
+    await asyncio.sleep(0.1)
+    atomic_write(sessions / "s2" / "ralph-state.json", dump_json({"active": True}))
+    seen: frozenset[Path] | OSError | None = None
+    try:
+        seen = await asyncio.wait_for(first, 2)
+    except TimeoutError:  # nothing at all: the new session is silently unwatched (caught first: an OSError)
+        pass
+    except OSError as exc:  # the watcher stopped: start_watcher then falls back to polling
+        seen = exc
+    finally:
+        await batches.aclose()
+    assert isinstance(seen, OSError) or (seen is not None and sessions / "s2" / "ralph-state.json" in seen)
+
+
+async def test_polling_after_native_watching_failed_first_delivers_every_file(tmp_path):
+    """Changes native watching lost when it failed (an undelivered batch, a session it could not watch)
+    are shown once polling takes over, not only the ones made after its first scan."""
+    session = tmp_path / ".rcs" / "state" / "sessions" / "s2"
+    session.mkdir(parents=True)
+    atomic_write(session / "ralph-state.json", dump_json({"active": True}))  # written while unwatched
+    batches = poll_batches(watch_targets(WorldLoader(tmp_path, rp1_db=False)), 0.05, resync=True)
+    first = await asyncio.wait_for(anext(batches), 5)
+    await batches.aclose()
+    assert session / "ralph-state.json" in first
+
+
+async def test_a_change_native_watching_lost_when_it_failed_reaches_the_hud(tmp_path, monkeypatch):
+    """Native watching fails holding a change it never delivered: the polling that takes over shows it."""
+    from rcs_tui.ui import watcher
+    from tests.test_watcher import app_for, forge_file, project, wait_for
+
+    root = project(tmp_path)
+
+    async def failing(targets, **_kw):
+        atomic_write(forge_file(root), dump_json({"active": True, "iteration": 9, "max_iterations": 10}))
+        raise OSError("the inotify descriptor failed")  # with that change read but not yet delivered
+        yield frozenset()  # pragma: no cover - an async generator
+
+    monkeypatch.setattr(watcher, "native_batches", failing)
+    app = app_for(root)
+    async with app.run_test(size=(100, 1)) as pilot:
+        await wait_for(pilot, app, "forge:9/10")

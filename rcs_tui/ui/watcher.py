@@ -163,8 +163,9 @@ class TreeWatch:
             if mask & _NEW and path.parent not in targets.flat:
                 try:
                     return {p for p in self.add_tree(path) if targets.accept(p)}, False
-                except OSError:
-                    pass
+                except OSError as exc:
+                    if exc.errno == 28:  # out of watches: unwatched, its writes would never be seen; poll instead
+                        raise
             return set(), False
         return ({path} if targets.accept(path) else set()), False
 
@@ -310,9 +311,15 @@ def scan(targets: WatchTargets, limit: int = 20_000) -> dict[Path, tuple[int, in
     return out
 
 
-async def poll_batches(targets: WatchTargets, interval: float = POLL_MS / 1000):
-    """Polling fallback: compare stat signatures (inode included, so same-second renames count)."""
+async def poll_batches(targets: WatchTargets, interval: float = POLL_MS / 1000, *, resync: bool = False):
+    """Polling fallback: compare stat signatures (inode included, so same-second renames count).
+
+    `resync`: first yield every file, for a start after native watching failed, which may have lost
+    changes (a batch it had not delivered, a directory it could not watch) the first scan cannot tell.
+    """
     before = await asyncio.to_thread(scan, targets)
+    if resync and before:
+        yield frozenset(before)
     while True:
         await asyncio.sleep(interval)
         after = await asyncio.to_thread(scan, targets)
@@ -374,7 +381,8 @@ def start_watcher(node: MessagePump, loader: WorldLoader, *, force_polling: bool
             while True:
                 targets = watch_targets(loader)
                 try:
-                    batches = poll_batches(targets) if polling else native_batches(targets, debounce_ms=debounce_ms)
+                    batches = (poll_batches(targets, resync=failures > 0) if polling
+                               else native_batches(targets, debounce_ms=debounce_ms))
                     async for paths in batches:
                         if not node.app.is_running:
                             return
