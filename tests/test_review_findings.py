@@ -209,3 +209,17 @@ async def test_a_change_native_watching_lost_when_it_failed_reaches_the_hud(tmp_
     app = app_for(root)
     async with app.run_test(size=(100, 1)) as pilot:
         await wait_for(pilot, app, "forge:9/10")
+
+
+@pytest.mark.parametrize("argv", [["rp1", "runs", "--json", "--root", "{P}"], ["--root", "{P}", "rp1", "runs"],
+                                  ["hud", "--once", "--root", "{P}"], ["--root", "{P}", "hud", "--once", "--json"]])
+def test_a_closed_stdout_is_not_an_internal_error(workspace, argv):  # noqa: F811
+    """`rcs-tui … >&-` (a cron line, a daemon): nothing to print to, so nothing printed and exit 0, as
+    click's own echo does, never `internal error: AttributeError`."""
+    import subprocess
+
+    argv = [a.replace("{P}", str(workspace.project)) for a in argv]
+    code = "import sys\nfrom rcs_tui.cli import main\nmain(sys.argv[1:])"
+    closed = 'exe=$0 code=$1; shift; "$exe" -c "$code" "$@" >&-'
+    proc = subprocess.run(["sh", "-c", closed, sys.executable, code, *argv], capture_output=True, timeout=60)
+    assert (proc.returncode, proc.stderr) == (0, b"")

@@ -115,9 +115,10 @@ def print_once(root: str | os.PathLike[str], session: str | None, as_json: bool,
     from rcs_tui.cli.once import answer, render
 
     result = answer(os.fspath(root), session, as_json, ascii_only, preset)
+    from rcs_tui.cli.jsonout import write_line
+
     text = render(result, time.time(), once_width(width), max(1, lines), ascii_only, as_json, color_enabled())
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
+    write_line(text)
 
 
 def _hud_once_fast(root: str | None, session: str | None, as_json: bool, width: int | None, ascii_only: bool,
