@@ -115,23 +115,24 @@ def print_once(root: str | os.PathLike[str], session: str | None, as_json: bool,
     from rcs_tui.cli.once import answer, render
 
     result = answer(os.fspath(root), session, as_json, ascii_only, preset)
+    from rcs_tui.cli.jsonout import write_line
+
     text = render(result, time.time(), once_width(width), max(1, lines), ascii_only, as_json, color_enabled())
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
+    write_line(text)
 
 
 def _hud_once_fast(root: str | None, session: str | None, as_json: bool, width: int | None, ascii_only: bool,
                    preset: str | None, lines: int) -> int | None:
-    """`hud --once` without click. None when the configuration file is bad: the full path reports that."""
+    """`hud --once` without click. None when a configuration file is bad or sets more than the preset: the
+    full path reports the one and applies the other (e.g. its rp1 database), even when `--preset` is given."""
     from rcs_tui.cli.once import once_root
+    from rcs_tui.config.paths import quick_preset
 
-    if preset is None:
-        from rcs_tui.config.paths import quick_preset
-
-        try:
-            preset = quick_preset()
-        except ValueError:
-            return None
+    try:
+        from_file = quick_preset()
+    except ValueError:
+        return None
+    preset = preset or from_file
     print_once(once_root(root), session, as_json, width, ascii_only, preset, lines)
     return 0
 

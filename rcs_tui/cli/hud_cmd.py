@@ -16,7 +16,7 @@ import sys
 import click
 
 from rcs_tui.cli import PRESETS, color_enabled, print_once
-from rcs_tui.cli.common import CliError, dumps, echo_text, json_option, resolve_root, root_option, settings
+from rcs_tui.cli.common import CliError, dumps, echo_text, given_root, json_option, resolve_root, root_option, settings
 
 PRESET_CHOICE = click.Choice(list(PRESETS))
 
@@ -66,7 +66,7 @@ def hud(root, session, once, as_json, width, lines, ascii_only, preset, inline, 
         from rcs_tui.state.host import RootNotFound
 
         try:
-            found = once_root(root)
+            found = once_root(given_root(root))  # `rcs-tui --root X hud --once` too
         except RootNotFound as exc:
             raise CliError(str(exc)) from exc
         print_once(found, session, as_json, width, ascii_only, preset, lines)

@@ -32,16 +32,25 @@ def dumps(data: object, indent: int | None = 2, *, sanitized: bool = False) -> s
     return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def write_line(text: str, *, err: bool = False) -> None:
+    """Print one line (and flush) on stdout or stderr; nothing when that stream was closed before we
+    started (`cmd >&-`: Python then has no stream at all), as `click.echo` does."""
+    stream = sys.stderr if err else sys.stdout
+    if stream is None:
+        return
+    stream.write(text + "\n")
+    stream.flush()
+
+
 def fail(message: str, code: int = 1) -> int:
     """Print `{"error": message}` on stderr and return the exit status to use."""
-    sys.stderr.write(dumps({"error": strip_controls(message)}, indent=None) + "\n")
+    write_line(dumps({"error": strip_controls(message)}, indent=None), err=True)
     return code
 
 
 def echo_text(text: str) -> None:
     """Print human-readable text through the one sanitiser (newlines kept, nothing else raw)."""
-    sys.stdout.write(strip_controls(text, keep_newlines=True) + "\n")
-    sys.stdout.flush()
+    write_line(strip_controls(text, keep_newlines=True))
 
 
 def emit(data: Any, as_json: bool, human: Callable[[Any], str] | None = None) -> None:
@@ -51,7 +60,6 @@ def emit(data: Any, as_json: bool, human: Callable[[Any], str] | None = None) ->
     escape sequence cannot forge or colour a line of the report.
     """
     if as_json or human is None:
-        sys.stdout.write(dumps(data) + "\n")
-        sys.stdout.flush()
+        write_line(dumps(data))
     else:
         echo_text(human(sanitize(data)))

@@ -76,8 +76,9 @@ def read_config_bytes(path: str | os.PathLike[str]) -> bytes:
 def quick_preset() -> str | None:
     """The file's `hud_preset`, read with tomllib only.
 
-    None when there is no file or no such key; ValueError when the file or the value is bad, so the
-    caller hands over to the validating path, which reports it properly.
+    None when there is no file or no such key; ValueError when the file or the value is bad, or when the
+    file sets any other key (an rp1 database, a theme...), so the caller hands over to the validating
+    path, which reports a bad file and applies a good one.
     """
     try:
         raw = read_config_bytes(config_file())
@@ -91,6 +92,9 @@ def quick_preset() -> str | None:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(str(exc)) from exc
+    others = set(data) - {"hud_preset"}
+    if others:
+        raise ValueError(f"sets {', '.join(sorted(others))}")
     value = data.get("hud_preset")
     if value is not None and value not in PRESETS:
         raise ValueError(f"hud_preset {value!r}")

@@ -124,11 +124,13 @@ class TreeWatch:
         while stack and len(self.inotify.watches) < MAX_DIRS:
             path = stack.pop()
             try:
-                self.inotify.add_watch(path, self.mask)
+                watch = self.inotify.add_watch(path, self.mask)
             except OSError as exc:
                 if path == top or exc.errno == 28:  # ENOSPC: out of watches, so polling is the honest answer
                     raise
                 continue
+            if watch.path != path:  # a directory renamed in the tree keeps its watch: events name the new path
+                watch.path = path
             try:
                 entries = list(os.scandir(path))
             except OSError:
@@ -161,8 +163,9 @@ class TreeWatch:
             if mask & _NEW and path.parent not in targets.flat:
                 try:
                     return {p for p in self.add_tree(path) if targets.accept(p)}, False
-                except OSError:
-                    pass
+                except OSError as exc:
+                    if exc.errno == 28:  # out of watches: unwatched, its writes would never be seen; poll instead
+                        raise
             return set(), False
         return ({path} if targets.accept(path) else set()), False
 
@@ -177,8 +180,19 @@ class TreeWatch:
             paths, overflow = self.paths_of(event, targets)
             into |= paths
             if overflow:
+                self.rewatch(targets)
                 into.update(scan(targets))
         return got
+
+    def rewatch(self, targets: WatchTargets) -> None:
+        """Watch every directory again: after an overflow, the events that created some were lost, and
+        without a watch their files' later writes would never be seen."""
+        for d in targets.dirs:
+            try:
+                self.add_tree(d, collect=False, recursive=d not in targets.flat)
+            except OSError as exc:
+                if exc.errno == 28:  # out of watches: polling is the honest answer
+                    raise
 
     def close(self) -> None:
         self.inotify.close()
@@ -297,9 +311,15 @@ def scan(targets: WatchTargets, limit: int = 20_000) -> dict[Path, tuple[int, in
     return out
 
 
-async def poll_batches(targets: WatchTargets, interval: float = POLL_MS / 1000):
-    """Polling fallback: compare stat signatures (inode included, so same-second renames count)."""
+async def poll_batches(targets: WatchTargets, interval: float = POLL_MS / 1000, *, resync: bool = False):
+    """Polling fallback: compare stat signatures (inode included, so same-second renames count).
+
+    `resync`: first yield every file, for a start after native watching failed, which may have lost
+    changes (a batch it had not delivered, a directory it could not watch) the first scan cannot tell.
+    """
     before = await asyncio.to_thread(scan, targets)
+    if resync and before:
+        yield frozenset(before)
     while True:
         await asyncio.sleep(interval)
         after = await asyncio.to_thread(scan, targets)
@@ -361,7 +381,8 @@ def start_watcher(node: MessagePump, loader: WorldLoader, *, force_polling: bool
             while True:
                 targets = watch_targets(loader)
                 try:
-                    batches = poll_batches(targets) if polling else native_batches(targets, debounce_ms=debounce_ms)
+                    batches = (poll_batches(targets, resync=failures > 0) if polling
+                               else native_batches(targets, debounce_ms=debounce_ms))
                     async for paths in batches:
                         if not node.app.is_running:
                             return
