@@ -58,8 +58,6 @@ def test_hud_once_reports_a_bad_config_file_as_click_does(workspace, capsys, tmp
     assert rv == 1 and out == "" and str(config) in json.loads(err)["error"] and words in err
 
 
-@pytest.mark.xfail(strict=True, reason="click's main turns Ctrl-C into Abort (exit 1, 'aborted') and a closed "
-                                       "stdout into exit 1; the quick path exits 130 / 0")
 @pytest.mark.parametrize("exc", [KeyboardInterrupt, lambda: BrokenPipeError(errno.EPIPE, "Broken pipe")])
 @pytest.mark.parametrize("words", [["rp1", "runs"], ["hud", "--once"]])
 def test_ctrl_c_and_a_closed_pipe_end_both_paths_alike(workspace, capsys, monkeypatch, exc, words):  # noqa: F811

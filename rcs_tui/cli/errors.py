@@ -3,7 +3,7 @@ traceback. No click here: the quick commands (`rcs_tui.cli.quick`) use it too.""
 
 from __future__ import annotations
 
-from rcs_tui.cli.jsonout import fail
+from rcs_tui.cli.jsonout import fail, write_line
 
 
 class CliError(Exception):
@@ -21,12 +21,15 @@ def known_errors() -> tuple[type[BaseException], ...]:
 
 def exit_status(exc: BaseException) -> int:
     """The exit status for an exception that escaped a command, after printing what the operator should
-    read: 130 on Ctrl-C, 0 when the reader of our output went away, else 1 with the error line. A
-    file-system failure is explained; an unexpected one is still one JSON line, never a traceback."""
+    read; the same as click ends its commands with, so a command answers alike on either path: Ctrl-C is
+    a new line and `{"error": "aborted"}`, a reader of our output that went away is a silent 1, anything
+    else 1 with its error line. A file-system failure is explained; an unexpected one is still one JSON
+    line, never a traceback."""
     if isinstance(exc, KeyboardInterrupt):
-        return 130
+        write_line("", err=True)
+        return fail("aborted", 1)
     if isinstance(exc, BrokenPipeError):
-        return 0
+        return 1
     if isinstance(exc, known_errors()):
         return fail(str(exc), 1)
     if isinstance(exc, OSError):  # a file-system failure outside a transaction (which explains its own)
