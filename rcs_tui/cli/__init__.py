@@ -1,9 +1,10 @@
 """The `rcs-tui` command. Subcommands load lazily so `hud --once` stays cheap.
 
-`hud --once` is what a tmux or agent status line runs every few hundred milliseconds, so `main()`
-recognises exactly that argv shape (`hud --once` with `--json --width N --ascii --preset P --root DIR
---session ID`) and calls `print_once` without importing click; the click command calls the same
-function. Anything else, including any option it does not know, goes through click, as does every error.
+`hud --once` is what a tmux or agent status line runs every few hundred milliseconds, so `main()` first
+offers argv to the quick path (`rcs_tui.cli.quick`): when it is `hud --once` with options declared in
+`HUD_ONCE` (or `rp1 runs` with its own), `print_once` answers without importing click; the click
+command calls the same function. Anything else, including any option not declared, goes through click,
+as does every usage error.
 """
 
 from __future__ import annotations
@@ -112,11 +113,10 @@ def print_once(root: str | os.PathLike[str], session: str | None, as_json: bool,
     """Print what `rcs-tui hud --once` prints: the fitted line(s) (ANSI unless NO_COLOR) or the JSON snapshot."""
     import time
 
+    from rcs_tui.cli.jsonout import write_line
     from rcs_tui.cli.once import answer, render
 
     result = answer(os.fspath(root), session, as_json, ascii_only, preset)
-    from rcs_tui.cli.jsonout import write_line
-
     text = render(result, time.time(), once_width(width), max(1, lines), ascii_only, as_json, color_enabled())
     write_line(text)
 

@@ -213,7 +213,7 @@ async def inotify_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_
     """Yield sets of relevant changed paths from inotify: a batch closes `quiet_ms` after its latest
     event or `debounce_ms` after its first relevant one.
 
-    The inotify descriptor stays registered with the event loop, whose callback takes everything the
+    The inotify descriptor is registered with the event loop, whose callback takes everything the
     kernel has ready in one read (an atomic write is six events) and times the batch with one timer:
     no task, future, queue hop or timeout per event. At 50 runtime writes a second elsewhere in the
     tree that per-event machinery was most of the live HUD's CPU. It stays on the event loop rather
