@@ -380,3 +380,26 @@ def test_a_store_larger_than_the_reader_takes_is_not_written(tmp_path, monkeypat
     later, _ = source(db, None, all_projects=True)
     assert later.feed(status="running").total == 1
     assert len(list(Path(cache_dir()).glob("rp1-status-*.json"))) == 1
+
+
+@pytest.mark.parametrize("age_s, looks_again", [(0.0, True), (5.0, False)])
+def test_a_read_just_after_a_write_is_not_trusted_until_the_files_change(tmp_path, age_s, looks_again):
+    """A commit appends to the WAL and only then publishes itself, which changes no file's stat: a read
+    in between sees the older rows under the final signature. So while the files were written within the
+    last second, the next call looks at the database again instead of answering from the kept list;
+    once they have settled, an unchanged signature is trusted."""
+    import time
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    db, _ids = make_db(tmp_path / "rp1" / "rp1.db", root, 5)
+    src, _ = source(db, root)
+    stamp = time.time_ns() - int(age_s * 1e9)
+    src.db.signature = lambda: ((1, 100, stamp), (2, 200, stamp))  # the files' stat, frozen
+    calls: list[object] = []
+    since = src.db.runs_since
+    src.db.runs_since = lambda *a: (calls.append(a), since(*a))[1]
+    src.feed()
+    src.feed()
+    src.feed()
+    assert (len(calls) == 2) is looks_again and (calls == []) is not looks_again

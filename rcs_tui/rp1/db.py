@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -105,6 +106,9 @@ class RunRow(NamedTuple):
     created_at: str | None
     updated_at: str | None
     last_event_id: int = 0
+
+
+SETTLE_NS = 1_000_000_000  # a commit may still be publishing itself this long after the files' last write
 
 
 class Marks(NamedTuple):
@@ -210,6 +214,17 @@ class Rp1Db:
             except OSError:
                 out.append(None)
         return tuple(out)
+
+    def settled(self, sig: tuple[Any, ...]) -> bool:
+        """Whether `sig`, taken before a read, can stand for what that read saw until the files change.
+
+        Not while the files were written within `SETTLE_NS`: a commit appends to the WAL (its size and
+        mtime change) and only then publishes itself in the shared-memory index, which changes no file's
+        stat, so a read in between sees the older snapshot under the newer signature. Such a read is kept
+        only until the next call, which looks at the database again (a range read of what is new).
+        """
+        newest = max((s[2] for s in sig if s is not None), default=None)
+        return newest is not None and time.time_ns() - newest > SETTLE_NS
 
     # -- connections ------------------------------------------------------------------------
     def _uri(self, immutable: bool) -> str:

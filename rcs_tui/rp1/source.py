@@ -115,6 +115,11 @@ class Rp1Source:
         return self.db.state
 
     # -- runs and projections ---------------------------------------------------------------
+    def _key(self, sig: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        """The signature to cache an answer under: None (look again next time) while a commit may still
+        be landing unseen (`Rp1Db.settled`)."""
+        return sig if self.db.settled(sig) else None
+
     def _runs(self) -> list[RunRow]:
         """Runs in scope, newest activity first: all of them once, then only those that changed.
 
@@ -143,13 +148,15 @@ class Rp1Source:
                 changed = list({r.id: r for r in changed}.values())  # a new run with events comes twice
                 ids = {r.id for r in changed}
                 moved = sorted(changed, key=_activity, reverse=True)
-                if all(r.last_event_id > self._marks[1].top for r in changed):  # all newer than every kept run
+                if not changed:
+                    rows = kept  # the same list: what was derived from it still holds
+                elif all(r.last_event_id > self._marks[1].top for r in changed):  # all newer than every kept run
                     rows = moved + [r for r in kept if r.id not in ids]
                 else:
                     rows = sorted([*moved, *(r for r in kept if r.id not in ids)], key=_activity, reverse=True)
                 self._dirty = self._dirty or marks != self._marks[1]
                 self._unverified.difference_update(ids)  # read just now
-                self._runs_cache, self._marks = (sig, rows), (head, marks)
+                self._runs_cache, self._marks = (self._key(sig), rows), (head, marks)
                 self._derived_from = (kept, rows, ids)
                 return rows
             if self.db.state.ok and self.db.describes(self._marks[1]) is False:
@@ -165,7 +172,7 @@ class Rp1Source:
         else:
             marks, rows, self._dirty = self.db.runs_marks(), self.db.runs(self.scope), True
         if self.db.state.ok and marks is not None:
-            self._runs_cache, self._marks = (sig, rows), (head, marks)
+            self._runs_cache, self._marks = (self._key(sig), rows), (head, marks)
             self._unverified, self._untrusted = set(), None
         return rows
 
@@ -409,7 +416,7 @@ class Rp1Source:
             result = self._fresh([result])[0]
         self._save()
         if self.db.state.ok:
-            self._current_cache = (sig, result)
+            self._current_cache = (self._key(sig), result)
         return result
 
     def timeline(self, run_id: str) -> Timeline | None:
