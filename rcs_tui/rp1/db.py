@@ -218,13 +218,15 @@ class Rp1Db:
     def settled(self, sig: tuple[Any, ...]) -> bool:
         """Whether `sig`, taken before a read, can stand for what that read saw until the files change.
 
-        Not while the files were written within `SETTLE_NS`: a commit appends to the WAL (its size and
+        Not while the WAL was written within `SETTLE_NS`: a commit appends to the WAL (its size and
         mtime change) and only then publishes itself in the shared-memory index, which changes no file's
         stat, so a read in between sees the older snapshot under the newer signature. Such a read is kept
         only until the next call, which looks at the database again (a range read of what is new).
+        Without a WAL a writer changes the file under its exclusive lock, which no read gets past before
+        the commit, so the file's stat stands for what a read saw.
         """
-        newest = max((s[2] for s in sig if s is not None), default=None)
-        return newest is not None and time.time_ns() - newest > SETTLE_NS
+        wal = sig[1] if len(sig) > 1 else None
+        return wal is None or time.time_ns() - wal[2] > SETTLE_NS
 
     # -- connections ------------------------------------------------------------------------
     def _uri(self, immutable: bool) -> str:
