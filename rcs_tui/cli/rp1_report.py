@@ -78,11 +78,14 @@ def _human_runs(d: dict[str, Any]) -> str:
 
 
 def _quick_runs(**opts: Any) -> int | None:
-    """`rp1 runs` without click. A configuration file may name the database or the workflow plugins:
-    then the full path, which applies it, answers instead."""
-    from rcs_tui.config.paths import config_absent, config_path
+    """`rp1 runs` without click. The same rule as `hud --once`'s (`quick_preset`): a configuration file
+    that sets more than the HUD preset (the database, the workflow plugins...) or is bad is handed to
+    the full path, which applies or reports it."""
+    from rcs_tui.config.paths import quick_preset
 
-    if not config_absent(config_path()):
+    try:
+        quick_preset()
+    except ValueError:
         return None
     print_runs(**opts)
     return 0
