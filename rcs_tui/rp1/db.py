@@ -127,10 +127,17 @@ class Marks(NamedTuple):
 
 
 def _read_marks(conn: sqlite3.Connection, schema: Schema) -> Marks:
+    """Where the database stands (`Marks`), read inside the caller's transaction.
+
+    One aggregate per query: SQLite takes MAX(rowid) from the table's last leaf and counts rows with
+    its b-tree count only when each stands alone; asked together with MAX(updated_at), all three cost
+    a pass decoding every row (2.5 ms at 10 000 runs against 1 ms), on every refresh of a busy database.
+    """
     top = int(conn.execute("SELECT MAX(id) FROM events").fetchone()[0] or 0)
-    updated = "MAX(updated_at)" if schema.has("runs", "updated_at") else "''"
-    rowid, count, latest = conn.execute(f"SELECT MAX(rowid), COUNT(*), {updated} FROM runs").fetchone()
-    rowid = int(rowid or 0)
+    rowid = int(conn.execute("SELECT MAX(rowid) FROM runs").fetchone()[0] or 0)
+    count = conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+    latest = (conn.execute("SELECT MAX(updated_at) FROM runs").fetchone()[0]
+              if schema.has("runs", "updated_at") else "")
     return Marks(top, rowid, int(count or 0), _s(latest) or "", *_anchors(conn, top, rowid))
 
 
