@@ -20,6 +20,7 @@ from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.format import HEALTH_STYLE, plain, pretty_json, rel
 from rcs_tui.ui.console.scopes import iter_scope_views, scope_view
 from rcs_tui.ui.console.statusbar import StatusBar
+from rcs_tui.ui.updates import show_content
 from rcs_tui.views.world import World
 
 KIND_STYLE = {"noop": "dim", "start": "green", "overlap": "green", "auto-complete": "cyan", "deny": "red"}
@@ -114,4 +115,4 @@ class MemberScreen(Screen):
 
     def show(self, world: World, now: float) -> None:
         text, _ = member_text(world, self.sid, self.mode)
-        self.query_one("#member-text", Static).update(text)
+        show_content(self.query_one("#member-text", Static), text)

@@ -15,6 +15,7 @@ from rcs_tui.rp1.timeline import SubEntry, Timeline
 from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.format import STATUS_STYLE, plain
 from rcs_tui.ui.console.statusbar import StatusBar
+from rcs_tui.ui.updates import show_content
 from rcs_tui.views.text import duration
 from rcs_tui.views.world import World
 
@@ -102,7 +103,7 @@ class RunScreen(Screen):
                 problem = source.state.message
             text = timeline_text(t) if t is not None else Text(
                 f"run {plain(self.run_id)} not found ({plain(problem or 'unknown run')})", style="yellow")
-        self.query_one("#run-text", Static).update(text)
+        show_content(self.query_one("#run-text", Static), text)
 
     def action_check_emit(self) -> None:
         """What rp1 would answer to an emit into this run, prefilled with the step after the current one."""

@@ -13,6 +13,7 @@ from rcs_tui.rp1.source import FEED_FILTERS, Rp1Source, RunSummary
 from rcs_tui.ui.console.format import STATUS_STYLE, age, parse_ts, plain, styled
 from rcs_tui.ui.console.table import Column, Row, project, set_columns
 from rcs_tui.ui.linetable import LineTable
+from rcs_tui.ui.updates import show_content
 
 # "deep-research" and "waiting (1?)" whole at 80 columns; at 60 the run id and age give way.
 COLUMNS = (Column("run", 8, 2, grow=12), Column("workflow", 13, 5), Column("status", 12, 9),
@@ -106,12 +107,12 @@ class RunsPane(Vertical):
         shown = set_columns(table, COLUMNS, self.app.size.width)
         if source is None:
             table.set_rows([])
-            note.update(Text("no rp1 database", style="dim"))
+            show_content(note, Text("no rp1 database", style="dim"))
             return
         flt = RunFilter.parse(self.query_one("#runs-filter", Input).value)
         rows, message = run_rows(source, flt, now, table.column_width("run") or 8, self._rows)
         table.set_rows(project(rows, COLUMNS, shown))
-        note.update(Text(plain(message or ""), style="dim" if rows else "yellow"))
+        show_content(note, Text(plain(message or ""), style="dim" if rows else "yellow"))
 
     def selected(self) -> str | None:
         return self.query_one("#runs-table", LineTable).selected

@@ -17,6 +17,7 @@ from rcs_tui.state.snapshot import Member, Snapshot
 from rcs_tui.ui.console.format import HEALTH_GLYPH, HEALTH_STYLE, age_of, plain, rel, short_sid, styled
 from rcs_tui.ui.console.table import Column, DrawnFrom, Row, project, set_columns
 from rcs_tui.ui.linetable import LineTable
+from rcs_tui.ui.updates import show_content
 from rcs_tui.views.world import World
 
 COLLAPSE_OVER = 30  # scopes
@@ -246,7 +247,7 @@ class ScopesPane(Vertical):
             self._fit = fit
         rows = scope_rows(world, now, needle, self.expanded, self._rows, how=COLUMNS[2] in shown, fit=fit)
         table.set_rows(project(rows, COLUMNS, shown), group=row_scope)
-        self.query_one("#scopes-detail", Static).update(scope_detail(world, table.selected))
+        show_content(self.query_one("#scopes-detail", Static), scope_detail(world, table.selected))
 
     def selected(self) -> str | None:
         return self.query_one("#scopes-table", LineTable).selected
@@ -266,4 +267,4 @@ class ScopesPane(Vertical):
     def on_line_table_highlighted(self, event: LineTable.Highlighted) -> None:
         world = getattr(self.app, "world", None)
         if world is not None:
-            self.query_one("#scopes-detail", Static).update(scope_detail(world, event.key))
+            show_content(self.query_one("#scopes-detail", Static), scope_detail(world, event.key))

@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from rcs_tui.ui.console.format import HEALTH_GLYPH, HEALTH_STYLE, age, plain, short_sid
+from rcs_tui.ui.updates import content_key
 from rcs_tui.views.world import World
 
 SEP = " │ "
@@ -114,22 +115,30 @@ def status_text(world: World | None, now: float, *, paused: bool, readonly: bool
 
 
 class StatusBar(Widget):
-    """Re-rendered by the app after every reload, pause toggle or error, and on resize."""
+    """Given the newest World by the app after every reload, pause toggle or error; repainted only when
+    its text changes (a busy runtime reloads many times a second, the line rarely moves), and on resize."""
 
     DEFAULT_CSS = "StatusBar { height: 1; }"
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._args: tuple[World | None, float, dict] | None = None
+        self._shown: tuple[object, ...] | None = None
 
     def show(self, world: World | None, now: float, *, paused: bool, readonly: bool, last_error: str | None,
              watching: str = "native") -> None:
         self._args = (world, now, {"paused": paused, "readonly": readonly, "last_error": last_error,
                                    "watching": watching})
-        self.refresh()
+        if content_key(self._text()) != self._shown:
+            self.refresh()
 
-    def render(self) -> Text:
+    def _text(self) -> Text:
         if self._args is None:
             return Text()
         world, now, opts = self._args
         return status_text(world, now, width=self.content_size.width or None, **opts)
+
+    def render(self) -> Text:
+        text = self._text()
+        self._shown = content_key(text)
+        return text

@@ -18,6 +18,7 @@ from rcs_tui.state.txn import TxnError
 from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.format import plain, rel
 from rcs_tui.ui.console.statusbar import StatusBar
+from rcs_tui.ui.updates import show_content
 from rcs_tui.views.world import World
 
 TRANSCRIPT_LINES = 12
@@ -123,4 +124,4 @@ class TaskScreen(Screen):
         return task_state_path(self.app.root, self.task_id), self.task_id  # type: ignore[attr-defined]
 
     def show(self, world: World, now: float) -> None:
-        self.query_one("#task-text", Static).update(task_text(world.root, self.task_id))
+        show_content(self.query_one("#task-text", Static), task_text(world.root, self.task_id))

@@ -11,6 +11,7 @@ from rcs_tui.state.team import TASK_STATUSES, Worker
 from rcs_tui.ui.console.format import STATUS_STYLE, WORKER_GLYPH, age, parse_ts, plain, styled
 from rcs_tui.ui.console.table import Column, DrawnFrom, Row, matches, project, set_columns
 from rcs_tui.ui.linetable import LineTable
+from rcs_tui.ui.updates import show_content
 from rcs_tui.views.world import World
 
 WORKER_COLUMNS = (Column("team", 12, 5, grow=12), Column("worker", 10, 9, grow=10), Column("state", 8, 8),
@@ -93,7 +94,7 @@ class TeamPane(Vertical):
             return
         summary = team_summary(world)
         summary.rstrip()
-        self.query_one("#team-summary", Static).update(summary)
+        show_content(self.query_one("#team-summary", Static), summary)
         if world.teams is not self._tasks_of:
             self._tasks_of, self._task_rows = world.teams, task_rows(world)
         for table_id, columns, rows in (("#team-workers", WORKER_COLUMNS, worker_rows(world, now)),

@@ -33,6 +33,7 @@ from rcs_tui.ui.fleet.help import FleetHelp
 from rcs_tui.ui.fleet.table import columns_for, row_cells, shown_cells
 from rcs_tui.ui.hud_app import stylesheet
 from rcs_tui.ui.linetable import LineTable, content_widths
+from rcs_tui.ui.updates import show_content
 from rcs_tui.views.text import clip
 
 FLUSH_S = 0.03
@@ -197,7 +198,7 @@ class FleetApp(App):
             text.append(f" · filter: {self.filter_text}", style="cyan")
         if self.readonly:
             text.append(" · READ-ONLY", style="bold magenta")
-        screen.query_one("#fleet-status", Static).update(text)
+        show_content(screen.query_one("#fleet-status", Static), text)
 
     def _draw_alerts(self, screen: FleetScreen) -> None:
         table = screen.query_one("#alerts-table", LineTable)

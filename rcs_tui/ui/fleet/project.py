@@ -24,6 +24,7 @@ from rcs_tui.ui.console.format import HEALTH_STYLE, STATUS_STYLE
 from rcs_tui.ui.console.notice import Notice
 from rcs_tui.ui.fleet.override import TaskOverrideForm
 from rcs_tui.ui.linetable import LineTable, content_widths
+from rcs_tui.ui.updates import show_content
 
 MEMBER_COLUMNS = ("SCOPE", "MODE", "STATE", "PHASE")
 
@@ -96,7 +97,7 @@ class ProjectScreen(Screen):
         active = doc.get("active_set") or []
         head.append("active set: ", style="bold")
         head.append(" + ".join(inert(m, 40) for m in active) or "(empty)")
-        self.query_one("#project-head", Static).update(head)
+        show_content(self.query_one("#project-head", Static), head)
         rows = [(f"{scope}\0{mode}", [Text(scope), Text(mode, style="bold"),
                                       Text(state, style=HEALTH_STYLE.get(state) or STATUS_STYLE.get(state, "")),
                                       Text(phase)])
@@ -104,7 +105,7 @@ class ProjectScreen(Screen):
         table = self.query_one(LineTable)
         table.set_columns(MEMBER_COLUMNS, content_widths(MEMBER_COLUMNS, rows))
         table.set_rows(rows)
-        self.query_one("#project-body", Static).update(self._body(doc, row))
+        show_content(self.query_one("#project-body", Static), self._body(doc, row))
 
     def _body(self, doc: dict[str, Any], row: Row) -> Text:
         out = Text()
