@@ -62,12 +62,12 @@ async def test_a_cell_update_draws_and_repaints_that_row_alone():
 
 
 def spy_repaints(table: LineTable) -> list[object]:
-    """Record what the table asks to repaint: a line's region, or "all"."""
+    """Record what the table asks to repaint: each line (as `(y, 1)`) of the regions it names, or "all"."""
     asked: list[object] = []
     real = table.refresh
 
     def refresh(*regions, **kwargs):
-        asked.extend([(r.y, r.height) for r in regions] or ["all"])
+        asked.extend([(y, 1) for r in regions for y in range(r.y, r.bottom)] or ["all"])
         return real(*regions, **kwargs)
 
     table.refresh = refresh  # type: ignore[method-assign]

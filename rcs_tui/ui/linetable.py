@@ -16,7 +16,7 @@ on the highlighted row, posts `Selected`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from rich.segment import Segment
 from rich.style import Style
@@ -201,8 +201,7 @@ class LineTable(ScrollView, can_focus=True):
             self._scroll_to_cursor()
         if self.cursor != old_cursor:
             changed += [old_cursor, self.cursor]
-        for index in set(changed):
-            self._refresh_row(index)
+        self._refresh_rows(changed)
         self._announce()
 
     def row_text(self, key: str) -> list[str]:
@@ -225,8 +224,7 @@ class LineTable(ScrollView, can_focus=True):
         row = max(0, min(row, len(self.keys) - 1))
         if row != self.cursor:
             old, self.cursor = self.cursor, row
-            self._refresh_row(old)
-            self._refresh_row(row)
+            self._refresh_rows((old, row))
         self._scroll_to_cursor()
         self._announce()
 
@@ -287,10 +285,19 @@ class LineTable(ScrollView, can_focus=True):
         width = sum(w + 2 * PAD for w in self.widths)
         self.virtual_size = Size(width, len(self.keys) + 1)
 
-    def _refresh_row(self, index: int) -> None:
-        y = index - int(self.scroll_offset.y) + 1
-        if 1 <= y < self.size.height:
-            self.refresh(Region(0, y, self.size.width, 1))
+    def _refresh_rows(self, indexes: Iterable[int]) -> None:
+        """Repaint the on-screen lines of these rows, one region per run of adjacent lines: a re-sort
+        moves every line below the row that jumped, and a refresh call per line cost more than drawing."""
+        top, (width, height) = int(self.scroll_offset.y), self.size
+        lines = sorted({y for i in indexes if 1 <= (y := i - top + 1) < height})
+        regions: list[Region] = []
+        for y in lines:
+            if regions and regions[-1].bottom == y:
+                regions[-1] = Region(0, regions[-1].y, width, regions[-1].height + 1)
+            else:
+                regions.append(Region(0, y, width, 1))
+        if regions:
+            self.refresh(*regions)
 
     def _style(self, name: str) -> Style:
         """A component's full style (blended over the table's background, as DataTable draws its cursor).
