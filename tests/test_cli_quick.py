@@ -5,6 +5,7 @@ never import click."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -172,3 +173,105 @@ def test_rp1_runs_imports_no_click(workspace, tmp_path):
                           timeout=60)
     assert json.loads(proc.stdout.rsplit("MODULES", 1)[0])["runs"]
     assert proc.stdout.strip().endswith("MODULES []"), proc.stdout
+
+
+def _quick_in_subprocess(argv: list[str], env: dict[str, str]) -> tuple[str, str, list[str]]:
+    """Run `main(argv)` in a fresh interpreter: stdout, stderr and which heavy modules it imported."""
+    code = ("import sys, json\nfrom rcs_tui.cli import main\n"
+            "try:\n    main(json.loads(sys.argv[1]))\n"
+            "except SystemExit:\n    pass\n"
+            "sys.stdout.flush()\n"
+            "print('MODULES', json.dumps(sorted(m for m in ('click', 'pydantic') if m in sys.modules)))\n")
+    proc = subprocess.run([sys.executable, "-c", code, json.dumps(argv)], capture_output=True, text=True,
+                          timeout=60, env=env)
+    out, _, modules = proc.stdout.rpartition("MODULES ")
+    return out, proc.stderr, json.loads(modules)
+
+
+@pytest.fixture
+def fuller_config(workspace, tmp_path, monkeypatch):
+    """A configuration file that sets more than the HUD preset (a theme and the rp1 database)."""
+    import os
+
+    config = tmp_path / "config.toml"
+    config.write_text(f'theme = "nord"\nrp1_db = "{workspace.rp1_db}"\n')
+    monkeypatch.setenv("RCS_TUI_CONFIG", str(config))
+    monkeypatch.delenv("RP1_DB")  # the environment would win over the file
+    return config, dict(os.environ)
+
+
+def test_a_fuller_configuration_file_once_checked_is_applied_without_the_validating_path(
+        workspace, fuller_config, capsys):
+    config, env = fuller_config
+    argv = ["rp1", "runs", "--json", "--root", str(workspace.project)]
+    first, err, modules = _quick_in_subprocess(argv, env)
+    assert json.loads(first)["db"] == str(workspace.rp1_db) and "pydantic" in modules, err
+    again, err, modules = _quick_in_subprocess(argv, env)
+    assert again == first and modules == [], err  # the check recorded by the first call holds
+    hud = ["hud", "--once", "--json", "--root", str(workspace.project)]
+    quick_hud, err, modules = _quick_in_subprocess(hud, env)
+    assert modules == [] and json.loads(quick_hud), err
+
+
+def test_a_changed_file_is_checked_again_even_at_the_same_size(workspace, fuller_config, tmp_path):
+    config, env = fuller_config
+    argv = ["rp1", "runs", "--json", "--root", str(workspace.project)]
+    _quick_in_subprocess(argv, env)
+    other = workspace.rp1_db.with_name("rp2.db")  # as long as the first path: the file keeps its size
+    other.write_bytes(workspace.rp1_db.read_bytes())
+    before = config.stat()
+    config.write_text(config.read_text().replace(str(workspace.rp1_db), str(other)))
+    os.utime(config, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert config.stat().st_size == before.st_size
+    out, err, modules = _quick_in_subprocess(argv, env)
+    assert "pydantic" in modules, err  # not trusted: the validating path read it
+    assert json.loads(out)["db"] == str(other)
+
+
+@pytest.mark.parametrize("record", [b"", b"{", b'{"stamp": [], "values": {}}', b'{"stamp": 1}', b"\xff\xfe"])
+def test_a_corrupt_or_foreign_record_is_not_trusted(workspace, fuller_config, tmp_path, record):
+    from rcs_tui.cache_files import cache_dir
+    from rcs_tui.config.paths import CHECKED_NAME
+
+    config, env = fuller_config
+    argv = ["rp1", "runs", "--json", "--root", str(workspace.project)]
+    first, _, _ = _quick_in_subprocess(argv, env)
+    (tmp_path / "cache" / "rcs-tui" / CHECKED_NAME).write_bytes(record)
+    assert os.path.join(str(tmp_path / "cache"), "rcs-tui") == cache_dir()
+    out, err, modules = _quick_in_subprocess(argv, env)
+    assert out == first and "pydantic" in modules, err
+
+
+def test_a_record_for_other_values_is_not_trusted(workspace, fuller_config, tmp_path):
+    """A record naming another database for these very bytes (written by someone else, or by a bug) is
+    still only taken when its stamp matches; a record with a value of the wrong type never is."""
+    from rcs_tui.config.paths import CHECKED_NAME
+
+    config, env = fuller_config
+    argv = ["rp1", "runs", "--json", "--root", str(workspace.project)]
+    first, _, _ = _quick_in_subprocess(argv, env)
+    path = tmp_path / "cache" / "rcs-tui" / CHECKED_NAME
+    doc = json.loads(path.read_bytes())
+    doc["values"]["rp1_db"] = 42
+    path.write_text(json.dumps(doc))
+    out, err, modules = _quick_in_subprocess(argv, env)
+    assert out == first and "pydantic" in modules, err
+
+
+def test_a_file_made_bad_after_its_check_is_reported(workspace, fuller_config):
+    config, env = fuller_config
+    argv = ["rp1", "runs", "--json", "--root", str(workspace.project)]
+    _quick_in_subprocess(argv, env)
+    config.write_text(config.read_text() + "watch_seconds = -1\n")
+    out, err, _ = _quick_in_subprocess(argv, env)
+    assert out == "" and "watch_seconds" in json.loads(err)["error"] and str(config) in json.loads(err)["error"]
+
+
+def test_the_environment_still_wins_over_a_checked_file(workspace, fuller_config, tmp_path):
+    config, env = fuller_config
+    argv = ["rp1", "runs", "--json", "--root", str(workspace.project)]
+    _quick_in_subprocess(argv, env)
+    copy = tmp_path / "copy.db"
+    copy.write_bytes(workspace.rp1_db.read_bytes())
+    out, err, modules = _quick_in_subprocess(argv, {**env, "RP1_DB": str(copy)})
+    assert modules == [] and json.loads(out)["db"] == str(copy), err

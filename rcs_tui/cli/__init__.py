@@ -123,16 +123,17 @@ def print_once(root: str | os.PathLike[str], session: str | None, as_json: bool,
 
 def _hud_once_fast(root: str | None, session: str | None, as_json: bool, width: int | None, ascii_only: bool,
                    preset: str | None, lines: int) -> int | None:
-    """`hud --once` without click. None when a configuration file is bad or sets more than the preset: the
-    full path reports the one and applies the other (e.g. its rp1 database), even when `--preset` is given."""
+    """`hud --once` without click. None when the configuration file is bad, or sets more than the preset and
+    was not yet checked in full (`quick_settings`): the full path reports the one and applies the other."""
     from rcs_tui.cli.once import once_root
-    from rcs_tui.config.paths import quick_preset
+    from rcs_tui.config.paths import export_file_paths, quick_settings
 
     try:
-        from_file = quick_preset()
+        from_file = quick_settings()
     except ValueError:
         return None
-    preset = preset or from_file
+    export_file_paths(from_file)
+    preset = preset or from_file.get("hud_preset")
     print_once(once_root(root), session, as_json, width, ascii_only, preset, lines)
     return 0
 

@@ -78,13 +78,12 @@ def _human_runs(d: dict[str, Any]) -> str:
 
 
 def _quick_runs(**opts: Any) -> int | None:
-    """`rp1 runs` without click. The same rule as `hud --once`'s (`quick_preset`): a configuration file
-    that sets more than the HUD preset (the database, the workflow plugins...) or is bad is handed to
-    the full path, which applies or reports it."""
-    from rcs_tui.config.paths import quick_preset
+    """`rp1 runs` without click, under the same rule as `hud --once`'s (`quick_settings`): a bad configuration
+    file, or one not yet checked in full that sets more than the HUD preset, is handed to the full path."""
+    from rcs_tui.config.paths import export_file_paths, quick_settings
 
     try:
-        quick_preset()
+        export_file_paths(quick_settings())
     except ValueError:
         return None
     print_runs(**opts)

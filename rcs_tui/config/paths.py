@@ -1,4 +1,5 @@
-"""Where the configuration file is, and a cheap read of the one key the one-shot HUD line needs.
+"""Where the configuration file is, and a cheap read of the keys the quick commands (the one-shot HUD line,
+`rp1 runs`) take from it.
 
 Kept free of pydantic so `hud --once` (run by status lines several times a second) stays fast.
 """
@@ -10,6 +11,7 @@ import os
 TYPE_CHECKING = False  # typing and pathlib stay out of the one-shot HUD line's imports
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
 CONFIG_ENV = "RCS_TUI_CONFIG"
 PRESETS = ("minimal", "focused", "full")
@@ -73,17 +75,85 @@ def read_config_bytes(path: str | os.PathLike[str]) -> bytes:
         os.close(fd)
 
 
-def quick_preset() -> str | None:
-    """The file's `hud_preset`, read with tomllib only.
+# Environment variables that name a key; they beat the file and lose to a command-line flag.
+ENV_KEYS: dict[str, str] = {"rp1_db": "RP1_DB", "rp1_plugin_roots": "RP1_PLUGIN_ROOTS"}
+# What the quick commands (`hud --once`, `rp1 runs`) take from the file; every other key is for the console,
+# the fleet or the alerts.
+QUICK_KEYS = ("hud_preset", "rp1_db", "rp1_plugin_roots")
+CHECKED_NAME = "config-checked.json"
 
-    None when there is no file or no such key; ValueError when the file or the value is bad, or when the
-    file sets any other key (an rp1 database, a theme...), so the caller hands over to the validating
-    path, which reports a bad file and applies a good one.
+
+def export_file_paths(values: dict[str, Any], environ: dict[str, str] | os._Environ[str] | None = None) -> None:
+    """Hand the rp1 paths the file sets (`values`) to the readers that take them from the environment,
+    unless the environment names them already: there it wins over the file (a flag still wins over both)."""
+    env = os.environ if environ is None else environ
+    if values.get("rp1_db") and not env.get(ENV_KEYS["rp1_db"]):
+        env[ENV_KEYS["rp1_db"]] = os.path.expanduser(str(values["rp1_db"]))
+    roots = values.get("rp1_plugin_roots")
+    if roots is not None and not env.get(ENV_KEYS["rp1_plugin_roots"]):
+        env[ENV_KEYS["rp1_plugin_roots"]] = os.pathsep.join(os.path.expanduser(str(p)) for p in roots)
+
+
+def _checked_stamp(text: str) -> list[Any]:
+    """What a checked file's record must match: rcs-tui's version, the schema module as installed (a
+    changed schema may reject what it accepted) and the file's whole text."""
+    from rcs_tui import __version__
+
+    schema = os.stat(os.path.join(os.path.dirname(__file__), "schema.py"))
+    return [__version__, schema.st_size, schema.st_mtime_ns, text]
+
+
+def remember_checked(raw: bytes, values: dict[str, Any]) -> None:
+    """Record that the file with these bytes passed the full check, with the values of the `QUICK_KEYS` it
+    sets, so the quick commands can apply it without the validating path. Kept in rcs-tui's own cache
+    directory; a record that cannot be written is only a slower next line."""
+    import json
+
+    from rcs_tui.cache_files import cache_dir, read_own, write_own
+
+    path = os.path.join(cache_dir(), CHECKED_NAME)
+    data = json.dumps({"stamp": _checked_stamp(raw.decode("utf-8")), "values": values}).encode()
+    if read_own(path) != data:
+        write_own(path, data)
+
+
+def _checked_values(raw: bytes) -> dict[str, Any] | None:
+    """The values recorded for a file with exactly these bytes (None: no such record, or not one to trust)."""
+    import json
+
+    from rcs_tui.cache_files import cache_dir, read_own
+
+    data = read_own(os.path.join(cache_dir(), CHECKED_NAME))
+    if data is None:
+        return None
+    try:
+        doc = json.loads(data)
+        if doc["stamp"] != _checked_stamp(raw.decode("utf-8")):
+            return None
+        values = doc["values"]
+    except (ValueError, TypeError, KeyError, OSError):
+        return None
+    if not isinstance(values, dict) or not set(values) <= set(QUICK_KEYS):
+        return None
+    roots = values.get("rp1_plugin_roots")
+    if (values.get("hud_preset") not in (None, *PRESETS) or not isinstance(values.get("rp1_db", ""), (str, type(None)))
+            or roots is not None and not (isinstance(roots, list) and all(isinstance(r, str) for r in roots))):
+        return None
+    return values
+
+
+def quick_settings() -> dict[str, Any]:
+    """The `QUICK_KEYS` the configuration file sets, read without the validating path.
+
+    Empty when there is no file. A file that sets only `hud_preset` is read with tomllib alone. Any other
+    file is taken only when the full check recorded it (`remember_checked`) with these very bytes. Else
+    ValueError: the caller hands over to the validating path, which reports a bad file, applies a good
+    one and records it for the next call.
     """
     try:
         raw = read_config_bytes(config_file())
     except FileNotFoundError:
-        return None
+        return {}
     except OSError as exc:
         raise ValueError(str(exc)) from exc
     import tomllib  # only when there is a file to parse
@@ -92,10 +162,12 @@ def quick_preset() -> str | None:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(str(exc)) from exc
-    others = set(data) - {"hud_preset"}
-    if others:
-        raise ValueError(f"sets {', '.join(sorted(others))}")
+    if set(data) - {"hud_preset"}:
+        checked = _checked_values(raw)
+        if checked is None:
+            raise ValueError("not checked yet")
+        return checked
     value = data.get("hud_preset")
     if value is not None and value not in PRESETS:
         raise ValueError(f"hud_preset {value!r}")
-    return value
+    return {} if value is None else {"hud_preset": value}

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from rcs_tui.config.paths import read_config_bytes
+from rcs_tui.config.paths import QUICK_KEYS, read_config_bytes, remember_checked
 from rcs_tui.config.settings import DEFAULTS, ConfigError
 from rcs_tui.fleet.attention import ALERT_KINDS
 
@@ -110,6 +110,7 @@ def read_config_file(path: Path) -> tuple[ConfigFile, set[str]]:
     except ValidationError as exc:
         raise ConfigError(_describe(path, exc)) from None
     keys = set(data)
+    remember_checked(raw, {k: getattr(parsed, k) for k in QUICK_KEYS if k in keys})
     if isinstance(data.get("alerts"), dict):
         keys |= {f"alerts.{k}" for k in data["alerts"]}
     return parsed, keys

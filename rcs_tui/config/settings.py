@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from rcs_tui.config.paths import config_absent, config_path
+from rcs_tui.config.paths import ENV_KEYS, config_absent, config_path, export_file_paths
 from rcs_tui.fleet.attention import ALERT_KINDS
 
 # Every key and its default, `[alerts]` keys as `alerts.<key>`; the file's schema takes its defaults from here.
@@ -25,10 +25,6 @@ DEFAULTS: dict[str, Any] = {
 
 class ConfigError(Exception):
     """A configuration file that cannot be used; the message names the file, the key and what is allowed."""
-
-
-# Environment variables that set a key (they beat the file, lose to a flag).
-ENV_KEYS: dict[str, str] = {"rp1_db": "RP1_DB", "rp1_plugin_roots": "RP1_PLUGIN_ROOTS"}
 
 
 class Settings:
@@ -88,8 +84,4 @@ def load_settings(flags: dict[str, Any] | None = None, environ: dict[str, str] |
 
 def apply_environment(settings: Settings) -> None:
     """Hand the file's rp1 paths to the readers that take them from the environment (flags still win there)."""
-    if settings.sources.get("rp1_db") == "file" and settings.rp1_db:
-        os.environ[ENV_KEYS["rp1_db"]] = str(Path(settings.rp1_db).expanduser())
-    if settings.sources.get("rp1_plugin_roots") == "file" and settings.rp1_plugin_roots is not None:
-        os.environ[ENV_KEYS["rp1_plugin_roots"]] = os.pathsep.join(
-            str(Path(p).expanduser()) for p in settings.rp1_plugin_roots)
+    export_file_paths({k: settings.values[k] for k in ENV_KEYS if settings.sources.get(k) == "file"})
