@@ -94,13 +94,31 @@ def export_file_paths(values: dict[str, Any], environ: dict[str, str] | os._Envi
         env[ENV_KEYS["rp1_plugin_roots"]] = os.pathsep.join(os.path.expanduser(str(p)) for p in roots)
 
 
-def _checked_stamp(text: str) -> list[Any]:
-    """What a checked file's record must match: rcs-tui's version, the schema module as installed (a
-    changed schema may reject what it accepted) and the file's whole text."""
+# The modules whose rules decide whether a file passes the full check: the schema, and the alert kinds it
+# allows (the fleet's). Either may change within one version: an edited or upgraded install.
+CHECK_RULES = ("config/schema", "fleet/attention")
+
+
+def _checked_stamp(text: str) -> list[Any] | None:
+    """What a checked file's record must match: rcs-tui's version, the modules that decide the check as
+    installed (changed rules may reject what they accepted) and the file's whole text. None when a module
+    cannot be found (an install that ships neither sources nor compiled files beside them): no record is
+    kept or trusted then."""
     from rcs_tui import __version__
 
-    schema = os.stat(os.path.join(os.path.dirname(__file__), "schema.py"))
-    return [__version__, schema.st_size, schema.st_mtime_ns, text]
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    stamp: list[Any] = [__version__]
+    for name in CHECK_RULES:
+        for suffix in (".py", ".pyc"):  # a source, else a compiled module in its place
+            try:
+                st = os.stat(os.path.join(package, name + suffix))
+            except OSError:
+                continue
+            stamp.append([st.st_size, st.st_mtime_ns])
+            break
+        else:
+            return None
+    return [*stamp, text]
 
 
 def remember_checked(raw: bytes, values: dict[str, Any]) -> None:
@@ -111,8 +129,11 @@ def remember_checked(raw: bytes, values: dict[str, Any]) -> None:
 
     from rcs_tui.cache_files import cache_dir, read_own, write_own
 
+    stamp = _checked_stamp(raw.decode("utf-8"))
+    if stamp is None:
+        return
     path = os.path.join(cache_dir(), CHECKED_NAME)
-    data = json.dumps({"stamp": _checked_stamp(raw.decode("utf-8")), "values": values}).encode()
+    data = json.dumps({"stamp": stamp, "values": values}).encode()
     if read_own(path) != data:
         write_own(path, data)
 
@@ -128,7 +149,8 @@ def _checked_values(raw: bytes) -> dict[str, Any] | None:
         return None
     try:
         doc = json.loads(data)
-        if doc["stamp"] != _checked_stamp(raw.decode("utf-8")):
+        stamp = _checked_stamp(raw.decode("utf-8"))
+        if stamp is None or doc["stamp"] != stamp:
             return None
         values = doc["values"]
     except (ValueError, TypeError, KeyError, OSError):

@@ -58,6 +58,14 @@ class ConfigFile(BaseModel):
             raise ValueError("entries must be non-empty strings")
         return value
 
+    @field_validator("rp1_db", "rp1_plugin_roots", "projects")
+    @classmethod
+    def _no_nul(cls, value: str | list[str] | None) -> str | list[str] | None:
+        """A path holding a NUL character names no file and cannot be handed on in the environment."""
+        if any("\0" in v for v in ([value] if isinstance(value, str) else value or [])):
+            raise ValueError("paths cannot contain a NUL character")
+        return value
+
 
 def _allowed(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
     """What a key accepts, from the schema (for error messages)."""
