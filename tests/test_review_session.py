@@ -141,3 +141,17 @@ async def test_after_any_updates_the_table_shows_what_a_fresh_paint_shows():
                 await pilot.pause()
                 await pilot.pause()
                 assert painted(table) == drawn_now(table), (seed, step, op)
+
+
+def test_config_says_a_path_set_only_by_the_file_came_from_the_file(run_cli, workspace, tmp_path):
+    """Every command hands the file's rp1 paths on in the environment before it runs; `rcs-tui config`
+    must still name the file as their source (the environment names none), and the environment when it
+    does."""
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('rp1_db = "~/x.db"\nrp1_plugin_roots = ["~/plugins"]\n')
+    shown = run_cli("config", "--json", env={"RCS_TUI_CONFIG": str(cfg)}).json["settings"]
+    assert shown["rp1_db"] == {"value": "~/x.db", "source": "file"}
+    assert shown["rp1_plugin_roots"] == {"value": ["~/plugins"], "source": "file"}
+    env = {"RCS_TUI_CONFIG": str(cfg), "RP1_DB": "/srv/rp1.db"}
+    assert run_cli("config", "--json", env=env).json["settings"]["rp1_db"] == {"value": "/srv/rp1.db",
+                                                                               "source": "env RP1_DB"}

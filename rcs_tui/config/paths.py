@@ -83,15 +83,30 @@ QUICK_KEYS = ("hud_preset", "rp1_db", "rp1_plugin_roots")
 CHECKED_NAME = "config-checked.json"
 
 
+# What `export_file_paths` put in this process's environment (variable -> value): the file's, not the user's.
+EXPORTED: dict[str, str] = {}
+
+
 def export_file_paths(values: dict[str, Any], environ: dict[str, str] | os._Environ[str] | None = None) -> None:
     """Hand the rp1 paths the file sets (`values`) to the readers that take them from the environment,
     unless the environment names them already: there it wins over the file (a flag still wins over both)."""
     env = os.environ if environ is None else environ
+    exported: dict[str, str] = {}
     if values.get("rp1_db") and not env.get(ENV_KEYS["rp1_db"]):
-        env[ENV_KEYS["rp1_db"]] = os.path.expanduser(str(values["rp1_db"]))
+        exported[ENV_KEYS["rp1_db"]] = os.path.expanduser(str(values["rp1_db"]))
     roots = values.get("rp1_plugin_roots")
     if roots is not None and not env.get(ENV_KEYS["rp1_plugin_roots"]):
-        env[ENV_KEYS["rp1_plugin_roots"]] = os.pathsep.join(os.path.expanduser(str(p)) for p in roots)
+        exported[ENV_KEYS["rp1_plugin_roots"]] = os.pathsep.join(os.path.expanduser(str(p)) for p in roots)
+    env.update(exported)
+    if env is os.environ:
+        EXPORTED.update(exported)
+
+
+def set_by_user(var: str, environ: dict[str, str] | os._Environ[str] | None = None) -> bool:
+    """Whether the environment names `var` itself, not with a value `export_file_paths` put there."""
+    env = os.environ if environ is None else environ
+    value = env.get(var)
+    return bool(value) and not (env is os.environ and EXPORTED.get(var) == value)
 
 
 # The modules whose rules decide whether a file passes the full check: the schema, and the alert kinds it

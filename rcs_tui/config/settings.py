@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from rcs_tui.config.paths import ENV_KEYS, config_absent, config_path, export_file_paths
+from rcs_tui.config.paths import ENV_KEYS, config_absent, config_path, export_file_paths, set_by_user
 from rcs_tui.fleet.attention import ALERT_KINDS
 
 # Every key and its default, `[alerts]` keys as `alerts.<key>`; the file's schema takes its defaults from here.
@@ -71,7 +71,7 @@ def load_settings(flags: dict[str, Any] | None = None, environ: dict[str, str] |
     values, keys = _file_values(path)
     sources = {name: "file" if name in keys else "default" for name in values}
     for name, var in ENV_KEYS.items():
-        if env.get(var):
+        if set_by_user(var, env):  # the file's own paths, handed on by `apply_environment`, stay the file's
             raw = env[var]
             values[name] = [p for p in raw.split(os.pathsep) if p] if name == "rp1_plugin_roots" else raw
             sources[name] = f"env {var}"
