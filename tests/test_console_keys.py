@@ -261,3 +261,29 @@ async def test_a_burst_of_updates_is_drawn_once_from_the_latest_world(tmp_path):
             a.post_message(WorldUpdated(world, frozenset()))
         await pilot.pause()
         assert drawn == [worlds[-1]]
+
+
+async def test_a_view_key_draws_the_view_once_before_the_next_frame_and_a_click_draws_it_too(tmp_path):
+    """A view key draws its view at once (not after the tabs announce the switch: two more trips through
+    the message queue) and only once; a view chosen with the mouse is drawn as well."""
+    from rcs_tui.ui.console.app import ConsoleApp
+
+    drawn: list[str] = []
+    console = app(tmp_path)
+    async with console.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        real = ConsoleApp.refresh_views
+
+        def spy(self) -> None:
+            drawn.append(self.screen.tab)
+            real(self)
+
+        console.refresh_views = spy.__get__(console)  # type: ignore[method-assign]
+        console.screen.show_tab("tasks")
+        assert drawn == ["tasks"]  # drawn in the same call, before any frame
+        assert console.screen.query_one("#tasks-table").row_count == 2
+        await pilot.pause()
+        assert drawn == ["tasks"]  # the tabs' own announcement draws nothing again
+        await pilot.click("#--content-tab-team")
+        await pilot.pause()
+        assert console.screen.tab == "team" and drawn == ["tasks", "team"]

@@ -221,3 +221,45 @@ def test_a_closed_stdout_is_not_an_internal_error(workspace, argv):  # noqa: F81
     closed = 'exe=$0 code=$1; shift; "$exe" -c "$code" "$@" >&-'
     proc = subprocess.run(["sh", "-c", closed, sys.executable, code, *argv], capture_output=True, timeout=60)
     assert (proc.returncode, proc.stderr) == (0, b"")
+
+
+@linux_only
+async def test_a_session_directory_moved_out_of_the_tree_is_no_longer_watched(tmp_path):
+    """`mv sessions/s1 /elsewhere`: its later writes are not reported under the path it left (each would
+    load a session that is gone), and its watches are given back to the kernel."""
+    from rcs_tui.ui import watcher
+
+    sessions = tmp_path / "p" / ".rcs" / "state" / "sessions"
+    (sessions / "s1" / "deep").mkdir(parents=True)
+    (sessions / "s0").mkdir()
+    atomic_write(sessions / "s1" / "ralph-state.json", dump_json({"active": True}))
+    made: list[watcher.TreeWatch] = []
+    real = watcher.TreeWatch.__init__
+
+    def spy(self) -> None:
+        real(self)
+        made.append(self)
+
+    watcher.TreeWatch.__init__ = spy  # type: ignore[method-assign]
+    try:
+        batches = inotify_batches(watch_targets(WorldLoader(tmp_path / "p", rp1_db=False)))
+        first = asyncio.ensure_future(anext(batches))
+        await asyncio.sleep(0.3)  # the watches are in place
+    finally:
+        watcher.TreeWatch.__init__ = real  # type: ignore[method-assign]
+    watched = {w.path for w in made[0].inotify.watches}
+    assert {sessions / "s1", sessions / "s1" / "deep"} <= watched
+    away = tmp_path / "away"
+    os.rename(sessions / "s1", away)
+    atomic_write(sessions / "s0" / "team-state.json", dump_json({"active": True}))
+    seen = set(await asyncio.wait_for(first, 5))
+    if sessions / "s0" / "team-state.json" not in seen:
+        seen |= await _first_batch_with(batches, sessions / "s0" / "team-state.json")
+    atomic_write(away / "team-state.json", dump_json({"active": True}))
+    atomic_write(away / "deep" / "x-state.json", dump_json({"active": True}))
+    atomic_write(sessions / "s0" / "ralph-state.json", dump_json({"active": True}))
+    seen |= await _first_batch_with(batches, sessions / "s0" / "ralph-state.json")
+    left = {w.path for w in made[0].inotify.watches}
+    await batches.aclose()
+    assert not any(sessions / "s1" in p.parents for p in seen)
+    assert sessions / "s1" not in left and sessions / "s1" / "deep" not in left

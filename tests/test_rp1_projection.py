@@ -235,3 +235,20 @@ def test_manual_end_completes_running_and_waiting_steps(writer, end):
     p = both_paths(writer, r)
     assert p.status == end
     assert p.steps == {"detect": "completed", "charter": "completed", "prd": "completed"}
+
+
+def test_a_remembered_payload_is_still_a_dict_of_its_own_for_each_row():
+    """Short flat payloads are parsed once and remembered by their text; no row's dict is another's, so
+    nothing one reader changes shows in another row."""
+    from rcs_tui.rp1.projection import parse_data
+
+    first, second = parse_data('{"status": "running"}'), parse_data('{"status": "running"}')
+    assert first == second == {"status": "running"} and first is not second
+    first["status"] = "failed"
+    assert parse_data('{"status": "running"}') == {"status": "running"}
+    nested = '{"status": "waiting", "options": ["a", "b"]}'
+    one, two = parse_data(nested), parse_data(nested)
+    assert one == two and one["options"] is not two["options"]  # a payload with a list is parsed every time
+    assert parse_data('{"status": NaN}') == {"_raw": '{"status": NaN}'}
+    assert parse_data('["x"]') == {"_value": ["x"]}
+    assert parse_data(b'{"status": "done"}') == {"status": "done"}

@@ -99,6 +99,7 @@ async def watch_batches(targets: WatchTargets, *, stop_event: asyncio.Event | No
 MAX_DIRS = 8192
 # inotify's event bits (inotify(7)), as plain ints for the per-event test.
 _OVERFLOW, _IGNORED, _ISDIR, _NEW = 0x4000, 0x8000, 0x40000000, 0x100 | 0x80  # IN_CREATE | IN_MOVED_TO
+_MOVED_FROM = 0x40
 
 
 
@@ -160,6 +161,8 @@ class TreeWatch:
         if path is None:
             return set(), False
         if mask & _ISDIR:
+            if mask & _MOVED_FROM:
+                self.forget_tree(path)
             if mask & _NEW and path.parent not in targets.flat:
                 try:
                     return {p for p in self.add_tree(path) if targets.accept(p)}, False
@@ -168,6 +171,17 @@ class TreeWatch:
                         raise
             return set(), False
         return ({path} if targets.accept(path) else set()), False
+
+    def forget_tree(self, top: Path) -> None:
+        """Stop watching `top` and every directory under it: it was moved away. Its watches would keep
+        reporting its writes under the path it left, loading a session that is no longer there. A move
+        within the tree is followed by the arrival event, which watches it again under its new path."""
+        for watch in self.inotify.watches:
+            if watch.path == top or top in watch.path.parents:
+                try:
+                    self.inotify.rm_watch(watch)
+                except OSError:  # already gone with its directory
+                    pass
 
     def drain(self, targets: WatchTargets, into: set[Path]) -> bool:
         """Take every event the kernel has ready (never waiting) and add their relevant paths to `into`;
