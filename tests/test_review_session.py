@@ -4,6 +4,7 @@ changed: what a user sees stays what the full path and a fresh paint would show.
 from __future__ import annotations
 
 import json
+import os
 import py_compile
 import random
 import shutil
@@ -54,8 +55,6 @@ def package(tmp_path) -> Path:
 def run_package(package: Path, argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     code = "import sys, rcs_tui\nassert rcs_tui.__file__.startswith(sys.argv[1]), rcs_tui.__file__\n" \
            "del sys.argv[1]\nfrom rcs_tui.cli import main\nmain()\n"
-    import os
-
     return subprocess.run([sys.executable, "-c", code, str(package), *argv], capture_output=True, text=True,
                           timeout=60, cwd=package, env={**os.environ, **env, "PYTHONPATH": str(package)})
 
