@@ -287,3 +287,32 @@ async def test_a_view_key_draws_the_view_once_before_the_next_frame_and_a_click_
         await pilot.click("#--content-tab-team")
         await pilot.pause()
         assert console.screen.tab == "team" and drawn == ["tasks", "team"]
+
+
+async def test_the_first_frame_holds_the_sessions_and_the_start_is_kept_out_of_full_collections(tmp_path):
+    """The scopes view is drawn when its screen mounts (not one frame later), the other views are built
+    only after that frame, and what the start built is frozen out of the collector's full passes (one
+    of which landed on the first frame) until the console exits."""
+    import gc
+
+    from rcs_tui.ui.console.main import MainScreen
+
+    seen: dict[str, object] = {}
+    real = MainScreen.on_mount
+
+    def on_mount(self) -> None:
+        real(self)
+        seen["rows"] = self.query_one("#scopes-table").row_count
+        seen["built"] = self.views_built
+        seen["frozen"] = gc.get_freeze_count()
+
+    MainScreen.on_mount = on_mount  # type: ignore[method-assign]
+    try:
+        async with app(tmp_path).run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.pause()
+            assert pilot.app.screen.views_built
+    finally:
+        MainScreen.on_mount = real  # type: ignore[method-assign]
+    assert seen["rows"] and seen["built"] is False and seen["frozen"] > 0
+    assert gc.get_freeze_count() == 0

@@ -116,6 +116,9 @@ class ConsoleApp(App):
         return self._rp1
 
     def on_mount(self) -> None:
+        # What the start built (modules, styles, this app) lives as long as the console: out of the
+        # collector's full passes, one of which (about 50 ms) otherwise landed right on the first frame.
+        gc.freeze()
         # First frame sooner: when live, the first load reads root and the current session only and
         # skips the team, tasks and rp1 sections (the first frame shows the scopes view; rp1 shows only
         # as badges here, the rp1 view has its own source); the watcher loads every session, then
@@ -154,8 +157,7 @@ class ConsoleApp(App):
         gc.freeze()
 
     def on_unmount(self) -> None:
-        if self._settled:
-            gc.unfreeze()
+        gc.unfreeze()
 
     def on_watch_status(self, message: WatchStatus) -> None:
         self.watch_mode = message.mode

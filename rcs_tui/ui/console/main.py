@@ -55,11 +55,18 @@ class MainScreen(Screen):
         yield FittedFooter(id="footer")
 
     def on_mount(self) -> None:
+        # The scopes view is drawn before the first frame, not by the screen's resume after it: that frame
+        # then already shows the sessions, instead of an empty table one frame (and a busy loader) earlier.
+        self.app.refresh_views()  # type: ignore[attr-defined]
         self.call_after_refresh(self.focus_table)  # j/k/enter work from the first keypress
-        self.call_after_refresh(self._build_views)
+        # The other views are built after the first frame is on the terminal. Textual holds every frame
+        # of its start-up (the first refresh ends it), so one refresh later is the first frame shown.
+        self.call_after_refresh(self.call_after_refresh, self._build_views)
 
     async def _build_views(self) -> None:
-        """Mount the views after the scopes one, then draw the one on screen (a key may have switched)."""
+        """Mount the views after the scopes one, then draw the one on screen (a key may have switched).
+        Nothing is mounted into a screen already being taken down (the console quit before they were
+        built)."""
         from rcs_tui.ui.console.journal import JournalPane
         from rcs_tui.ui.console.runs import RunsPane
         from rcs_tui.ui.console.tasks import TasksPane
@@ -67,7 +74,10 @@ class MainScreen(Screen):
 
         for tab, pane in (("team", TeamPane(id="team-pane")), ("tasks", TasksPane(id="tasks-pane")),
                           ("rp1", RunsPane(id="runs-pane")), ("journal", JournalPane(id="journal-pane"))):
-            await self.query_one(f"#{tab}", TabPane).mount(pane)
+            host = self.query_one(f"#{tab}", TabPane)
+            if not host.is_attached:
+                return
+            await host.mount(pane)
         self.views_built = True
         if self.tab != "scopes":
             self.app.refresh_views()  # type: ignore[attr-defined]
