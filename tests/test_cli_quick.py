@@ -175,6 +175,21 @@ def test_rp1_runs_imports_no_click(workspace, tmp_path):
     assert proc.stdout.strip().endswith("MODULES []"), proc.stdout
 
 
+@pytest.mark.parametrize("status", ["running", "waiting"])
+def test_rp1_runs_imports_no_dataclasses_or_inspect(workspace, status):
+    """Status lines respawn `rp1 runs` all day: neither its first call (statuses derived and kept) nor a later
+    one (statuses read back) pays for `dataclasses` and the `inspect` it imports."""
+    code = ("import sys\nfrom rcs_tui.cli import main\n"
+            "try:\n    main(['rp1', 'runs', '--json', '--all-projects', '--status', sys.argv[1]])\n"
+            "except SystemExit:\n    pass\n"
+            "print('MODULES', sorted(m for m in ('dataclasses', 'inspect') if m in sys.modules))\n")
+    for call in ("first", "later"):
+        proc = subprocess.run([sys.executable, "-c", code, status], capture_output=True, text=True, timeout=60)
+        runs = json.loads(proc.stdout.rsplit("MODULES", 1)[0])["runs"]
+        assert [r["status"] for r in runs] == [status], (call, proc.stdout)
+        assert proc.stdout.strip().endswith("MODULES []"), (call, proc.stdout)
+
+
 def _quick_in_subprocess(argv: list[str], env: dict[str, str]) -> tuple[str, str, list[str]]:
     """Run `main(argv)` in a fresh interpreter: stdout, stderr and which heavy modules it imported."""
     code = ("import sys, json\nfrom rcs_tui.cli import main\n"

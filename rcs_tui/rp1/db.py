@@ -15,12 +15,12 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 from urllib.parse import quote
 
+from rcs_tui.frozen import Frozen, set_field
 from rcs_tui.rp1.projection import STATUS_EVENT_TYPES, Event, StatusRow, parse_data, payload_status, stands_for_older
 from rcs_tui.rp1.schema import ARTIFACT_COLUMNS, EVENT_COLUMNS, RUN_COLUMNS, Schema, discover
 from rcs_tui.state.io import read_bounded
@@ -48,12 +48,18 @@ def default_db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path.home() / ".rp1" / "rp1.db"
 
 
-@dataclass(frozen=True)
-class DbState:
-    """Outcome of the last read: `code` is ok|missing|busy|corrupt|no_schema|error."""
+class DbState(Frozen):
+    """Outcome of the last read: `code` is ok|missing|busy|corrupt|no_schema|error.
 
+    `Frozen`, not a dataclass: the status-line commands that build it pay for every import at each start."""
+
+    __slots__ = _compared = ("code", "message")
     code: str
-    message: str | None = None
+    message: str | None
+
+    def __init__(self, code: str, message: str | None = None) -> None:
+        set_field(self, "code", code)
+        set_field(self, "message", message)
 
     @property
     def ok(self) -> bool:
@@ -71,12 +77,17 @@ class Unavailable(Exception):
         self.state = state
 
 
-@dataclass(frozen=True)
-class Scope:
-    """Which runs belong to "this project": by path, or by rp1's project id when both sides have it."""
+class Scope(Frozen):
+    """Which runs belong to "this project": by path, or by rp1's project id when both sides have it.
+    `Frozen`, not a dataclass: the status-line commands that build it pay for every import at each start."""
 
+    __slots__ = _compared = ("project_path", "project_id")
     project_path: str
-    project_id: str | None = None
+    project_id: str | None
+
+    def __init__(self, project_path: str, project_id: str | None = None) -> None:
+        set_field(self, "project_path", project_path)
+        set_field(self, "project_id", project_id)
 
 
 def project_scope(root: str | os.PathLike[str]) -> Scope:
@@ -160,10 +171,11 @@ def run_json(run: RunRow) -> dict[str, Any]:
             "cached_status": run.cached_status, "created_at": run.created_at, "updated_at": run.updated_at}
 
 
-@dataclass(frozen=True)
-class Artifact:
-    """An `artifacts` row (or an `artifact_registered` event's payload when the table lacks it)."""
+class Artifact(Frozen):
+    """An `artifacts` row (or an `artifact_registered` event's payload when the table lacks it).
+    `Frozen`, not a dataclass: the status-line commands that build it pay for every import at each start."""
 
+    __slots__ = _compared = ("path", "step", "type", "doc_id", "storage_root", "subflow", "created_at")
     path: str
     step: str | None
     type: str | None
@@ -171,6 +183,16 @@ class Artifact:
     storage_root: str | None
     subflow: bool
     created_at: str | None
+
+    def __init__(self, path: str, step: str | None, type: str | None, doc_id: str | None,  # noqa: A002
+                 storage_root: str | None, subflow: bool, created_at: str | None) -> None:
+        set_field(self, "path", path)
+        set_field(self, "step", step)
+        set_field(self, "type", type)
+        set_field(self, "doc_id", doc_id)
+        set_field(self, "storage_root", storage_root)
+        set_field(self, "subflow", subflow)
+        set_field(self, "created_at", created_at)
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "step": self.step, "type": self.type, "doc_id": self.doc_id,

@@ -9,9 +9,9 @@ them) can tie with or cross an earlier row's timestamp, so `created_at` only eve
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
+from rcs_tui.frozen import Frozen, set_field
 from rcs_tui.state.io import loads_strict
 
 STEP_STATUSES = ("not_started", "running", "waiting", "completed", "failed", "skipped")
@@ -95,10 +95,11 @@ class StatusRow(_RowRules):
                 f" {self.status!r}, {self.created_at!r})")
 
 
-@dataclass(frozen=True)
-class Event(_RowRules):
-    """One `events` row. `data` is parsed JSON (a dict, possibly empty); strings stay untrusted data."""
+class Event(_RowRules, Frozen):
+    """One `events` row. `data` is parsed JSON (a dict, possibly empty); strings stay untrusted data.
+    `Frozen`, not a dataclass: the status-line commands that build it pay for every import at each start."""
 
+    __slots__ = _compared = ("id", "run_id", "type", "step", "unit", "data", "created_at", "parent_step_id")
     id: int
     run_id: str
     type: str
@@ -106,7 +107,18 @@ class Event(_RowRules):
     unit: str | None
     data: dict[str, Any]
     created_at: str
-    parent_step_id: str | None = None
+    parent_step_id: str | None
+
+    def __init__(self, id: int, run_id: str, type: str, step: str | None, unit: str | None,  # noqa: A002
+                 data: dict[str, Any], created_at: str, parent_step_id: str | None = None) -> None:
+        set_field(self, "id", id)
+        set_field(self, "run_id", run_id)
+        set_field(self, "type", type)
+        set_field(self, "step", step)
+        set_field(self, "unit", unit)
+        set_field(self, "data", data)
+        set_field(self, "created_at", created_at)
+        set_field(self, "parent_step_id", parent_step_id)
 
     @property
     def status(self) -> str | None:
@@ -202,17 +214,34 @@ class Fold(NamedTuple):
 EMPTY = Fold({}, {}, None, None, None, None, None, None, (), 0)
 
 
-@dataclass(frozen=True)
-class Projection:
-    """Derived state of one run; `fold` is what newer rows extend (`extend`)."""
+class Projection(Frozen):
+    """Derived state of one run; `fold` is what newer rows extend (`extend`).
 
+    Equal projections have equal fields but `fold` (how they were reached is not part of the value), which
+    repr leaves out too; the hash leaves out `steps` as well, a dict.
+    `Frozen`, not a dataclass: the status-line commands that build it pay for every import at each start."""
+
+    __slots__ = ("status", "steps", "current_step", "pending_prompts", "last_event_id", "last_activity", "fold")
+    _compared = ("status", "steps", "current_step", "pending_prompts", "last_event_id", "last_activity")
+    _hashed = ("status", "current_step", "pending_prompts", "last_event_id", "last_activity")
     status: str
-    steps: dict[str, str] = field(hash=False)  # step -> status, in first-seen order
+    steps: dict[str, str]  # step -> status, in first-seen order
     current_step: str | None
-    pending_prompts: tuple[Any, ...] = ()  # the pending `waiting_for_user` rows (`Event`s from full rows)
-    last_event_id: int = 0
-    last_activity: str | None = None
-    fold: Fold = field(default=EMPTY, compare=False, repr=False)
+    pending_prompts: tuple[Any, ...]  # the pending `waiting_for_user` rows (`Event`s from full rows)
+    last_event_id: int
+    last_activity: str | None
+    fold: Fold
+
+    def __init__(self, status: str, steps: dict[str, str], current_step: str | None,
+                 pending_prompts: tuple[Any, ...] = (), last_event_id: int = 0, last_activity: str | None = None,
+                 fold: Fold = EMPTY) -> None:
+        set_field(self, "status", status)
+        set_field(self, "steps", steps)
+        set_field(self, "current_step", current_step)
+        set_field(self, "pending_prompts", pending_prompts)
+        set_field(self, "last_event_id", last_event_id)
+        set_field(self, "last_activity", last_activity)
+        set_field(self, "fold", fold)
 
 
 def advance(fold: Fold, rows: Iterable[Row]) -> Fold:

@@ -7,7 +7,8 @@ fills the rest with NULL, so an older or newer database reads the same way.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass, field
+
+from rcs_tui.frozen import Frozen, set_field
 
 REQUIRED_TABLES = ("runs", "events")
 
@@ -19,14 +20,21 @@ ARTIFACT_COLUMNS = ("id", "doc_id", "run_id", "path", "type", "storage_root", "f
                     "subflow", "created_at")
 
 
-@dataclass(frozen=True)
-class Schema:
-    """Tables and their columns as found, plus `schema_version` when the table holds one."""
+class Schema(Frozen):
+    """Tables and their columns as found, plus `schema_version` when the table holds one.
+    `Frozen`, not a dataclass: the status-line commands that build it pay for every import at each start."""
 
+    __slots__ = _compared = ("tables", "version", "event_indexes")
     tables: dict[str, tuple[str, ...]]
     version: int | None
     # Plain indexes of `events` (not partial, keys compared byte for byte), as their key columns.
-    event_indexes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    event_indexes: dict[str, tuple[str, ...]]
+
+    def __init__(self, tables: dict[str, tuple[str, ...]], version: int | None,
+                 event_indexes: dict[str, tuple[str, ...]] | None = None) -> None:
+        set_field(self, "tables", tables)
+        set_field(self, "version", version)
+        set_field(self, "event_indexes", {} if event_indexes is None else event_indexes)
 
     def has(self, table: str, column: str | None = None) -> bool:
         cols = self.tables.get(table)

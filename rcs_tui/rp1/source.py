@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 from _thread import RLock
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rcs_tui.frozen import Frozen, set_field
 from rcs_tui.rp1.db import DbState, Marks, Rp1Db, RunRow, Scope, project_scope, run_json
 from rcs_tui.rp1.projection import Projection, extend, project, status_of
 from rcs_tui.rp1.status_store import StatusStore
@@ -27,12 +27,17 @@ if TYPE_CHECKING:
 FEED_FILTERS = ("running", "waiting", "failed", "completed", "cancelled", "abandoned", "inactive", "not_started")
 
 
-@dataclass(frozen=True)
-class RunSummary:
-    """One line of the run feed."""
+class RunSummary(Frozen):
+    """One line of the run feed.
+    `Frozen`, not a dataclass: the status-line commands that build it pay for every import at each start."""
 
+    __slots__ = _compared = ("run", "projection")
     run: RunRow
     projection: Projection
+
+    def __init__(self, run: RunRow, projection: Projection) -> None:
+        set_field(self, "run", run)
+        set_field(self, "projection", projection)
 
     @property
     def status(self) -> str:
@@ -50,13 +55,19 @@ def _prompt(ev: Any) -> dict[str, Any]:
     return {"step": ev.step, "message": msg, "created_at": ev.created_at}
 
 
-@dataclass(frozen=True)
-class Feed:
-    """A page of runs plus the database status (None when all is well)."""
+class Feed(Frozen):
+    """A page of runs plus the database status (None when all is well).
+    `Frozen`, not a dataclass: the status-line commands that build it pay for every import at each start."""
 
+    __slots__ = _compared = ("runs", "total", "state")
     runs: tuple[RunSummary, ...]
     total: int
     state: DbState
+
+    def __init__(self, runs: tuple[RunSummary, ...], total: int, state: DbState) -> None:
+        set_field(self, "runs", runs)
+        set_field(self, "total", total)
+        set_field(self, "state", state)
 
     @property
     def status(self) -> str | None:

@@ -8,11 +8,12 @@ import math
 import os
 import re
 import stat as stat_mod
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from stat import S_ISLNK, S_ISREG
 from typing import Any, Literal
+
+from rcs_tui.frozen import Frozen, set_field
 
 MAX_STATE_BYTES = 8 * 1024 * 1024
 
@@ -49,21 +50,34 @@ def file_digest(path: Path) -> str | None:
     return digest(read.raw)
 
 
-@dataclass(frozen=True)
-class BytesRead:
+class BytesRead(Frozen):
     """Outcome of reading one file's bytes: `raw` is None when the file was refused (see `error`).
 
     `kind` names what was found instead of a regular file ("FIFO", "directory", ...); `truncated` is
-    set when a head or tail read left part of the file unread.
+    set when a head or tail read left part of the file unread. `stat` is left out of equality, hash
+    and repr.
+    `Frozen`, not a dataclass: the status-line commands that build it pay for every import at each start.
     """
 
+    __slots__ = ("path", "exists", "raw", "error", "stat", "kind", "truncated")
+    _compared = ("path", "exists", "raw", "error", "kind", "truncated")
     path: Path
     exists: bool
-    raw: bytes | None = None
-    error: str | None = None
-    stat: os.stat_result | None = field(default=None, compare=False, repr=False)
-    kind: str | None = None
-    truncated: bool = False
+    raw: bytes | None
+    error: str | None
+    stat: os.stat_result | None
+    kind: str | None
+    truncated: bool
+
+    def __init__(self, path: Path, exists: bool, raw: bytes | None = None, error: str | None = None,
+                 stat: os.stat_result | None = None, kind: str | None = None, truncated: bool = False) -> None:
+        set_field(self, "path", path)
+        set_field(self, "exists", exists)
+        set_field(self, "raw", raw)
+        set_field(self, "error", error)
+        set_field(self, "stat", stat)
+        set_field(self, "kind", kind)
+        set_field(self, "truncated", truncated)
 
 
 _KINDS = ((stat_mod.S_ISDIR, "directory"), (stat_mod.S_ISFIFO, "FIFO"), (stat_mod.S_ISSOCK, "socket"),
@@ -288,20 +302,31 @@ def lone_surrogate(data: Any) -> int | None:
 _LONE = re.compile("[\ud800-\udfff]")
 
 
-@dataclass(frozen=True)
-class JsonRead:
+class JsonRead(Frozen):
     """Outcome of reading one JSON file: its bytes, parsed object or a one-line error.
 
     `stat` is the file's stat (the target's, for a symlink that was followed) when it could be taken,
-    so callers need no second stat for the mtime.
+    so callers need no second stat for the mtime; it is left out of equality, hash and repr.
+    `Frozen`, not a dataclass: the status-line commands that build it pay for every import at each start.
     """
 
+    __slots__ = ("path", "exists", "raw", "data", "error", "stat")
+    _compared = ("path", "exists", "raw", "data", "error")
     path: Path
     exists: bool
-    raw: bytes | None = None
-    data: Any = None
-    error: str | None = None
-    stat: os.stat_result | None = field(default=None, compare=False, repr=False)
+    raw: bytes | None
+    data: Any
+    error: str | None
+    stat: os.stat_result | None
+
+    def __init__(self, path: Path, exists: bool, raw: bytes | None = None, data: Any = None,
+                 error: str | None = None, stat: os.stat_result | None = None) -> None:
+        set_field(self, "path", path)
+        set_field(self, "exists", exists)
+        set_field(self, "raw", raw)
+        set_field(self, "data", data)
+        set_field(self, "error", error)
+        set_field(self, "stat", stat)
 
     @property
     def ok(self) -> bool:

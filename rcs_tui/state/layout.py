@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
+from rcs_tui.frozen import Frozen, set_field
 from rcs_tui.state.host import RootNotFound, find_root_dir
 
 __all__ = ["Layout", "RootNotFound", "find_root"]
@@ -16,11 +16,15 @@ def find_root(explicit: str | os.PathLike[str] | None = None, *, cwd: Path | Non
     return Path(find_root_dir(explicit, None if cwd is None else str(cwd)))
 
 
-@dataclass(frozen=True)
-class Layout:
-    """Paths of one project's `.rcs` tree."""
+class Layout(Frozen):
+    """Paths of one project's `.rcs` tree.
+    `Frozen`, not a dataclass: the status-line commands that build it pay for every import at each start."""
 
+    __slots__ = _compared = ("root",)
     root: Path
+
+    def __init__(self, root: Path) -> None:
+        set_field(self, "root", root)
 
     @property
     def rcs(self) -> Path:
