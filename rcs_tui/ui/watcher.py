@@ -16,6 +16,7 @@ an error inside the loop is reported the same way and the loop restarts. Nothing
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import sys
 from collections.abc import Callable
@@ -127,7 +128,7 @@ class TreeWatch:
             try:
                 watch = self.inotify.add_watch(path, self.mask)
             except OSError as exc:
-                if path == top or exc.errno == 28:  # ENOSPC: out of watches, so polling is the honest answer
+                if path == top or exc.errno == errno.ENOSPC:  # out of watches, so polling is the honest answer
                     raise
                 continue
             if watch.path != path:  # a directory renamed in the tree keeps its watch: events name the new path
@@ -167,7 +168,7 @@ class TreeWatch:
                 try:
                     return {p for p in self.add_tree(path) if targets.accept(p)}, False
                 except OSError as exc:
-                    if exc.errno == 28:  # out of watches: unwatched, its writes would never be seen; poll instead
+                    if exc.errno == errno.ENOSPC:  # out of watches: its writes would never be seen; poll instead
                         raise
             return set(), False
         return ({path} if targets.accept(path) else set()), False
@@ -205,7 +206,7 @@ class TreeWatch:
             try:
                 self.add_tree(d, collect=False, recursive=d not in targets.flat)
             except OSError as exc:
-                if exc.errno == 28:  # out of watches: polling is the honest answer
+                if exc.errno == errno.ENOSPC:  # out of watches: polling is the honest answer
                     raise
 
     def close(self) -> None:
