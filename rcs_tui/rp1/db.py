@@ -119,6 +119,8 @@ class RunRow(NamedTuple):
     last_event_id: int = 0
 
 
+# From this many runs a read of every run's status rows groups the two halves of the run range at once.
+_SPLIT_RUNS = 2000
 SETTLE_NS = 1_000_000_000  # a commit may still be publishing itself this long after the files' last write
 
 
@@ -595,9 +597,9 @@ class Rp1Db:
             return sr
 
         newest = (f"SELECT {schema.select_list('events', _STATUS_COLUMNS, 'e')} FROM"
-                  f" (SELECT run_id, step, MAX(id) AS id FROM events {hint} WHERE 1{in_scope} GROUP BY run_id, step) g"
-                  f" JOIN events e ON e.id = g.id")
-        open_groups = [(row[1], row[3]) for row in conn.execute(newest, params)
+                  f" (SELECT run_id, step, MAX(id) AS id FROM events {hint} WHERE {{part}}{in_scope}"
+                  f" GROUP BY run_id, step) g JOIN events e ON e.id = g.id")
+        open_groups = [(row[1], row[3]) for row in self._newest_rows(conn, schema, newest, params, run_ids is None)
                        if (sr := keep(row)) is not None and not stands_for_older(sr)]
         for run, step in open_groups:
             if run in odd:
@@ -614,6 +616,59 @@ class Rp1Db:
             keep(row)
         odd.update(run for run, rows in out.items() if not any(r.is_workflow_row and r.status for r in rows))
         return {run: rows for run, rows in out.items() if run not in odd}, odd
+
+    def _newest_rows(self, conn: sqlite3.Connection, schema: Schema, sql: str, params: list[Any],
+                     every_run: bool) -> list[Any]:
+        """The rows of `sql` (a grouping of the `(run_id, step)` index with a `{part}` slot for a run range).
+
+        Over every run, the grouping is most of a first status read (a million index entries), so the
+        upper half of the run range is grouped at the same time on a second connection, in its own
+        read transaction (SQLite lets go of the interpreter while it works, so the two halves use two
+        cores). Its rows are taken only if that transaction saw the database exactly where this one
+        stands (`Marks`: newest event and run, run count, latest update, and the rows they name);
+        otherwise, or when the second read fails, the upper half is grouped here, in this transaction.
+        The second connection's rows are fetched only once this one's are: the groupings run side by
+        side, the fetches (which hold the interpreter) one after the other.
+        The halves are `run_id < key` and `run_id >= key` for a key taken from the run table's middle,
+        plus the runs with no id (NULL compares to nothing), so together they hold every row once.
+        """
+        key = None
+        if every_run:
+            count = conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] or 0
+            if count >= _SPLIT_RUNS:
+                key = conn.execute("SELECT id FROM runs ORDER BY id LIMIT 1 OFFSET ?", (count // 2,)).fetchone()
+        if key is None or key[0] is None:
+            return conn.execute(sql.format(part="1"), params).fetchall()
+        upper_sql, upper_params = sql.format(part="run_id >= ?"), [key[0], *params]
+        import threading  # only here: the status line's path never starts a thread
+
+        got: list[Any] = []
+        go = threading.Event()
+
+        def upper() -> None:
+            try:
+                with self._connect() as (other, _immutable):
+                    other.execute("BEGIN")
+                    got.append(_read_marks(other, schema))
+                    grouped = other.execute(upper_sql, upper_params)  # the grouping runs in this first step
+                    go.wait()  # rows are fetched after this thread's are: two fetching threads pass
+                    got.append(grouped.fetchall())  # the interpreter lock back and forth on every row
+                    other.execute("COMMIT")
+            except (sqlite3.Error, Unavailable):
+                return  # without both marks and rows here, the upper half is read on the first connection
+
+        worker = threading.Thread(target=upper, name="rp1-status-half", daemon=True)
+        worker.start()
+        try:
+            marks = _read_marks(conn, schema)
+            rows = conn.execute(sql.format(part="run_id < ?"), [key[0], *params]).fetchall()
+            rows += conn.execute(sql.format(part="run_id IS NULL"), params).fetchall()
+        finally:
+            go.set()
+            worker.join()
+        if len(got) == 2 and got[0] == marks:
+            return rows + got[1]
+        return rows + conn.execute(upper_sql, upper_params).fetchall()
 
     def _kind_rows(self, conn: sqlite3.Connection, schema: Schema, scope: Scope | None,
                    run_ids: Sequence[str] | None) -> tuple[dict[str, list[StatusRow]], set[str]]:
