@@ -112,3 +112,25 @@ async def test_resize_refits_columns_and_keeps_the_cursor(tmp_path):
         await pilot.pause()
         assert len(table.labels) == 6
         assert pilot.app.screen.query_one("ScopesPane").selected() == member_row("forge")
+
+
+@pytest.mark.parametrize("width", [30, 26])
+@pytest.mark.parametrize("opts", [
+    {"paused": True, "readonly": True, "last_error": None, "watching": "native"},
+    {"paused": False, "readonly": True, "last_error": "rp1 database is locked by another writer, retrying later",
+     "watching": "native"},
+    {"paused": True, "readonly": True, "last_error": "rp1 database is locked", "watching": "off"},
+])
+def test_a_narrow_pane_drops_session_and_live_mark_before_an_error(tmp_path, width, opts):
+    """At 30 columns and less the error, READ-ONLY, PAUSED and every count still show whole; the edge
+    never cuts them off."""
+    a = app(tmp_path)
+    mode(a.root, "ultrawork", None, started_at="2026-11-25T19:45:00.000Z")
+    text = status_text(a.loader.load(), NOW, width=width, **opts).plain
+    assert len(text) <= width and not text.endswith("…"), text
+    assert COUNTS.search(text), text
+    assert "RO" in text.split()
+    assert ("❚❚" in text) == opts["paused"]
+    assert ("✖" in text) == bool(opts["last_error"]), text
+    if width == 30 and not opts["paused"]:
+        assert "✖ error" in text

@@ -19,9 +19,11 @@ SEP = " │ "
 HEALTHS = ("live", "stale", "orphan", "root-survivor")
 # Which part gives way next while the line is too wide: each step moves that part to its next
 # (shorter) form; a part whose last form is empty disappears. Counts, PAUSED, READ-ONLY and the
-# last error are the last to shrink and never vanish.
+# last error are the last to shrink and never vanish: on a very narrow pane the session and the
+# live mark go first, then PAUSED and the error keep only their marks (❚❚, ✖), so the edge never cuts
+# them off.
 STEPS = ("scope", "live", "project", "counts", "problem", "live", "project", "scope", "problem", "live",
-         "problem", "scope", "readonly", "counts", "problem", "scope")
+         "problem", "scope", "readonly", "counts", "problem", "scope", "scope", "live", "live", "problem")
 
 
 def clip_words(text: str, width: int) -> str:
@@ -55,17 +57,18 @@ def _parts(world: World, now: float, *, paused: bool, readonly: bool, last_error
 
     parts["scope"] = [scope(64, True, " ⚠ stale-dead pointer"), scope(14, True, " ⚠ stale-dead pointer"),
                       scope(14, False, " ⚠ stale-dead"),
-                      scope(10, False, " ⚠ stale"), scope(10, False, " ⚠")]
+                      scope(10, False, " ⚠ stale"), scope(10, False, " ⚠"), Text()]
     data_age = f" {age(now - world.loaded_at)}"
     if paused:
-        parts["live"] = [_t("❚❚ PAUSED", "bold yellow")]
+        # whole until the live mark of a running console would have gone (the fifth form), then its mark
+        parts["live"] = [_t("❚❚ PAUSED", "bold yellow")] * 5 + [_t("❚❚", "bold yellow")]
     elif watching == "off":
         parts["live"] = [_t("○ not watching" + data_age, "dim"), _t("○ off" + data_age, "dim"), _t("○ off", "dim"),
-                         _t("○", "dim")]
+                         _t("○", "dim"), Text()]
     else:
         polling = " (polling)" if watching == "polling" else ""
         parts["live"] = [_t(f"● LIVE{polling}{data_age}", "bold green"), _t(f"● LIVE{data_age}", "bold green"),
-                         _t("● LIVE", "bold green"), _t("●", "bold green")]
+                         _t("● LIVE", "bold green"), _t("●", "bold green"), Text()]
     counts = Counter(m.health for m in snap.members)
     words, glyphs = Text(), Text()
     for health in (h for h in HEALTHS if counts.get(h)):
@@ -77,7 +80,8 @@ def _parts(world: World, now: float, *, paused: bool, readonly: bool, last_error
     problems = len(world.badges)
     if last_error:
         err = plain(last_error)
-        parts["problem"] = [_t(clip_words(err, w), "bold red") for w in (60, 40, 24, 12)] + [_t("✖ error", "bold red")]
+        parts["problem"] = [_t(clip_words(err, w), "bold red") for w in (60, 40, 24, 12)] + [_t("✖ error", "bold red"),
+                                                                                        _t("✖", "bold red")]
     elif problems:
         parts["problem"] = [_t(f"⚠ {problems} unreadable file(s)", "bold yellow"),
                             _t(f"⚠ {problems} unreadable", "bold yellow"), _t(f"⚠ {problems}", "bold yellow")]
