@@ -290,3 +290,26 @@ def test_the_environment_still_wins_over_a_checked_file(workspace, fuller_config
     copy.write_bytes(workspace.rp1_db.read_bytes())
     out, err, modules = _quick_in_subprocess(argv, {**env, "RP1_DB": str(copy)})
     assert modules == [] and json.loads(out)["db"] == str(copy), err
+
+
+@pytest.mark.parametrize("argv", [["hud", "--once", "--json"], ["hud", "--once", "--width", "30"],
+                                  ["rp1", "runs", "--json", "--status", "running"]])
+def test_the_command_itself_skips_teardown_with_whole_output_and_status(workspace, argv):
+    """Run as `rcs-tui` (argv from the command line), a quick command ends without the interpreter's
+    teardown (an exit handler never runs), yet prints exactly what `main(argv)` prints, with its status."""
+    def run_as(entry: str) -> subprocess.CompletedProcess[str]:
+        code = ("import atexit, sys\natexit.register(lambda: sys.stderr.write('TEARDOWN'))\n"
+                f"sys.argv = ['rcs-tui', *{[*argv, '--root', str(workspace.project)]!r}]\n"
+                f"from rcs_tui.cli import main\n{entry}\n")
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "RP1_DB": str(workspace.rp1_db)})
+
+    command = run_as("main()")
+    called = run_as("main(sys.argv[1:])")
+    assert "TEARDOWN" not in command.stderr and "TEARDOWN" in called.stderr
+    assert command.stdout == called.stdout and command.stdout.strip()
+    assert command.returncode == called.returncode
+    assert command.stderr == called.stderr.replace("TEARDOWN", "")
+    assert command.returncode == 0
+    if "--json" in argv:
+        assert json.loads(command.stdout)
