@@ -210,6 +210,13 @@ def _s(value: Any) -> str | None:
     return str(value)
 
 
+class _Reader(sqlite3.Connection):
+    """A connection `Rp1Db` opened: it knows whether it reads the file as `immutable`, so a second
+    connection for the same read opens the database the same way without looking at the file."""
+
+    immutable: bool = False
+
+
 def _classify(exc: sqlite3.Error, path: Path) -> DbState:
     text = str(exc).lower()
     if "locked" in text or "busy" in text:
@@ -282,11 +289,24 @@ class Rp1Db:
         if not header.startswith(SQLITE_MAGIC) or len(header) < 100:
             raise Unavailable(DbState("corrupt", f"rp1: {self.path} is not an SQLite database (corrupt?)"))
         immutable = header[18] == 2 and not self.wal_path.exists()
+        with self._open(immutable) as conn:
+            yield conn, immutable
+
+    @contextmanager
+    def _open(self, immutable: bool) -> Iterator[_Reader]:
+        """A read-only connection to the database, `immutable` or not, opened by SQLite alone.
+
+        While a connection of this process reads, nothing else may open the database file: closing
+        any descriptor of a file drops every lock the process holds on it (POSIX), so a writer could
+        then commit under that read (a rollback journal) or, closing, think itself the last connection
+        and checkpoint and delete the WAL. SQLite's own opens and closes keep those locks.
+        """
         conn = sqlite3.connect(self._uri(immutable), uri=True, timeout=self.busy_timeout,
-                               isolation_level=None, check_same_thread=False)
+                               isolation_level=None, check_same_thread=False, factory=_Reader)
+        conn.immutable = immutable
         try:
             conn.execute("PRAGMA query_only = 1")
-            yield conn, immutable
+            yield conn
         finally:
             conn.close()
 
@@ -617,15 +637,16 @@ class Rp1Db:
         odd.update(run for run, rows in out.items() if not any(r.is_workflow_row and r.status for r in rows))
         return {run: rows for run, rows in out.items() if run not in odd}, odd
 
-    def _newest_rows(self, conn: sqlite3.Connection, schema: Schema, sql: str, params: list[Any],
+    def _newest_rows(self, conn: _Reader, schema: Schema, sql: str, params: list[Any],
                      every_run: bool) -> list[Any]:
         """The rows of `sql` (a grouping of the `(run_id, step)` index with a `{part}` slot for a run range).
 
         Over every run, the grouping is most of a first status read (a million index entries), so the
-        upper half of the run range is grouped at the same time on a second connection, in its own
-        read transaction (SQLite lets go of the interpreter while it works, so the two halves use two
-        cores). Its rows are taken only if that transaction saw the database exactly where this one
-        stands (`Marks`: newest event and run, run count, latest update, and the rows they name);
+        upper half of the run range is grouped at the same time on a second connection, opened as the
+        first was and by SQLite alone (`_open`), in its own read transaction (SQLite lets go of the
+        interpreter while it works, so the two halves use two cores). Its rows are taken only if that
+        transaction saw the database exactly where this one stands (`Marks`: newest event and run, run
+        count, latest update, and the rows they name);
         otherwise, or when the second read fails, the upper half is grouped here, in this transaction.
         The second connection's rows are fetched only once this one's are: the groupings run side by
         side, the fetches (which hold the interpreter) one after the other.
@@ -647,18 +668,24 @@ class Rp1Db:
 
         def upper() -> None:
             try:
-                with self._connect() as (other, _immutable):
+                with self._open(conn.immutable) as other:
                     other.execute("BEGIN")
                     got.append(_read_marks(other, schema))
                     grouped = other.execute(upper_sql, upper_params)  # the grouping runs in this first step
                     go.wait()  # rows are fetched after this thread's are: two fetching threads pass
                     got.append(grouped.fetchall())  # the interpreter lock back and forth on every row
                     other.execute("COMMIT")
-            except (sqlite3.Error, Unavailable):
+            except sqlite3.Error:
                 return  # without both marks and rows here, the upper half is read on the first connection
 
         worker = threading.Thread(target=upper, name="rp1-status-half", daemon=True)
-        worker.start()
+        try:
+            worker.start()
+        except BaseException as exc:  # the helper never waits for a go-ahead that will not come
+            go.set()
+            if isinstance(exc, RuntimeError):  # no thread to be had (a process limit): one connection reads
+                return conn.execute(sql.format(part="1"), params).fetchall()
+            raise
         try:
             marks = _read_marks(conn, schema)
             rows = conn.execute(sql.format(part="run_id < ?"), [key[0], *params]).fetchall()
