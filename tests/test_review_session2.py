@@ -3,6 +3,7 @@ console status line at any width."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
@@ -128,3 +129,28 @@ def test_an_interrupt_while_the_helper_starts_leaves_no_thread_waiting(tmp_path,
     while any(t.name == HELPER for t in threading.enumerate()) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not any(t.name == HELPER for t in threading.enumerate())
+
+
+# -- the quick commands' fast exit ----------------------------------------------------------------
+RCS_TUI = str(Path(sys.executable).parent / "rcs-tui")
+
+
+@pytest.mark.parametrize("closed", ["1", "2"])
+@pytest.mark.parametrize("argv", [["hud", "--once"], ["rp1", "runs", "--json"]])
+def test_a_quick_command_with_a_closed_stream_ends_quietly_with_its_status(tmp_path, closed, argv):
+    """`rcs-tui hud --once >&-` (or `2>&-`) in a status-line script: the command still ends with status 0
+    and writes no traceback; the stream left open gets the whole answer."""
+    from rcs_tui.demo import build_workspace
+
+    ws = build_workspace(tmp_path)
+    env = {**os.environ, "RP1_DB": str(ws.rp1_db), "XDG_CACHE_HOME": str(tmp_path / "cache"),
+           "RCS_TUI_CONFIG": str(tmp_path / "no-config.toml")}
+    cmd = [RCS_TUI, *argv, "--root", str(ws.project)]
+    whole = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+    assert whole.returncode == 0 and whole.stdout.strip(), whole.stderr
+    shell = f'exec "$@" {closed}>&-'
+    got = subprocess.run(["bash", "-c", shell, "rcs-tui", *cmd], capture_output=True, text=True, env=env,
+                         timeout=60)
+    assert got.returncode == 0, got.stderr
+    assert "Traceback" not in got.stderr and got.stderr == ""
+    assert got.stdout == ("" if closed == "1" else whole.stdout)

@@ -155,11 +155,13 @@ def _leave_now(code: int) -> None:
     teardown, which frees every object one by one, only costs time: about a tenth of `hud --once`, and
     tens of milliseconds after a first `rp1 runs` over a large database. Returns instead (the usual
     exit then applies) when the output cannot be flushed, such as a closed pipe, or when coverage is
-    recording, which writes its data at exit.
+    recording, which writes its data at exit. A stream closed before the command started
+    (`rcs-tui hud --once >&-`) is None in Python: there is nothing to flush there.
     """
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
     except (OSError, ValueError):
         return
     if "coverage" not in sys.modules:
