@@ -154,3 +154,26 @@ def test_a_quick_command_with_a_closed_stream_ends_quietly_with_its_status(tmp_p
     assert got.returncode == 0, got.stderr
     assert "Traceback" not in got.stderr and got.stderr == ""
     assert got.stdout == ("" if closed == "1" else whole.stdout)
+
+
+# -- the console status line ------------------------------------------------------------------------
+LONG_FIRST_WORD = ("/home/operator/work/project/.rcs/state/sessions/rcs-1764106896953-k3j9x2/forge-state.json"
+                   " changed underneath; nothing was changed")
+
+
+@pytest.mark.parametrize("paused", [False, True])
+@pytest.mark.parametrize("readonly", [False, True])
+def test_an_error_whose_first_word_is_long_still_shows_at_every_width(tmp_path, paused, readonly):
+    """An error starting with a long path never shows as a bare "…": at any width the line holds either
+    whole words of the error or its mark, and it fits."""
+    from rcs_tui.ui.console.statusbar import status_text
+    from tests.console_fixtures import NOW, app
+
+    world = app(tmp_path).loader.load()
+    for width in range(22, 121):
+        text = status_text(world, NOW, width=width, paused=paused, readonly=readonly, last_error=LONG_FIRST_WORD,
+                           watching="native").plain
+        assert len(text) <= width, (width, text)
+        shown = text.rsplit(" │ ", 1)[-1]
+        words = shown.rstrip("…").split()
+        assert shown.startswith("✖") or (words and words[0] in LONG_FIRST_WORD.split()), (width, text)

@@ -35,6 +35,13 @@ def clip_words(text: str, width: int) -> str:
     return (cut[:space] if space > 0 else "").rstrip(" ,;:—-") + "…"
 
 
+def _error_forms(err: str) -> list[str]:
+    """The last error from its longest form to its mark. A form that would keep none of its words (the
+    first one is longer than the room, such as a path) shows "✖ error" instead of a bare "…"."""
+    clipped = [clip_words(err, w) for w in (60, 40, 24, 12)]
+    return [form if form != "…" else "✖ error" for form in clipped] + ["✖ error", "✖"]
+
+
 def _t(text: str, style: str = "") -> Text:
     return Text(text, style=style)
 
@@ -79,9 +86,7 @@ def _parts(world: World, now: float, *, paused: bool, readonly: bool, last_error
     parts["readonly"] = [_t("READ-ONLY", "bold magenta"), _t("RO", "bold magenta")] if readonly else [Text()]
     problems = len(world.badges)
     if last_error:
-        err = plain(last_error)
-        parts["problem"] = [_t(clip_words(err, w), "bold red") for w in (60, 40, 24, 12)] + [_t("✖ error", "bold red"),
-                                                                                        _t("✖", "bold red")]
+        parts["problem"] = [_t(form, "bold red") for form in _error_forms(plain(last_error))]
     elif problems:
         parts["problem"] = [_t(f"⚠ {problems} unreadable file(s)", "bold yellow"),
                             _t(f"⚠ {problems} unreadable", "bold yellow"), _t(f"⚠ {problems}", "bold yellow")]
