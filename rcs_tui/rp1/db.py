@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from _thread import allocate_lock
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import repeat
@@ -122,6 +123,13 @@ class RunRow(NamedTuple):
 # From this many runs a read of every run's status rows groups the two halves of the run range at once.
 _SPLIT_RUNS = 2000
 SETTLE_NS = 1_000_000_000  # a commit may still be publishing itself this long after the files' last write
+# The connections this process has open on each database file, by (device, inode), with the header read
+# when the first of them opened. Closing any descriptor of a file drops every lock the process holds on
+# it (POSIX), so `Rp1Db` reads the header with a descriptor of its own only while no connection of this
+# process is open on the file; meanwhile the header read then stands in (the file was a database, in
+# the journal mode it had). Otherwise a read in one thread could let a writer commit under another's.
+_FILES_LOCK = allocate_lock()
+_OPEN_FILES: dict[tuple[int, int], list[Any]] = {}  # (device, inode) -> [connections open, header]
 
 
 class Marks(NamedTuple):
@@ -281,16 +289,45 @@ class Rp1Db:
             raise Unavailable(DbState("error", f"rp1: cannot read {self.path}: {got.error}"))
         return got.raw
 
+    def _claim(self) -> tuple[tuple[int, int] | None, bytes]:
+        """The file's identity and header, counting a connection about to open on it (`_OPEN_FILES`)."""
+        try:
+            st = os.stat(self.path)
+            key: tuple[int, int] | None = (st.st_dev, st.st_ino)
+        except OSError:
+            key = None  # no file: `_header` says what is there instead
+        with _FILES_LOCK:
+            held = _OPEN_FILES.get(key) if key is not None else None
+            if held is not None:
+                held[0] += 1
+                return key, held[1]
+            header = self._header()
+            if key is not None:
+                _OPEN_FILES[key] = [1, header]
+            return key, header
+
+    @staticmethod
+    def _release(key: tuple[int, int] | None) -> None:
+        with _FILES_LOCK:
+            held = _OPEN_FILES.get(key) if key is not None else None
+            if held is not None:
+                held[0] -= 1
+                if not held[0]:
+                    del _OPEN_FILES[key]
+
     @contextmanager
     def _connect(self) -> Iterator[tuple[sqlite3.Connection, bool]]:
-        header = self._header()
-        if not header:
-            raise Unavailable(DbState("no_schema", f"rp1: empty database file at {self.path} (no rp1 tables)"))
-        if not header.startswith(SQLITE_MAGIC) or len(header) < 100:
-            raise Unavailable(DbState("corrupt", f"rp1: {self.path} is not an SQLite database (corrupt?)"))
-        immutable = header[18] == 2 and not self.wal_path.exists()
-        with self._open(immutable) as conn:
-            yield conn, immutable
+        key, header = self._claim()
+        try:
+            if not header:
+                raise Unavailable(DbState("no_schema", f"rp1: empty database file at {self.path} (no rp1 tables)"))
+            if not header.startswith(SQLITE_MAGIC) or len(header) < 100:
+                raise Unavailable(DbState("corrupt", f"rp1: {self.path} is not an SQLite database (corrupt?)"))
+            immutable = header[18] == 2 and not self.wal_path.exists()
+            with self._open(immutable) as conn:
+                yield conn, immutable
+        finally:
+            self._release(key)
 
     @contextmanager
     def _open(self, immutable: bool) -> Iterator[_Reader]:
