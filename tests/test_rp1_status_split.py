@@ -102,6 +102,18 @@ def two_databases(tmp_path: Path) -> tuple[Path, Path]:
     return path, other
 
 
+def helper_reads(monkeypatch: pytest.MonkeyPatch, target: Path) -> None:
+    """The second connection (the helper thread's) opens `target` instead of the database read."""
+    real_uri = Rp1Db._uri
+
+    def uri(self: Rp1Db, immutable: bool) -> str:
+        if threading.current_thread().name == HELPER:
+            return f"file:{target}?mode=ro"
+        return real_uri(self, immutable)
+
+    monkeypatch.setattr(Rp1Db, "_uri", uri)
+
+
 def test_rows_from_a_read_that_saw_another_database_are_not_used(tmp_path, monkeypatch):
     """The second connection sees a different database (a commit landed between the two reads, here
     played by a copy with one more event): its rows are dropped and the upper half read again."""
@@ -109,28 +121,14 @@ def test_rows_from_a_read_that_saw_another_database_are_not_used(tmp_path, monke
     assert statuses(other, monkeypatch, split=False)["run-7"] == "failed"
     expected = statuses(path, monkeypatch, split=False)
     assert expected["run-7"] == "running"
-    real_uri = Rp1Db._uri
-
-    def uri(self: Rp1Db, immutable: bool) -> str:
-        if threading.current_thread().name == HELPER:
-            return f"file:{other}?mode=ro"
-        return real_uri(self, immutable)
-
-    monkeypatch.setattr(Rp1Db, "_uri", uri)
+    helper_reads(monkeypatch, other)
     assert statuses(path, monkeypatch, split=True) == expected
 
 
 def test_a_failed_second_read_falls_back_to_one_connection(tmp_path, monkeypatch):
     path, _other = two_databases(tmp_path)
     expected = statuses(path, monkeypatch, split=False)
-    real_uri = Rp1Db._uri
-
-    def uri(self: Rp1Db, immutable: bool) -> str:
-        if threading.current_thread().name == HELPER:
-            return f"file:{tmp_path / 'absent' / 'x.db'}?mode=ro"
-        return real_uri(self, immutable)
-
-    monkeypatch.setattr(Rp1Db, "_uri", uri)
+    helper_reads(monkeypatch, tmp_path / "absent" / "x.db")
     assert statuses(path, monkeypatch, split=True) == expected
     assert not any(t.name == HELPER for t in threading.enumerate())
 
