@@ -610,3 +610,32 @@ async def test_quitting_while_a_session_is_ending_still_ends_it(tmp_path):
     pid = int(pidfile.read_text())
     assert not os.path.exists(f"/proc/{pid}"), "the session's ssh still runs (or was never reaped)"
     assert _pipes() <= before
+
+
+async def test_stop_ends_a_session_task_that_dropped_its_first_cancellation():
+    """On Python 3.11 `asyncio.wait_for` can drop a cancellation that lands just as its line arrives (a
+    heartbeat every fraction of a second makes that likely): such a session read on forever and quitting
+    the fleet hung. `stop` cancels again until the task has ended."""
+    from rcs_tui.fleet.hub import FleetHub
+
+    dropped = []
+
+    async def session() -> None:
+        while True:
+            try:
+                await asyncio.sleep(0.05)  # reading heartbeat lines
+            except asyncio.CancelledError:
+                if dropped:
+                    raise
+                dropped.append(True)  # the first cancellation lost, as wait_for loses it
+
+    hub = FleetHub([])
+    task = asyncio.ensure_future(session())
+    hub.tasks.append(task)
+    await asyncio.sleep(0.1)
+    stopping = asyncio.ensure_future(hub.stop())
+    await asyncio.wait({stopping}, timeout=5)  # not wait_for: cancelling `stop` would cancel the task too
+    ended = stopping.done() and task.done()
+    task.cancel()
+    await asyncio.wait({stopping}, timeout=5)
+    assert dropped and ended and not hub.tasks

@@ -130,12 +130,20 @@ class FleetHub:
                 self.tasks.append(asyncio.ensure_future(runner(row)))
 
     async def stop(self) -> None:
-        """Cancel every task; each ends (and reaps) its own ssh session on the way out."""
+        """Cancel every task; each ends (and reaps) its own ssh session on the way out.
+
+        A task is cancelled again for as long as it runs on: on Python 3.11 `asyncio.wait_for` drops a
+        cancellation that lands just as what it waits for completes (a heartbeat line, a process
+        ending), and such a task would read on forever while `stop` waited for it.
+        """
         for task in self.tasks:
             task.cancel()
         for task in self.tasks:
+            while not task.done():
+                await asyncio.wait({task}, timeout=0.5)
+                task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+                task.result()
         self.tasks.clear()
         for proc in list(self.procs):  # sessions whose own ending was cut short
             await _end(proc)
@@ -228,8 +236,9 @@ class FleetHub:
         reason: str | None = None
         try:
             while True:
-                try:
-                    line = await asyncio.wait_for(proc.stdout.readline(), self.heartbeat * 3 if got else None)
+                try:  # `asyncio.timeout`, not `wait_for`, which can drop a cancellation (see `stop`)
+                    async with asyncio.timeout(self.heartbeat * 3 if got else None):
+                        line = await proc.stdout.readline()
                 except TimeoutError:
                     reason = f"stalled: no data from {row.project.host} for {self.heartbeat * 3:g}s"
                     break
