@@ -173,8 +173,9 @@ class ConfirmPlan(ModalScreen[Any]):
             note.update(Text(f"⟳ {'; '.join(moved) or 'the files changed'} on disk, and the action cannot be "
                              f"planned now:\n{plain(exc)}", style="bold yellow"))
             note.display = True
-            self.query_one("#cancel", Button).focus()
+            self._back_to_cancel()
             return
+        self._back_to_cancel()
         self.replans += 1
         self.preview = self.op.preview(self.root)
         confirm.disabled = False
@@ -192,7 +193,11 @@ class ConfirmPlan(ModalScreen[Any]):
         note.display = True
         self.query_one("#plan-text", Static).update(plan_text(self.preview))
         self.query_one("#plan-warning", Static).update(self._warning_text())
-        self.query_one("#cancel", Button).focus()
+
+    def _back_to_cancel(self) -> None:
+        """Focus Cancel now, not after the queued messages (`Widget.focus` defers it): an enter pressed
+        just after a re-plan must never reach the Apply button."""
+        self.set_focus(self.query_one("#cancel", Button))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
