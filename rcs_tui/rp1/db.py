@@ -331,13 +331,9 @@ class Rp1Db:
 
     @contextmanager
     def _open(self, immutable: bool) -> Iterator[_Reader]:
-        """A read-only connection to the database, `immutable` or not, opened by SQLite alone.
-
-        While a connection of this process reads, nothing else may open the database file: closing
-        any descriptor of a file drops every lock the process holds on it (POSIX), so a writer could
-        then commit under that read (a rollback journal) or, closing, think itself the last connection
-        and checkpoint and delete the WAL. SQLite's own opens and closes keep those locks.
-        """
+        """A read-only connection to the database, `immutable` or not, opened by SQLite alone: never
+        through a descriptor of ours, whose closing would drop this process's locks (see `_OPEN_FILES`).
+        SQLite's own opens and closes keep them."""
         conn = sqlite3.connect(self._uri(immutable), uri=True, timeout=self.busy_timeout,
                                isolation_level=None, check_same_thread=False, factory=_Reader)
         conn.immutable = immutable
