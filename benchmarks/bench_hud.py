@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from rcs_tui.demo import build_workspace
-from rcs_tui.state.io import atomic_write, dump_json
+from rcs_tui.files.io import atomic_write, dump_json
 
 BIN = Path(sys.executable).parent
 CLK_TCK = os.sysconf("SC_CLK_TCK")

@@ -176,7 +176,7 @@ async def hud_latency(root: Path, db: Path, samples: int, cpu: dict[str, float] 
     """Write-to-screen seconds per sample. `cpu`, when given, gets the HUD's CPU seconds and the wall
     seconds of the sampling window (after start-up; the background writer's own CPU excluded), and the
     same over a further window of `quiet` seconds with the background writes alone (no samples)."""
-    from rcs_tui.state.io import atomic_write, dump_json
+    from rcs_tui.files.io import atomic_write, dump_json
     from rcs_tui.ui.hud_app import HudApp
 
     forge = root / ".rcs/state/sessions" / CURRENT / "forge-state.json"

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from rcs_tui.state.io import append_line, atomic_write, dump_json
+from rcs_tui.files.io import append_line, atomic_write, dump_json
 from rcs_tui.state.session import pid_start_ticks
 
 MARKER = ".rcs-tui-demo"  # in the base directory: the demo made it, so a later demo may replace it

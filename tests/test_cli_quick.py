@@ -245,8 +245,8 @@ def test_a_changed_file_is_checked_again_even_at_the_same_size(workspace, fuller
 
 @pytest.mark.parametrize("record", [b"", b"{", b'{"stamp": [], "values": {}}', b'{"stamp": 1}', b"\xff\xfe"])
 def test_a_corrupt_or_foreign_record_is_not_trusted(workspace, fuller_config, tmp_path, record):
-    from rcs_tui.cache_files import cache_dir
     from rcs_tui.config.paths import CHECKED_NAME
+    from rcs_tui.files.cache import cache_dir
 
     config, env = fuller_config
     argv = ["rp1", "runs", "--json", "--root", str(workspace.project)]

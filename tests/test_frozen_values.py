@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
+from rcs_tui.files.io import BytesRead, JsonRead, read_bounded, read_json
+from rcs_tui.files.layout import Layout
 from rcs_tui.rp1.db import OK, Artifact, DbState, RunRow, Scope
 from rcs_tui.rp1.projection import EMPTY, Event, Projection, extend, project
 from rcs_tui.rp1.schema import Schema
 from rcs_tui.rp1.source import Feed, RunSummary
-from rcs_tui.state.io import BytesRead, JsonRead, read_bounded, read_json
-from rcs_tui.state.layout import Layout
 
 STAT = os.stat(__file__)
 OTHER_STAT = os.stat(os.path.dirname(__file__))

@@ -291,7 +291,7 @@ def test_readme_statusline_snippet_works_as_written(tmp_path):
 
 
 def test_cache_dir_follows_xdg_cache_home(tmp_path, monkeypatch):
-    from rcs_tui.cache_files import cache_dir
+    from rcs_tui.files.cache import cache_dir
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
     assert cache_dir() == str(tmp_path / "x" / "rcs-tui")
@@ -306,13 +306,13 @@ def test_code_stamp_covers_every_module_of_the_package(tmp_path, monkeypatch):
     from rcs_tui.cli import once as once_mod
 
     pkg = tmp_path / "rcs_tui"
-    for rel in ("cli/once.py", "state/io.py", "core/policy.py", "__init__.py"):
+    for rel in ("cli/once.py", "files/io.py", "core/policy.py", "__init__.py"):
         (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
         (pkg / rel).write_text("x = 1\n")
     monkeypatch.setattr(once_mod, "PACKAGE_DIR", str(pkg))
     first = once_mod.code_stamp()
-    (pkg / "state/__pycache__").mkdir()
-    (pkg / "state/__pycache__/io.cpython-312.pyc").write_bytes(b"\0")
+    (pkg / "files/__pycache__").mkdir()
+    (pkg / "files/__pycache__/io.cpython-312.pyc").write_bytes(b"\0")
     assert once_mod.code_stamp() == first
     (pkg / "core/policy.py").write_text("x = 2\n")  # same size, new mtime
     os.utime(pkg / "core/policy.py", ns=(1, 1))

@@ -161,7 +161,7 @@ def test_scope_reached_through_a_symlink_is_always_reread(tmp_path):
 
 
 def test_changed_sessions_maps_paths_to_session_names(tmp_path):
-    from rcs_tui.state.layout import Layout
+    from rcs_tui.files.layout import Layout
 
     layout = Layout(tmp_path)
     paths = [layout.sessions / "s-a" / "forge-state.json", layout.sessions / "s-b", layout.sessions,

@@ -15,8 +15,8 @@ import pytest
 from rcs_tui.cli import cli, main
 from rcs_tui.cli.common import run
 from rcs_tui.cli.quick import parse
+from rcs_tui.files.io import atomic_write, dump_json
 from rcs_tui.rp1.source import Rp1Source
-from rcs_tui.state.io import atomic_write, dump_json
 from rcs_tui.ui.watcher import TreeWatch, inotify_batches, poll_batches, watch_targets
 from rcs_tui.views.world import WorldLoader
 from tests.test_cli_quick import _capture, workspace  # noqa: F401 - the fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rcs_tui.cache_files import cache_dir
+from rcs_tui.files.cache import cache_dir
 from rcs_tui.rp1.db import Rp1Db
 from rcs_tui.rp1.fixtures import Rp1Writer, create_db
 from rcs_tui.rp1.machines import MachineRegistry
@@ -367,7 +367,7 @@ def test_a_deleted_newest_run_whose_rowid_went_to_a_new_run_is_gone(tmp_path):
 def test_a_store_larger_than_the_reader_takes_is_not_written(tmp_path, monkeypatch):
     """A store the cache reader would refuse for its size is never written (it would only cost time), and
     the answers stay right without it."""
-    import rcs_tui.cache_files as cache_files
+    import rcs_tui.files.cache as cache_files
 
     root = tmp_path / "proj"
     root.mkdir()

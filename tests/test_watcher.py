@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from rcs_tui.demo import Simulator, build_workspace
-from rcs_tui.state.io import atomic_write, dump_json
+from rcs_tui.files.io import atomic_write, dump_json
 from rcs_tui.ui.hud_app import HudApp, next_tick
 from rcs_tui.ui.watcher import WorldUpdated
 from rcs_tui.ui.widgets import HudView

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rcs_tui.state.io import atomic_write, dump_json
+from rcs_tui.files.io import atomic_write, dump_json
 from rcs_tui.ui.watcher import inotify_batches, watch_targets
 from rcs_tui.views.world import WorldLoader
 

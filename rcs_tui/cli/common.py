@@ -40,7 +40,7 @@ def given_root(root: str | None) -> str | None:
 
 
 def resolve_root(root: str | None) -> Path:
-    from rcs_tui.state.layout import RootNotFound, find_root
+    from rcs_tui.files.layout import RootNotFound, find_root
 
     root = given_root(root)
     try:

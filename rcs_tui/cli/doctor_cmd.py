@@ -106,9 +106,9 @@ def _human(report: dict) -> str:
 def locate(session_id, db, root, as_json):
     """Print the paths rcs-tui uses: root, state dir, session, rp1 db, journal, config."""
     from rcs_tui.config.paths import config_path
+    from rcs_tui.files.layout import Layout
     from rcs_tui.rp1.db import default_db_path
     from rcs_tui.rp1.machines import default_plugin_roots
-    from rcs_tui.state.layout import Layout
     from rcs_tui.state.session import resolve_session
 
     layout = Layout(resolve_root(root))

@@ -32,7 +32,7 @@ import stat
 import sys
 import time
 
-from rcs_tui.cache_files import cache_dir, read_own, write_own
+from rcs_tui.files.cache import cache_dir, read_own, write_own
 from rcs_tui.state.host import ENV_VARS, find_root_dir, nearest_root, pid_alive, pid_start_ticks
 from rcs_tui.views.line_fit import Seg, place, plain, spans_from_json, to_ansi
 
@@ -322,7 +322,7 @@ def build(root: str, session: str | None, as_json: bool, ascii_only: bool,
 
 def _answer(root: object, session: str | None, as_json: bool, ascii_only: bool,
             preset: str | None) -> dict[str, object]:
-    from rcs_tui.state.layout import Layout
+    from rcs_tui.files.layout import Layout
     from rcs_tui.state.metrics import PRESET_ELEMENTS, read_hud_config, resolve_preset
     from rcs_tui.views.hud_line import header, template_segments
     from rcs_tui.views.world import WorldLoader

@@ -22,7 +22,7 @@ RUN_STATUSES = ("running", "waiting", "failed", "completed", "cancelled", "aband
 def project_root(root: str | None) -> Path:
     """The project root; without a .rcs/ tree the cwd scopes the runs (not an error for rp1, unless a
     root was named and is not one)."""
-    from rcs_tui.state.layout import RootNotFound, find_root
+    from rcs_tui.files.layout import RootNotFound, find_root
 
     try:
         return find_root(root)

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from rcs_tui.cli.common import CliError, emit, expect_plan_option, json_option, resolve_root, root_option
-from rcs_tui.state.io import MAX_STATE_BYTES, dump_json, loads_strict
+from rcs_tui.files.io import MAX_STATE_BYTES, dump_json, loads_strict
 from rcs_tui.views.text import strip_controls
 
 
@@ -161,7 +161,7 @@ def clear_cmd(root, as_json, input_json, input_file, mode, session_id, all_sessi
 @_opts
 def list_active_cmd(root, as_json, input_json, input_file, mode, session_id):
     """Active modes of the authoritative scope."""
-    from rcs_tui.state.layout import Layout
+    from rcs_tui.files.layout import Layout
     from rcs_tui.state.ops import list_active, require_session
     from rcs_tui.state.reader import read_snapshot
 

@@ -142,7 +142,7 @@ def remember_checked(raw: bytes, values: dict[str, Any]) -> None:
     directory; a record that cannot be written is only a slower next line."""
     import json
 
-    from rcs_tui.cache_files import cache_dir, read_own, write_own
+    from rcs_tui.files.cache import cache_dir, read_own, write_own
 
     stamp = _checked_stamp(raw.decode("utf-8"))
     if stamp is None:
@@ -157,7 +157,7 @@ def _checked_values(raw: bytes) -> dict[str, Any] | None:
     """The values recorded for a file with exactly these bytes (None: no such record, or not one to trust)."""
     import json
 
-    from rcs_tui.cache_files import cache_dir, read_own
+    from rcs_tui.files.cache import cache_dir, read_own
 
     data = read_own(os.path.join(cache_dir(), CHECKED_NAME))
     if data is None:

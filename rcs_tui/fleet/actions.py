@@ -12,9 +12,9 @@ import sys
 from typing import Any
 
 from rcs_tui.cli.doctor_cmd import FINDINGS_REMAIN
+from rcs_tui.files.io import loads_strict
 from rcs_tui.fleet.projects import Project
 from rcs_tui.fleet.transport import Ssh, failure_reason
-from rcs_tui.state.io import loads_strict
 from rcs_tui.state.txn import PLAN_CHANGED
 from rcs_tui.views.text import strip_controls
 

@@ -17,10 +17,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from rcs_tui.files.io import loads_strict
 from rcs_tui.fleet.projects import Project
 from rcs_tui.fleet.rows import Row
 from rcs_tui.fleet.transport import Ssh, failure_reason
-from rcs_tui.state.io import loads_strict
 
 MAX_LINE = 64 * 1024 * 1024
 HEARTBEAT = 10.0

@@ -9,8 +9,8 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
+from rcs_tui.files.io import loads_strict
 from rcs_tui.fleet.projects import Project
-from rcs_tui.state.io import loads_strict
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 from urllib.parse import quote
 
-from rcs_tui.frozen import Frozen, set_field
+from rcs_tui.core.frozen import Frozen, set_field
+from rcs_tui.files.io import read_bounded
 from rcs_tui.rp1.projection import STATUS_EVENT_TYPES, Event, StatusRow, parse_data, payload_status, stands_for_older
 from rcs_tui.rp1.schema import ARTIFACT_COLUMNS, EVENT_COLUMNS, RUN_COLUMNS, Schema, discover
-from rcs_tui.state.io import read_bounded
 
 T = TypeVar("T")
 _STATUS_COLUMNS = ("id", "run_id", "type", "step", "unit", "data", "created_at")

@@ -14,7 +14,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from rcs_tui.core.machine import MachineError, StateMachine, machine_from_markdown
-from rcs_tui.state.io import read_bounded
+from rcs_tui.files.io import read_bounded
 
 PLUGIN_GROUPS = ("base", "dev", "utils")
 MAX_MARKDOWN_BYTES = 1024 * 1024

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple, Protocol
 
-from rcs_tui.frozen import Frozen, set_field
-from rcs_tui.state.io import loads_strict
+from rcs_tui.core.frozen import Frozen, set_field
+from rcs_tui.files.io import loads_strict
 
 STEP_STATUSES = ("not_started", "running", "waiting", "completed", "failed", "skipped")
 RUN_STATUSES = STEP_STATUSES + ("inactive", "cancelled", "abandoned")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from rcs_tui.frozen import Frozen, set_field
+from rcs_tui.core.frozen import Frozen, set_field
 
 REQUIRED_TABLES = ("runs", "events")
 

@@ -15,7 +15,7 @@ from _thread import RLock
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rcs_tui.frozen import Frozen, set_field
+from rcs_tui.core.frozen import Frozen, set_field
 from rcs_tui.rp1.db import DbState, Marks, Rp1Db, RunRow, Scope, project_scope, run_json
 from rcs_tui.rp1.projection import Projection, extend, project, status_of
 from rcs_tui.rp1.status_store import StatusStore

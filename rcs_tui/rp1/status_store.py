@@ -24,8 +24,8 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any
 
-from rcs_tui import cache_files
-from rcs_tui.cache_files import cache_dir, read_own, write_own
+from rcs_tui.files import cache as cache_files
+from rcs_tui.files.cache import cache_dir, read_own, write_own
 from rcs_tui.rp1.db import Marks, RunRow
 from rcs_tui.rp1.projection import Event, Fold, Projection, finish
 
@@ -33,7 +33,7 @@ FORMAT = 3  # 3: the run rows themselves are kept, and each kept projection is i
 # The code that reads rows and derives a status (paths under the package): an edited install must not
 # serve statuses derived by older rules, nor payloads parsed by an older parser.
 RULE_FILES = ("rp1/projection.py", "rp1/db.py", "rp1/schema.py", "rp1/source.py", "rp1/status_store.py",
-              "state/io.py")
+              "files/io.py")
 RUN_CELLS = len(RunRow._fields) + 1  # a run row and its status
 _TEXT_OR_NULL = {str, type(None)}
 MAX_PROJECTIONS = 1000  # whole projections kept: the runs shown last (a page is at most a few hundred)

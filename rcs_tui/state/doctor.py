@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from rcs_tui.core.lifecycle import handoff_softeners
-from rcs_tui.state.io import rel_of
-from rcs_tui.state.layout import Layout
+from rcs_tui.files.io import rel_of
+from rcs_tui.files.layout import Layout
 from rcs_tui.state.metrics import parse_time
 from rcs_tui.state.ops import ROOT_SCOPE, Operation, plan_clear, plan_delete_pointer, plan_drop_entry
 from rcs_tui.state.reader import compute_members, read_snapshot
@@ -181,7 +181,7 @@ def _state_findings(snap: Snapshot, cache: FindingCache | None = None) -> list[F
 
 def _journal_findings(root: Path) -> list[Finding]:
     """Operator actions whose process died mid-way, journal lines that were skipped, leftover temp files."""
-    from rcs_tui.state.fsafe import Refused, Tree, digest, leftover_temps
+    from rcs_tui.files.fsafe import Refused, Tree, digest, leftover_temps
     from rcs_tui.state.journal import find_interrupted
 
     out = []
@@ -221,7 +221,7 @@ class TempCleanup(Operation):
     """Removes rcs-tui's own leftover temp files under the store lock (not journaled: they hold no state)."""
 
     def run(self, root: Path, actor: str | None = None) -> dict[str, Any]:
-        from rcs_tui.state.fsafe import Tree, remove_temp
+        from rcs_tui.files.fsafe import Tree, remove_temp
         from rcs_tui.state.lock import LockBusy, store_lock
         from rcs_tui.state.txn import TxnError, default_actor
 

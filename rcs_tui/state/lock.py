@@ -15,7 +15,7 @@ import stat
 import time
 from collections.abc import Iterator
 
-from rcs_tui.state.fsafe import Refused, Tree, open_leaf, read_at, write_all
+from rcs_tui.files.fsafe import Refused, Tree, open_leaf, read_at, write_all
 
 LOCK_REL = ".rcs/logs/rcs-tui.lock"
 LOCK_TIMEOUT_S = 10.0

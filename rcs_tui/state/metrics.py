@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from rcs_tui.state.io import read_json
+from rcs_tui.files.io import read_json
 
 PRESETS: tuple[str, ...] = ("minimal", "focused", "full")
 DEFAULT_PRESET = "focused"

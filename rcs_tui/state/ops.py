@@ -15,9 +15,9 @@ from typing import Any
 from rcs_tui.core import policy, reconcile
 from rcs_tui.core.lifecycle import is_active_doc
 from rcs_tui.core.modes import INFRA_STATE_NAMES, NAME_RE, TRACKED_MODES, check_name, is_tracked
-from rcs_tui.state.fsafe import Tree
-from rcs_tui.state.io import JsonRead, dump_json, read_json, rel_of
-from rcs_tui.state.layout import Layout
+from rcs_tui.files.fsafe import Tree
+from rcs_tui.files.io import JsonRead, dump_json, read_json, rel_of
+from rcs_tui.files.layout import Layout
 from rcs_tui.state.reader import read_snapshot
 from rcs_tui.state.session import compatibility_scopes, resolve_session
 from rcs_tui.state.snapshot import Snapshot

@@ -11,8 +11,8 @@ from typing import Any
 
 from rcs_tui.core.health import FileFacts, classify
 from rcs_tui.core.modes import CANONICAL_FILE, NAME_RE, mode_from_filename
-from rcs_tui.state.io import read_json
-from rcs_tui.state.layout import Layout
+from rcs_tui.files.io import read_json
+from rcs_tui.files.layout import Layout
 from rcs_tui.state.session import Resolution, resolve_session
 from rcs_tui.state.snapshot import CanonicalEntry, CanonicalSet, FileError, Member, ModeFile, Scope, Snapshot
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rcs_tui.core.lifecycle import Outcome, is_active_doc, lifecycle_outcome
-from rcs_tui.state.io import rel_of
+from rcs_tui.files.io import rel_of
 from rcs_tui.state.session import Resolution
 
 Health = Literal["live", "stale", "orphan", "root-survivor"]

@@ -26,9 +26,9 @@ from rcs_tui.core.task_lifecycle import (
     evaluate,
     is_terminal,
 )
-from rcs_tui.state.fsafe import Tree
-from rcs_tui.state.io import digest, dump_json, loads_strict, read_bounded, read_json, rel_of
-from rcs_tui.state.layout import Layout
+from rcs_tui.files.fsafe import Tree
+from rcs_tui.files.io import digest, dump_json, loads_strict, read_bounded, read_json, rel_of
+from rcs_tui.files.layout import Layout
 from rcs_tui.state.txn import Append, FileChange, Plan, TxnError, apply, now_iso
 
 TRANSCRIPT = "transcript.jsonl"

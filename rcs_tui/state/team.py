@@ -14,7 +14,7 @@ from typing import Any
 from rcs_tui.core import health
 from rcs_tui.core.health import HEARTBEAT_STALE_SECONDS  # noqa: F401 (read here by the doctor)
 from rcs_tui.core.modes import TEAM_RE
-from rcs_tui.state.io import loads_strict, read_bounded, read_json
+from rcs_tui.files.io import loads_strict, read_bounded, read_json
 from rcs_tui.state.session import process_matches
 
 TASK_STATUSES: tuple[str, ...] = ("pending", "blocked", "in_progress", "completed", "failed")

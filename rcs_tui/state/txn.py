@@ -25,9 +25,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from rcs_tui.state import fsafe
-from rcs_tui.state.fsafe import Refused, Tree, digest
-from rcs_tui.state.io import loads_strict, rel_of
+from rcs_tui.files import fsafe
+from rcs_tui.files.fsafe import Refused, Tree, digest
+from rcs_tui.files.io import loads_strict, rel_of
 from rcs_tui.state.lock import LockBusy, store_lock
 
 JOURNAL_REL = Path(".rcs/logs/rcs-tui-journal.jsonl")

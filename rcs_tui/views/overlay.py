@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rcs_tui.state.layout import Layout
+from rcs_tui.files.layout import Layout
 from rcs_tui.state.snapshot import Member, Snapshot
 from rcs_tui.views.text import strip_controls
 

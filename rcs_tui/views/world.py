@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from rcs_tui.core.modes import NAME_RE, check_name, mode_from_filename
-from rcs_tui.state.io import read_json, rel_of
-from rcs_tui.state.layout import Layout
+from rcs_tui.files.io import read_json, rel_of
+from rcs_tui.files.layout import Layout
 from rcs_tui.state.metrics import HudConfig, HudState, Metrics, parse_time, read_hud_config, read_metrics
 from rcs_tui.state.reader import read_snapshot, refresh_snapshot
 from rcs_tui.state.snapshot import Snapshot

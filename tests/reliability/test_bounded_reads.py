@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from rcs_tui.state.io import read_json
+from rcs_tui.files.io import read_json
 from tests import statefix as sf
 from tests.conftest import RCS_TUI
 from tests.fixtures_tasks import make_task
@@ -158,7 +158,7 @@ def test_fifo_team_log_does_not_freeze_the_console_or_the_hud(tmp_path, make):
 
 
 def test_read_bounded_refuses_without_blocking(tmp_path):
-    from rcs_tui.state.io import read_bounded
+    from rcs_tui.files.io import read_bounded
 
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
@@ -174,7 +174,7 @@ def test_read_bounded_refuses_without_blocking(tmp_path):
 
 
 def test_read_bounded_caps_size_and_reads_tails(tmp_path):
-    from rcs_tui.state.io import read_bounded
+    from rcs_tui.files.io import read_bounded
 
     big = tmp_path / "big"
     big.write_bytes(b"a" * 1000 + b"\nlast line\n")

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rcs_tui.state import fsafe, ops, txn
+from rcs_tui.files import fsafe
+from rcs_tui.state import ops, txn
 from rcs_tui.state.journal import read_journal
 from tests import statefix as sf
 

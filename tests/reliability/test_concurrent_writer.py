@@ -33,8 +33,8 @@ from pathlib import Path
 
 import pytest
 
+from rcs_tui.files.io import digest, file_digest
 from rcs_tui.state import ops, tasks
-from rcs_tui.state.io import digest, file_digest
 from rcs_tui.state.journal import read_journal
 from rcs_tui.state.reader import read_snapshot
 from rcs_tui.state.txn import ChangedUnderneath, Plan, TxnError

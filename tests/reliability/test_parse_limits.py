@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from rcs_tui.state.io import read_json
+from rcs_tui.files.io import read_json
 from rcs_tui.state.journal import read_journal
 from rcs_tui.state.tasks import read_transcript
 from rcs_tui.state.txn import JOURNAL_REL

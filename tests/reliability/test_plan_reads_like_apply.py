@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from rcs_tui.state.fsafe import Refused, Tree
-from rcs_tui.state.io import MAX_STATE_BYTES, read_bounded
+from rcs_tui.files.fsafe import Refused, Tree
+from rcs_tui.files.io import MAX_STATE_BYTES, read_bounded
 from tests import statefix as sf
 from tests.fixtures_tasks import make_task
 

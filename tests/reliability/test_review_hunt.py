@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from rcs_tui.files.fsafe import Tree
+from rcs_tui.files.io import read_json
 from rcs_tui.state import ops, txn
-from rcs_tui.state.fsafe import Tree
-from rcs_tui.state.io import read_json
 from rcs_tui.state.lock import LOCK_REL, LockBusy, store_lock
 from tests import statefix as sf
 from tests.conftest import tree_digest

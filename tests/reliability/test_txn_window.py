@@ -14,8 +14,8 @@ import os
 
 import pytest
 
+from rcs_tui.files.io import digest, dump_json
 from rcs_tui.state import ops, txn
-from rcs_tui.state.io import digest, dump_json
 from rcs_tui.state.journal import read_journal
 from tests import statefix as sf
 

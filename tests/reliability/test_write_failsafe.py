@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from rcs_tui.state import fsafe, ops, txn
+from rcs_tui.files import fsafe
+from rcs_tui.state import ops, txn
 from rcs_tui.state.journal import find_interrupted, read_journal
 from tests import statefix as sf
 from tests.conftest import RCS_TUI, tree_digest
@@ -189,7 +190,7 @@ def test_non_finite_numbers_are_never_written(all_sessions_tree):
 def test_lock_wait_gives_up_once_and_names_the_holder(all_sessions_tree, monkeypatch):
     root = all_sessions_tree
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from pathlib import Path; from rcs_tui.state.fsafe import Tree;"
+        "import sys, time; from pathlib import Path; from rcs_tui.files.fsafe import Tree;"
         "from rcs_tui.state.lock import store_lock\n"
         "with store_lock(Tree(Path(sys.argv[1])), 'alice@box (console, pid 42)'):\n"
         "    print('held', flush=True); time.sleep(30)"), str(root)], stdout=subprocess.PIPE, text=True)

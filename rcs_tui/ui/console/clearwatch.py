@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rcs_tui.state.io import file_digest
-from rcs_tui.state.layout import Layout
+from rcs_tui.files.io import file_digest
+from rcs_tui.files.layout import Layout
 from rcs_tui.state.reader import parse_canonical, read_mode_file
 
 DEFAULT_WATCH_SECONDS = 10.0

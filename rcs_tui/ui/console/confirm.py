@@ -20,7 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from rcs_tui.core.modes import BadName
-from rcs_tui.state.io import file_digest
+from rcs_tui.files.io import file_digest
 from rcs_tui.state.ops import Operation
 from rcs_tui.state.txn import TxnError
 from rcs_tui.ui.console.format import plain

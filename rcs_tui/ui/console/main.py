@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Input, Static, TabbedContent, TabPane
 
-from rcs_tui.state.layout import Layout
+from rcs_tui.files.layout import Layout
 from rcs_tui.state.txn import JOURNAL_REL
 from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.scopes import ScopesPane, parse_member_key, split_member_key

@@ -14,7 +14,7 @@ from textual.widgets import Static
 
 from rcs_tui.core.modes import TRACKED_MODES
 from rcs_tui.core.policy import decide
-from rcs_tui.state.layout import Layout
+from rcs_tui.files.layout import Layout
 from rcs_tui.state.snapshot import Member, Scope
 from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.format import HEALTH_STYLE, plain, pretty_json, rel

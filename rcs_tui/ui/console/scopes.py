@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Input, Static
 
-from rcs_tui.state.layout import Layout
+from rcs_tui.files.layout import Layout
 from rcs_tui.state.reader import compute_members
 from rcs_tui.state.session import Resolution
 from rcs_tui.state.snapshot import Member, Snapshot

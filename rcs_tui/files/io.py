@@ -13,7 +13,7 @@ from pathlib import Path
 from stat import S_ISLNK, S_ISREG
 from typing import Any, Literal
 
-from rcs_tui.frozen import Frozen, set_field
+from rcs_tui.core.frozen import Frozen, set_field
 
 MAX_STATE_BYTES = 8 * 1024 * 1024
 

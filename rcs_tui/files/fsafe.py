@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 # One content hash, one cap and one descriptor reader: plans, re-checks, the journal and the display agree.
-from rcs_tui.state.io import MAX_STATE_BYTES, BytesRead, JsonRead, digest, parse_json, read_fd, rel_of
+from rcs_tui.files.io import MAX_STATE_BYTES, BytesRead, JsonRead, digest, parse_json, read_fd, rel_of
 
 OWNED = (".rcs/state", ".rcs/tasks", ".rcs/logs")
 TEMP_SUFFIX = ".rcs-tui.tmp"

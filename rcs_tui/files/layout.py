@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from rcs_tui.frozen import Frozen, set_field
+from rcs_tui.core.frozen import Frozen, set_field
 from rcs_tui.state.host import RootNotFound, find_root_dir
 
 __all__ = ["Layout", "RootNotFound", "find_root"]
