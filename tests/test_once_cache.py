@@ -303,7 +303,7 @@ def test_cache_dir_follows_xdg_cache_home(tmp_path, monkeypatch):
 def test_code_stamp_covers_every_module_of_the_package(tmp_path, monkeypatch):
     """Editing any module (not only the few the answer was once keyed on) gives a new stamp, so an edited
     install never serves an answer built by older code; compiled caches do not count."""
-    from rcs_tui.cli import once as once_mod
+    from rcs_tui.files import cache as once_mod
 
     pkg = tmp_path / "rcs_tui"
     for rel in ("cli/once.py", "files/io.py", "core/policy.py", "__init__.py"):

@@ -32,7 +32,7 @@ import stat
 import sys
 import time
 
-from rcs_tui.files.cache import cache_dir, read_own, write_own
+from rcs_tui.files.cache import cache_dir, code_stamp, read_own, write_own
 from rcs_tui.state.host import ENV_VARS, find_root_dir, nearest_root, pid_alive, pid_start_ticks
 from rcs_tui.views.line_fit import Seg, place, plain, spans_from_json, to_ansi
 
@@ -41,7 +41,6 @@ MAX_STDIN_BYTES = 256 * 1024
 STDIN_GAP = 0.05  # seconds to wait for the rest of a payload once its first bytes are in
 RACY_NS = 100_000_000  # a write this close to the build may share its timestamp with a later one
 COARSE_RACY_NS = 2_000_000_000  # the same on filesystems with whole-second timestamps
-PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 # -- the statusline payload ----------------------------------------------------------------------
@@ -207,37 +206,6 @@ class _Tracing:
 
 
 # -- the cache file ------------------------------------------------------------------------------
-def code_stamp() -> int:
-    """A checksum of the path, size and mtime of every file of the installed package (caches left out).
-
-    Any module can change the answer, so an edited install (one module or many, through an editor that
-    rewrites in place or by rename) never serves answers built by older code. One scandir per package
-    directory and one stat per file: a fraction of a millisecond.
-    """
-    import zlib
-
-    rows: list[str] = []
-    stack = [PACKAGE_DIR]
-    while stack:
-        try:
-            entries = os.scandir(stack.pop())
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if entry.name != "__pycache__":
-                            stack.append(entry.path)
-                        continue
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                rows.append(f"{entry.path}\0{st.st_size}\0{st.st_mtime_ns}")
-    rows.sort()
-    return zlib.crc32("\n".join(rows).encode("utf-8", "surrogateescape"))
-
-
 def cache_key(root: str, session: str | None, as_json: bool, ascii_only: bool, preset: str | None) -> dict[str, object]:
     """Everything besides file contents and processes that selects what the answer is."""
     env = {v: os.environ.get(v) for v in (*ENV_VARS, "RP1_DB", "HOME")}

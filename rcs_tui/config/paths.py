@@ -109,31 +109,13 @@ def set_by_user(var: str, environ: dict[str, str] | os._Environ[str] | None = No
     return bool(value) and not (env is os.environ and EXPORTED.get(var) == value)
 
 
-# The modules whose rules decide whether a file passes the full check: the schema, and the alert kinds it
-# allows (the fleet's). Either may change within one version: an edited or upgraded install.
-CHECK_RULES = ("config/schema", "fleet/attention")
-
-
-def _checked_stamp(text: str) -> list[Any] | None:
-    """What a checked file's record must match: rcs-tui's version, the modules that decide the check as
-    installed (changed rules may reject what they accepted) and the file's whole text. None when a module
-    cannot be found (an install that ships neither sources nor compiled files beside them): no record is
-    kept or trusted then."""
+def _checked_stamp(text: str) -> list[Any]:
+    """What a checked file's record must match: rcs-tui's version, its code as installed (changed rules may
+    reject what they accepted) and the file's whole text."""
     from rcs_tui import __version__
+    from rcs_tui.files.cache import code_stamp
 
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    stamp: list[Any] = [__version__]
-    for name in CHECK_RULES:
-        for suffix in (".py", ".pyc"):  # a source, else a compiled module in its place
-            try:
-                st = os.stat(os.path.join(package, name + suffix))
-            except OSError:
-                continue
-            stamp.append([st.st_size, st.st_mtime_ns])
-            break
-        else:
-            return None
-    return [*stamp, text]
+    return [__version__, code_stamp(), text]
 
 
 def remember_checked(raw: bytes, values: dict[str, Any]) -> None:
@@ -145,8 +127,6 @@ def remember_checked(raw: bytes, values: dict[str, Any]) -> None:
     from rcs_tui.files.cache import cache_dir, read_own, write_own
 
     stamp = _checked_stamp(raw.decode("utf-8"))
-    if stamp is None:
-        return
     path = os.path.join(cache_dir(), CHECKED_NAME)
     data = json.dumps({"stamp": stamp, "values": values}).encode()
     if read_own(path) != data:
@@ -165,7 +145,7 @@ def _checked_values(raw: bytes) -> dict[str, Any] | None:
     try:
         doc = json.loads(data)
         stamp = _checked_stamp(raw.decode("utf-8"))
-        if stamp is None or doc["stamp"] != stamp:
+        if doc["stamp"] != stamp:
             return None
         values = doc["values"]
     except (ValueError, TypeError, KeyError, OSError):

@@ -25,15 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from rcs_tui.files import cache as cache_files
-from rcs_tui.files.cache import cache_dir, read_own, write_own
+from rcs_tui.files.cache import cache_dir, code_stamp, read_own, write_own
 from rcs_tui.rp1.db import Marks, RunRow
 from rcs_tui.rp1.projection import Event, Fold, Projection, finish
 
 FORMAT = 3  # 3: the run rows themselves are kept, and each kept projection is its fold (extended by new rows)
-# The code that reads rows and derives a status (paths under the package): an edited install must not
-# serve statuses derived by older rules, nor payloads parsed by an older parser.
-RULE_FILES = ("rp1/projection.py", "rp1/db.py", "rp1/schema.py", "rp1/source.py", "rp1/status_store.py",
-              "files/io.py")
 RUN_CELLS = len(RunRow._fields) + 1  # a run row and its status
 _TEXT_OR_NULL = {str, type(None)}
 MAX_PROJECTIONS = 1000  # whole projections kept: the runs shown last (a page is at most a few hundred)
@@ -41,18 +37,6 @@ MAX_PROJECTIONS = 1000  # whole projections kept: the runs shown last (a page is
 # busy console's main thread 50-80 ms, and a next process that finds an older store only reads a little
 # more (the events since, the runs that moved).
 SAVE_INTERVAL = 60.0
-
-
-def _rule_stamp() -> list[object]:
-    here = Path(__file__).resolve().parent.parent
-    out: list[object] = []
-    for name in RULE_FILES:
-        try:
-            st = (here / name).stat()
-            out.append([st.st_size, st.st_mtime_ns])
-        except OSError:
-            out.append(None)
-    return out
 
 
 def projection_json(p: Projection) -> dict[str, Any]:
@@ -125,7 +109,7 @@ class StatusStore:
             st = os.stat(real)
         except OSError:
             return None
-        return {"db": real, "dev": st.st_dev, "ino": st.st_ino, "rules": _rule_stamp(), "uid": os.geteuid(),
+        return {"db": real, "dev": st.st_dev, "ino": st.st_ino, "rules": code_stamp(), "uid": os.geteuid(),
                 "scope": self.scope}
 
     def load(self) -> StatusStore:
