@@ -92,7 +92,7 @@ def ssh_round_trip(config: Path) -> float:
 
 
 def floors(root: Path) -> tuple[float, float]:
-    from rcs_tui.views.snapshot_doc import SnapshotFeed
+    from rcs_tui.project.feed import SnapshotFeed
 
     feed = SnapshotFeed(root)
     t = time.perf_counter()

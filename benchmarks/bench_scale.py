@@ -240,7 +240,7 @@ async def hud_latency(root: Path, db: Path, samples: int, cpu: dict[str, float] 
 
 def child(factor: int, samples: int) -> None:
     """Run in a fresh process: load time and HUD latency; prints JSON with the peak RSS."""
-    from rcs_tui.views.world import WorldLoader
+    from rcs_tui.project.loader import WorldLoader
 
     root, db = workspace(factor)
     t = time.perf_counter()

@@ -29,8 +29,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from rcs_tui.files import fsafe  # noqa: E402
+from rcs_tui.project.doctor import diagnose, fix  # noqa: E402
 from rcs_tui.state import ops  # noqa: E402
-from rcs_tui.state.doctor import diagnose, fix  # noqa: E402
 from rcs_tui.state.journal import undo  # noqa: E402
 from rcs_tui.state.txn import ChangedUnderneath, TxnError  # noqa: E402
 from tests.reliability.conftest import MODES, SESSION, build_busy_tree, start_writer  # noqa: E402

@@ -18,6 +18,8 @@ if ! command -v strace >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-g
   (apt-get update -qq && apt-get install -y -qq strace) >/dev/null 2>&1 || echo "note: could not install strace" >&2
 fi
 "$VENV/bin/ruff" check rcs_tui tests benchmarks scripts
+# the layers contract (pyproject.toml [tool.importlinter]): no import runs from a lower layer to a higher one
+"$VENV/bin/lint-imports" --no-cache | tail -n 6
 set +e
 "$VENV/bin/python" -m pytest --run-slow "$@"
 rc=$?

@@ -179,7 +179,7 @@ class TestSnapshotDocument:
 
 class TestIncrementalDoctor:
     def test_a_change_in_one_session_updates_its_findings_as_a_fresh_read_would(self, tmp_path):
-        from rcs_tui.views.snapshot_doc import SnapshotFeed
+        from rcs_tui.project.feed import SnapshotFeed
 
         for sid in ("s1", "s2", "s3"):
             mode(tmp_path, "forge", session=sid, iteration=1, current_phase="execute")

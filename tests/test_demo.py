@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 from rcs_tui.demo import OTHER_SESSION, Simulator, build_workspace
+from rcs_tui.project.loader import WorldLoader
 from rcs_tui.state.reader import read_snapshot
-from rcs_tui.views.world import WorldLoader
 
 
 def test_workspace_has_every_health_state_and_scope(tmp_path):

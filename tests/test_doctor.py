@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from rcs_tui.project.doctor import diagnose, fix
 from rcs_tui.rp1.fixtures import FakeClock, Rp1Writer, create_db
-from rcs_tui.state.doctor import diagnose, fix
 from rcs_tui.state.journal import read_journal
 from tests.conftest import tree_digest
 from tests.statefix import canonical, dead_pid, mode, pointer, read, state_dir, write

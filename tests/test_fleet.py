@@ -12,9 +12,10 @@ import pytest
 from rcs_tui.fleet.alerts import AlertSettings, AlertTracker
 from rcs_tui.fleet.projects import ProjectSpecError, expand_projects, parse_project
 from rcs_tui.fleet.rows import Row
+from rcs_tui.project.feed import SnapshotFeed
 from rcs_tui.ui.fleet.app import FleetApp
 from rcs_tui.ui.linetable import LineTable
-from rcs_tui.views.snapshot_doc import SnapshotFeed, iso
+from rcs_tui.views.snapshot_doc import iso
 from tests.statefix import canonical, mode, write
 
 NOW = 1_795_000_000.0

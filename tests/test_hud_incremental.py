@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_reader_refresh import apply, op, picture, seed
 
+from rcs_tui.project.loader import WorldLoader
 from rcs_tui.state import reader
 from rcs_tui.state.reader import read_snapshot, refresh_snapshot
 from rcs_tui.ui.hud_app import HudApp
 from rcs_tui.ui.widgets import HudView, MemberList
-from rcs_tui.views.world import WorldLoader
 
 CURRENT = "s-current"
 

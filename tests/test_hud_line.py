@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from rcs_tui.demo import build_workspace
+from rcs_tui.project.loader import WorldLoader
 from rcs_tui.views.hud_line import build_segments, plain, render_spans, to_ansi
-from rcs_tui.views.world import WorldLoader
 
 FIXED = datetime(2026, 11, 25, 21, 45, tzinfo=UTC)
 EPOCH = FIXED.timestamp()

@@ -209,7 +209,7 @@ try:
 except SystemExit:
     pass
 heavy = ("textual", "rich", "click", "pydantic", "typing", "dataclasses", "rcs_tui.views.world",
-         "rcs_tui.state.reader", "rcs_tui.rp1.db", "sqlite3")
+         "rcs_tui.project.loader", "rcs_tui.state.reader", "rcs_tui.rp1.db", "sqlite3")
 print("LOADED", sorted(m for m in heavy if m in sys.modules), file=sys.stderr)
 """
 

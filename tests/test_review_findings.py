@@ -16,9 +16,9 @@ from rcs_tui.cli import cli, main
 from rcs_tui.cli.common import run
 from rcs_tui.cli.quick import parse
 from rcs_tui.files.io import atomic_write, dump_json
+from rcs_tui.project.loader import WorldLoader
+from rcs_tui.project.watch import TreeWatch, inotify_batches, poll_batches, watch_targets
 from rcs_tui.rp1.source import Rp1Source
-from rcs_tui.ui.watcher import TreeWatch, inotify_batches, poll_batches, watch_targets
-from rcs_tui.views.world import WorldLoader
 from tests.test_cli_quick import _capture, workspace  # noqa: F401 - the fixture
 
 # -- quick CLI path -----------------------------------------------------------------------------
@@ -65,7 +65,7 @@ def test_ctrl_c_and_a_closed_pipe_end_both_paths_alike(workspace, capsys, monkey
         raise exc()
 
     monkeypatch.setattr(Rp1Source, "feed", interrupted)
-    monkeypatch.setattr("rcs_tui.cli.once.answer", interrupted)
+    monkeypatch.setattr("rcs_tui.project.answer.answer", interrupted)
     argv = [*words, "--root", str(workspace.project)]
     assert parse(argv) is not None
     quick = _capture(capsys, lambda: main(argv))
@@ -227,7 +227,7 @@ def test_a_closed_stdout_is_not_an_internal_error(workspace, argv):  # noqa: F81
 async def test_a_session_directory_moved_out_of_the_tree_is_no_longer_watched(tmp_path):
     """`mv sessions/s1 /elsewhere`: its later writes are not reported under the path it left (each would
     load a session that is gone), and its watches are given back to the kernel."""
-    from rcs_tui.ui import watcher
+    from rcs_tui.project import watch as watcher
 
     sessions = tmp_path / "p" / ".rcs" / "state" / "sessions"
     (sessions / "s1" / "deep").mkdir(parents=True)

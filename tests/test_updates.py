@@ -64,8 +64,8 @@ class BarHost(App):
 
 
 async def test_the_status_bar_repaints_only_when_its_line_changes(tmp_path):
+    from rcs_tui.project.loader import WorldLoader
     from rcs_tui.ui.console.statusbar import StatusBar
-    from rcs_tui.views.world import WorldLoader
     from tests.console_fixtures import build
 
     world = WorldLoader(build(tmp_path, rp1=False), rp1_db=False, clock=lambda: 1e9).load()

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from rcs_tui.demo import Simulator, build_workspace
 from rcs_tui.files.io import atomic_write, dump_json
+from rcs_tui.project.loader import WorldLoader, section_of
 from rcs_tui.ui.hud_app import HudApp, next_tick
 from rcs_tui.ui.watcher import WorldUpdated
 from rcs_tui.ui.widgets import HudView
-from rcs_tui.views.world import WorldLoader, section_of
 from tests.conftest import tree_digest
 
 SID = "sess-1"

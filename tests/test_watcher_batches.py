@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from rcs_tui.files.io import atomic_write, dump_json
-from rcs_tui.ui.watcher import inotify_batches, watch_targets
-from rcs_tui.views.world import WorldLoader
+from rcs_tui.project.loader import WorldLoader
+from rcs_tui.project.watch import inotify_batches, watch_targets
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from statefix import canonical, mode, state_dir, write
 
+from rcs_tui.project.loader import WorldLoader
 from rcs_tui.state.reader import read_snapshot
-from rcs_tui.views.world import WorldLoader
 
 
 def tree(root):
@@ -49,7 +49,7 @@ def test_change_hidden_behind_a_bad_file_is_not_lost(tmp_path):
 
 
 def test_a_failed_refresh_makes_the_next_load_a_full_read(tmp_path, monkeypatch):
-    import rcs_tui.views.world as world_mod
+    import rcs_tui.project.loader as world_mod
 
     wl = loader(tree(tmp_path))
     wl.load()

@@ -114,7 +114,8 @@ def print_once(root: str | os.PathLike[str], session: str | None, as_json: bool,
     import time
 
     from rcs_tui.cli.jsonout import write_line
-    from rcs_tui.cli.once import answer, render
+    from rcs_tui.cli.once import render
+    from rcs_tui.project.answer import answer
 
     result = answer(os.fspath(root), session, as_json, ascii_only, preset)
     text = render(result, time.time(), once_width(width), max(1, lines), ascii_only, as_json, color_enabled())

@@ -7,6 +7,7 @@ import sys
 import click
 
 from rcs_tui.cli.common import CliError, echo_text, emit, json_option, resolve_root, root_option
+from rcs_tui.core.exit_codes import FINDINGS_REMAIN
 from rcs_tui.views.text import sanitize
 
 
@@ -31,7 +32,7 @@ def doctor(do_fix, only, expect_plan, session_id, db, idle_minutes, root, as_jso
       3  findings remain (after --fix: those it could not repair or that did not hold)
       1  error (e.g. no .rcs/ directory); 2  usage error
     """
-    from rcs_tui.state.doctor import diagnose, fix
+    from rcs_tui.project.doctor import diagnose, fix
 
     root_path = resolve_root(root)
     findings = diagnose(root_path, session_id, rp1_db=db, idle_seconds=idle_minutes * 60)
@@ -57,7 +58,6 @@ def doctor(do_fix, only, expect_plan, session_id, db, idle_minutes, root, as_jso
     return remaining_code(findings)
 
 
-FINDINGS_REMAIN = 3
 
 
 def _confirm_repairs(root, findings: list, only: tuple[str, ...], expected: tuple[str, ...]) -> None:

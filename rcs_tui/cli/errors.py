@@ -13,7 +13,7 @@ class CliError(Exception):
 def known_errors() -> tuple[type[BaseException], ...]:
     """Exception types whose message is already meant for the operator."""
     from rcs_tui.core.modes import BadName
-    from rcs_tui.state.host import RootNotFound
+    from rcs_tui.files.host import RootNotFound
     from rcs_tui.state.txn import TxnError
 
     return (CliError, BadName, TxnError, RootNotFound)

@@ -16,7 +16,8 @@ import sys
 from typing import Any
 
 from rcs_tui.cli.common import dumps
-from rcs_tui.views.snapshot_doc import CONTRACT_VERSION, SnapshotFeed, follow_documents
+from rcs_tui.project.feed import SnapshotFeed, follow_documents
+from rcs_tui.views.snapshot_doc import CONTRACT_VERSION
 
 
 def _write(doc: dict[str, Any]) -> None:

@@ -63,7 +63,7 @@ def hud(root, session, once, as_json, width, lines, ascii_only, preset, inline, 
     preset = settings(hud_preset=preset).hud_preset  # flag, else the config file, else hud-config.json
     if once:
         from rcs_tui.cli.once import once_root
-        from rcs_tui.state.host import RootNotFound
+        from rcs_tui.files.host import RootNotFound
 
         try:
             found = once_root(given_root(root))  # `rcs-tui --root X hud --once` too

@@ -220,7 +220,7 @@ def _human_whatif(data: dict[str, Any]) -> str:
 @json_option
 def snapshot_cmd(session_id, follow, heartbeat, poll, root, as_json):
     """The whole project as the TUI shows it (state, team, tasks, rp1, doctor), as versioned JSON."""
-    from rcs_tui.views.snapshot_doc import SnapshotFeed
+    from rcs_tui.project.feed import SnapshotFeed
 
     feed = SnapshotFeed(resolve_root(root), session_id=session_id)
     if follow:

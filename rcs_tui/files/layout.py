@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from rcs_tui.core.frozen import Frozen, set_field
-from rcs_tui.state.host import RootNotFound, find_root_dir
+from rcs_tui.files.host import RootNotFound, find_root_dir
 
 __all__ = ["Layout", "RootNotFound", "find_root"]
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from typing import Any
 
-from rcs_tui.cli.doctor_cmd import FINDINGS_REMAIN
+from rcs_tui.core.exit_codes import FINDINGS_REMAIN
 from rcs_tui.files.io import loads_strict
 from rcs_tui.fleet.projects import Project
 from rcs_tui.fleet.transport import Ssh, failure_reason

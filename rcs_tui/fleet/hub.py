@@ -173,7 +173,7 @@ class FleetHub:
                 self._readers.looked()
 
     async def _local(self, row: Row) -> None:
-        from rcs_tui.views.snapshot_doc import SnapshotFeed, follow_documents
+        from rcs_tui.project.feed import SnapshotFeed, follow_documents
 
         root = Path(row.project.path)
         delay = 1.0

@@ -20,7 +20,7 @@ from rcs_tui.fleet import attention
 from rcs_tui.fleet.projects import Project
 from rcs_tui.state.metrics import parse_time
 from rcs_tui.state.team import worker_condition
-from rcs_tui.ui.console.format import HEALTH_GLYPH, HEALTH_STYLE, WORKER_GLYPH
+from rcs_tui.views.health import HEALTH_GLYPH, HEALTH_STYLE, WORKER_GLYPH
 from rcs_tui.views.snapshot_doc import CONTRACT_MAJOR, CONTRACT_VERSION, contract_major, summarise
 from rcs_tui.views.text import ago, strip_controls
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rcs_tui.core.history import undone_ids
 from rcs_tui.files.fsafe import Refused, Tree, check_rel, digest, open_leaf
 from rcs_tui.files.io import loads_strict
 from rcs_tui.state.txn import JOURNAL_KEEP, JOURNAL_REL, FileChange, Plan, TxnError, apply, rotated_name
@@ -233,27 +234,6 @@ def find_interrupted(root: Path) -> tuple[list[dict[str, Any]], list[str]]:
     st = JournalScan()
     found = [e for e in scan(root, st) if not e["complete"] and not e["undone"]]
     return found[::-1], st.warnings
-
-
-def undone_ids(entries: list[dict[str, Any]]) -> set[str]:
-    """Entries whose effect is currently undone: an undo marks one, a later redo of it unmarks it,
-    undoing that redo marks the original again, and undoing the undo itself puts the original back in
-    effect (its bytes are on disk again, so it can be undone once more)."""
-    undone: set[str] = set()
-    redo_of: dict[str, str] = {}
-    undo_of: dict[str, str] = {}
-    for e in entries:
-        if isinstance(e.get("undoes"), str):
-            undone.add(e["undoes"])
-            undo_of[e["id"]] = e["undoes"]
-            if e["undoes"] in redo_of:
-                undone.add(redo_of[e["undoes"]])
-            if e["undoes"] in undo_of:
-                undone.discard(undo_of[e["undoes"]])
-        if isinstance(e.get("redoes"), str):
-            undone.discard(e["redoes"])
-            redo_of[e["id"]] = e["redoes"]
-    return undone
 
 
 def blocking_entry(entries: list[dict[str, Any]], entry: dict[str, Any], rel: str) -> dict[str, Any] | None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rcs_tui.state.journal import pick_entry, plan_undo, read_journal, undone_ids
+from rcs_tui.core.history import undone_ids
+from rcs_tui.state.journal import pick_entry, plan_undo, read_journal
 from rcs_tui.state.ops import Operation
 from rcs_tui.state.txn import Plan, TxnError
 

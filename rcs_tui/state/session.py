@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rcs_tui.core.modes import NAME_RE, check_name
+from rcs_tui.files.host import ENV_VARS, pid_alive, pid_start_ticks
 from rcs_tui.files.io import read_json
 from rcs_tui.files.layout import Layout
-from rcs_tui.state.host import ENV_VARS, pid_alive, pid_start_ticks
 
 __all__ = ["ENV_VARS", "pid_alive", "pid_start_ticks", "process_matches", "read_pointer", "resolve_session"]
 

@@ -18,12 +18,13 @@ from textual.containers import Container
 from textual.timer import Timer
 from textual.widgets import Static
 
+from rcs_tui.project.loader import WorldLoader
 from rcs_tui.ui.hud_help import KEY_HINT, HudHelp
 from rcs_tui.ui.watcher import WatchStatus, WorldUpdated, start_watcher
 from rcs_tui.ui.widgets import HudView, MemberList, OverlayBlockView
 from rcs_tui.views.hud_line import STALE_AFTER, header, template_segments
 from rcs_tui.views.line_fit import Seg, plain
-from rcs_tui.views.world import World, WorldLoader
+from rcs_tui.views.world import World
 
 
 def stylesheet(name: str) -> str:

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from rcs_tui.state.metrics import PRESET_ELEMENTS, parse_time
 from rcs_tui.state.snapshot import Member, ModeFile
+from rcs_tui.views.health import ASCII_GLYPHS, HEALTH_STYLE
+from rcs_tui.views.health import HEALTH_GLYPH as GLYPHS  # noqa: N811 - the HUD's name for it
 from rcs_tui.views.line_fit import ELLIPSIS, LABEL, STALE_AFTER, Seg, Span, at_time, data_age, place, plain, to_ansi
 from rcs_tui.views.text import strip_controls
 from rcs_tui.views.world import World
 
-HEALTH_STYLE = {"live": "green", "stale": "yellow", "orphan": "magenta", "root-survivor": "red"}
-GLYPHS = {"live": "●", "stale": "○", "orphan": "◇", "root-survivor": "▲"}
-ASCII_GLYPHS = {"live": "*", "stale": "o", "orphan": "?", "root-survivor": "^"}
 OUTCOME_STYLE = {"finished": "green", "failed": "red", "blocked": "yellow", "askuserQuestion": "magenta",
                  "userinterlude": "cyan"}
 SHORT_NAMES = {"deep-interview": "interview", "autoresearch": "research", "ultraqa": "qa"}

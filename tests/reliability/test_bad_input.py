@@ -244,10 +244,10 @@ async def test_markup_and_escapes_are_inert_in_the_hud_app(tmp_path):
                     max_size=8).map(lambda d: json.dumps(d).encode())))
 def test_reader_and_views_never_raise(tmp_path_factory, content):
     """Any bytes in a mode file and a canonical set: snapshot, HUD line and overlay render, inert."""
+    from rcs_tui.project.loader import WorldLoader
     from rcs_tui.views.hud_line import render_spans, to_ansi
     from rcs_tui.views.overlay import build_overlay
     from rcs_tui.views.snapshot_json import snapshot_json
-    from rcs_tui.views.world import WorldLoader
 
     root = tree(tmp_path_factory.mktemp("h"))
     for rel in (".rcs/state/forge-state.json", f".rcs/state/sessions/{SESSION}/skill-active-state.json"):

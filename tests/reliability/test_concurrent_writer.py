@@ -157,7 +157,7 @@ def test_operator_actions_race_the_runtime_long(busy_tree):
 async def test_race_with_the_hud_running(busy_tree):
     """Same race while the HUD app watches the tree; it must survive and end up showing the final state."""
     hud_app = pytest.importorskip("rcs_tui.ui.hud_app")
-    from rcs_tui.views.world import WorldLoader
+    from rcs_tui.project.loader import WorldLoader
 
     seconds = 4.0
     app = hud_app.HudApp(busy_tree, session_id=SESSION, rp1_db=False)

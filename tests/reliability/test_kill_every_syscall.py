@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from rcs_tui.files.fsafe import leftover_temps
-from rcs_tui.state.doctor import diagnose, fix
+from rcs_tui.project.doctor import diagnose, fix
 from rcs_tui.state.journal import find_interrupted, load
 from tests.conftest import RCS_TUI
 from tests.reliability.conftest import SESSION, build_busy_tree

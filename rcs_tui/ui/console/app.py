@@ -21,6 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input
 
 from rcs_tui.core.modes import BadName
+from rcs_tui.project.loader import WorldLoader
 from rcs_tui.state.txn import ChangedUnderneath, Plan, TxnError, default_actor
 from rcs_tui.ui.console.clearwatch import DEFAULT_WATCH_SECONDS, ClearWatch
 from rcs_tui.ui.console.commands import ConsoleCommands
@@ -33,7 +34,7 @@ from rcs_tui.ui.console.statusbar import StatusBar
 from rcs_tui.ui.hud_app import stylesheet
 from rcs_tui.ui.watcher import WatchStatus, WorldUpdated, start_watcher
 from rcs_tui.views.text import strip_controls
-from rcs_tui.views.world import World, WorldLoader
+from rcs_tui.views.world import World
 
 if TYPE_CHECKING:
     from rcs_tui.state.ops import Operation

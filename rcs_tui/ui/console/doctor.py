@@ -15,7 +15,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from rcs_tui.state.doctor import Finding, diagnose, fix
+from rcs_tui.project.doctor import Finding, diagnose, fix
 from rcs_tui.ui.console.confirm import ConfirmPlan
 from rcs_tui.ui.console.format import plain, styled
 from rcs_tui.ui.console.table import Column, project, set_columns

@@ -19,8 +19,9 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
+from rcs_tui.core.history import undone_ids
 from rcs_tui.files.io import digest, file_digest
-from rcs_tui.state.journal import interrupted, read_journal, undone_ids
+from rcs_tui.state.journal import interrupted, read_journal
 from rcs_tui.state.txn import JOURNAL_REL
 from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.format import plain

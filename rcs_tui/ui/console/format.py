@@ -11,10 +11,6 @@ from rich.text import Text
 from rcs_tui.state.metrics import parse_time as parse_ts
 from rcs_tui.views.text import ago, clip, strip_controls
 
-HEALTH_STYLE = {"live": "green", "stale": "yellow", "orphan": "magenta", "root-survivor": "bold red"}
-HEALTH_GLYPH = {"live": "●", "stale": "◌", "orphan": "◍", "root-survivor": "▲"}
-WORKER_GLYPH = {"alive": ("♥", "green"), "silent": ("◌", "yellow"), "not reporting": ("?", "yellow"),
-                "dead": ("✖", "bold red")}  # (glyph, style) per worker condition
 STATUS_STYLE = {"running": "cyan", "waiting": "yellow", "completed": "green", "failed": "red",
                 "skipped": "dim", "not_started": "dim", "cancelled": "dim", "abandoned": "dim",
                 "inactive": "dim", "in_progress": "cyan", "pending": "dim", "blocked": "yellow",

@@ -9,7 +9,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Input, Static
 
-from rcs_tui.state.journal import interrupted, read_journal, undone_ids
+from rcs_tui.core.history import undone_ids
+from rcs_tui.state.journal import interrupted, read_journal
 from rcs_tui.state.txn import JOURNAL_REL
 from rcs_tui.ui.console.format import plain, styled
 from rcs_tui.ui.console.table import Column, DrawnFrom, Row, matches, project, set_columns

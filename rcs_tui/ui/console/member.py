@@ -17,10 +17,11 @@ from rcs_tui.core.policy import decide
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.snapshot import Member, Scope
 from rcs_tui.ui.console.footer import FittedFooter
-from rcs_tui.ui.console.format import HEALTH_STYLE, plain, pretty_json, rel
+from rcs_tui.ui.console.format import plain, pretty_json, rel
 from rcs_tui.ui.console.scopes import iter_scope_views, scope_view
 from rcs_tui.ui.console.statusbar import StatusBar
 from rcs_tui.ui.updates import show_content
+from rcs_tui.views.health import HEALTH_STYLE
 from rcs_tui.views.world import World
 
 KIND_STYLE = {"noop": "dim", "start": "green", "overlap": "green", "auto-complete": "cyan", "deny": "red"}

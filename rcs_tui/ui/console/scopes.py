@@ -14,10 +14,11 @@ from rcs_tui.files.layout import Layout
 from rcs_tui.state.reader import compute_members
 from rcs_tui.state.session import Resolution
 from rcs_tui.state.snapshot import Member, Snapshot
-from rcs_tui.ui.console.format import HEALTH_GLYPH, HEALTH_STYLE, age_of, plain, rel, short_sid, styled
+from rcs_tui.ui.console.format import age_of, plain, rel, short_sid, styled
 from rcs_tui.ui.console.table import Column, DrawnFrom, Row, project, set_columns
 from rcs_tui.ui.linetable import LineTable
 from rcs_tui.ui.updates import show_content
+from rcs_tui.views.health import HEALTH_GLYPH, HEALTH_STYLE
 from rcs_tui.views.world import World
 
 COLLAPSE_OVER = 30  # scopes

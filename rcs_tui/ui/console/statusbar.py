@@ -11,8 +11,9 @@ from collections import Counter
 from rich.text import Text
 from textual.widget import Widget
 
-from rcs_tui.ui.console.format import HEALTH_GLYPH, HEALTH_STYLE, age, plain, short_sid
+from rcs_tui.ui.console.format import age, plain, short_sid
 from rcs_tui.ui.updates import content_key
+from rcs_tui.views.health import HEALTH_GLYPH, HEALTH_STYLE
 from rcs_tui.views.world import World
 
 SEP = " │ "

@@ -8,10 +8,11 @@ from textual.containers import Vertical
 from textual.widgets import Input, Static
 
 from rcs_tui.state.team import TASK_STATUSES, Worker
-from rcs_tui.ui.console.format import STATUS_STYLE, WORKER_GLYPH, age, parse_ts, plain, styled
+from rcs_tui.ui.console.format import STATUS_STYLE, age, parse_ts, plain, styled
 from rcs_tui.ui.console.table import Column, DrawnFrom, Row, matches, project, set_columns
 from rcs_tui.ui.linetable import LineTable
 from rcs_tui.ui.updates import show_content
+from rcs_tui.views.health import WORKER_GLYPH
 from rcs_tui.views.world import World
 
 WORKER_COLUMNS = (Column("team", 12, 5, grow=12), Column("worker", 10, 9, grow=10), Column("state", 8, 8),

@@ -7,9 +7,9 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
-from rcs_tui.ui.console.format import HEALTH_GLYPH, WORKER_GLYPH
 from rcs_tui.ui.console.help import HelpModal, keys_text
 from rcs_tui.ui.fleet.table import STATE_STYLE
+from rcs_tui.views.health import HEALTH_GLYPH, WORKER_GLYPH
 
 KEYS: tuple[tuple[str, str, bool], ...] = (
     ("1 / 2", "projects / alerts", False),

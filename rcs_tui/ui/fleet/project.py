@@ -20,11 +20,12 @@ from rcs_tui.fleet.actions import ActionError, CliActions, PlanChangedError
 from rcs_tui.fleet.attention import NEEDS_YOU
 from rcs_tui.fleet.rows import Row, inert
 from rcs_tui.ui.console.confirm import ConfirmPlan
-from rcs_tui.ui.console.format import HEALTH_STYLE, STATUS_STYLE
+from rcs_tui.ui.console.format import STATUS_STYLE
 from rcs_tui.ui.console.notice import Notice
 from rcs_tui.ui.fleet.override import TaskOverrideForm
 from rcs_tui.ui.linetable import LineTable, content_widths
 from rcs_tui.ui.updates import show_content
+from rcs_tui.views.health import HEALTH_STYLE
 
 MEMBER_COLUMNS = ("SCOPE", "MODE", "STATE", "PHASE")
 

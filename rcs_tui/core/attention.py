@@ -1,0 +1,76 @@
+"""Who needs the operator, and why: the attention rules over one project's snapshot, pure.
+
+`attention` sorts members, rp1 runs and workers into the kinds a fleet row and alerts use; `resurrected`
+finds members that came back after an operator cleared them; `dead_worker_findings` turns dead team
+workers into doctor findings. Inputs are the snapshot (duck-typed: scopes, modes, members), the parts
+of the snapshot document already built, journal entries and the time; nothing here reads a file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rcs_tui.core.history import undone_ids
+
+WAITING_OUTCOMES = frozenset({"askuserQuestion", "userinterlude"})
+COMEBACK_WINDOW = 15 * 60  # a mode active again this soon after an operator cleared it "came back"
+
+
+def dead_worker_findings(teams: dict[str, Any]) -> list[dict[str, Any]]:
+    """One doctor finding per team worker that died (its reason as the team reader gave it)."""
+    out = []
+    for name, team in sorted(teams.items()):
+        for w in team.workers:
+            if w.dead_reason:
+                out.append({"id": f"dead-worker:{name}:{w.name}", "kind": "dead-worker", "severity": "warn",
+                            "scope": f"team {name}", "subject": w.name,
+                            "message": f"team {name} worker {w.name}: {w.dead_reason}"})
+    return out
+
+
+def attention(doc: dict[str, Any], snap: Any) -> dict[str, list[str]]:
+    """Who needs the operator, by kind; each entry a stable member/run/worker key (alerts compare these)."""
+    waiting: list[str] = []
+    failed: list[str] = []
+    for scope in (snap.root_scope, *(s for _, s in sorted(snap.sessions.items()))):
+        where = scope.session_id or "root"
+        for mode, f in sorted(scope.modes.items()):
+            outcome = f.outcome.value
+            if outcome in WAITING_OUTCOMES and not f.tombstone:
+                waiting.append(f"{where}/{mode}")
+            elif outcome == "failed" and not f.tombstone:
+                failed.append(f"{where}/{mode}")
+    rp1 = doc.get("rp1") or {}
+    waiting += [f"rp1/{r['id']}" for r in rp1.get("waiting", [])]
+    failed += [f"rp1/{r['id']}" for r in rp1.get("failed", [])]
+    dead = [f"{team}/{w['name']}" for team, t in doc["team"].items() for w in t["workers"] if w["dead_reason"]]
+    findings = (doc.get("doctor") or {}).get("findings") or []
+    stale = sorted(f"{f['scope']}/{f['subject']}" for f in findings if f["kind"] in ("stale-member", "orphan"))
+    survivors = sorted(f"root/{f['subject']}" for f in findings if f["kind"] == "root-survivor")
+    running = [f"{m.scope or 'root'}/{m.mode}" for m in snap.members if m.health == "live"]
+    return {"waiting": waiting, "failed": failed, "dead": dead, "stale": stale, "root_survivors": survivors,
+            "running": running}
+
+
+def resurrected(snap: Any, entries: list[dict[str, Any]], now: float,
+                parse_time: Callable[[Any], float | None]) -> list[str]:
+    """Members active again after an operator cleared them (in the last `COMEBACK_WINDOW` seconds, not undone).
+
+    `entries`: the journal, oldest first; `parse_time`: how the journal's timestamps are read."""
+    undone = undone_ids(entries)
+    out: set[str] = set()
+    for entry in entries:
+        summary = entry.get("summary") if isinstance(entry.get("summary"), dict) else {}
+        at = parse_time(entry.get("at"))
+        if (not str(entry.get("action", "")).startswith("state clear ") or not entry.get("complete")
+                or entry["id"] in undone or at is None or now - at > COMEBACK_WINDOW):
+            continue
+        mode, where = summary.get("mode"), summary.get("scope")
+        scopes = [snap.root_scope, *snap.sessions.values()] if where == "all_sessions" else [
+            snap.root_scope if where == "root" else snap.sessions.get(where)]
+        for scope in scopes:
+            f = scope.modes.get(mode) if scope is not None else None
+            if f is not None and f.active and f.mtime is not None and f.mtime > at:
+                out.add(f"{scope.session_id or 'root'}/{mode}")
+    return sorted(out)
