@@ -143,8 +143,8 @@ async def test_console_draws_once_for_updates_that_queued_up(tmp_path):
        explicit=st.sampled_from([None, "s-b"]))
 def test_incremental_world_equals_a_fresh_full_read(rounds, explicit):
     """The live views' state, kept from the changed paths batch after batch, is what a fresh full read
-    gives: every scope, member, error and the newest write (and so is the World shown, unless a file
-    that read fine turned bad and the last good picture is kept)."""
+    gives: every scope, member, error and the newest write, and so is the World shown, also while a file
+    is bad (the bad file is shown as such; nothing older is kept in its place)."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         seed(root)
@@ -159,9 +159,9 @@ def test_incremental_world_equals_a_fresh_full_read(rounds, explicit):
             on_disk = live._state_base  # what the next refresh builds on
             assert on_disk is not None and picture(on_disk) == picture(fresh.snapshot)
             assert on_disk.mode_newest == fresh.snapshot.mode_newest
-            if not any(b.kept_last_good for b in world.badges):  # else it shows the last good picture, by design
-                assert picture(world.snapshot) == picture(fresh.snapshot)
-                assert world.newest_write == fresh.newest_write
+            assert picture(world.snapshot) == picture(fresh.snapshot)
+            assert world.newest_write == fresh.newest_write
+            assert [b.text(root) for b in world.badges] == [b.text(root) for b in fresh.badges]
 
 
 def test_off_view_paths_are_other_sessions_only(tmp_path):

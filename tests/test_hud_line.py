@@ -79,8 +79,8 @@ def test_every_health_state_reads_without_colour(tmp_path):
                 ["forge", "blueprint"], root_modes={"ultrawork": {"active": True}})
     text = line(root)
     assert "● forge:3/10" in text
-    assert "○ blueprint:complete stale" in text
-    assert "◇ team:team-exec orphan" in text
+    assert "◌ blueprint:complete stale" in text
+    assert "◍ team:team-exec orphan" in text
     assert "▲ ultrawork root-survivor" in text
     ascii_text = line(root, ascii_only=True)
     assert "* forge:3/10" in ascii_text and "o blueprint" in ascii_text and "^ ultrawork root-survivor" in ascii_text
@@ -206,7 +206,7 @@ def test_stack_layout_fits_height_and_says_what_was_left_out(tmp_path):
     w = WorldLoader(ws.project, rp1_db=ws.rp1_db, clock=lambda: EPOCH + 3).load()
     rows = [plain(r) for r in render_spans(w, EPOCH + 3, 40, 6)]
     assert len(rows) == 6 and all(len(r) <= 40 for r in rows)
-    assert rows[1:5] == ["● forge:3/10", "● team:login-flow (3 workers, 1/6 done)", "○ blueprint:2/? stale",
+    assert rows[1:5] == ["● forge:3/10", "● team:login-flow (3 workers, 1/6 done)", "◌ blueprint:2/? stale",
                          "▲ ultrawork root-survivor"]
     assert re.fullmatch(r"… \d+ more", rows[5])
     tall = [plain(r) for r in render_spans(w, EPOCH + 3, 60, 40)]

@@ -83,6 +83,7 @@ def test_missing_db_is_a_status_not_a_crash(tmp_path, run_cli):
 
 
 def test_machines_json(tmp_path, run_cli):
+    (tmp_path / ".rcs").mkdir()
     res = run_cli("rp1", "machines", "--json", "--root", str(tmp_path), env={"HOME": str(tmp_path)})
     by_name = {m["name"]: m for m in res.json["machines"]}
     assert by_name["build"] == {

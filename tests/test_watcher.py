@@ -1,4 +1,4 @@
-"""The watcher and the live HUD: real file changes repaint it, bad writes keep the last good state,
+"""The watcher and the live HUD: real file changes repaint it, a bad write shows that member unreadable,
 polling works and says so, and a HUD session writes nothing."""
 
 from __future__ import annotations
@@ -77,16 +77,16 @@ async def test_one_message_per_batch_and_only_changed_sections_reload(tmp_path):
         assert all(m.changed for m in seen)
 
 
-async def test_invalid_write_keeps_last_good_state_with_a_badge(tmp_path):
+async def test_a_torn_write_shows_that_member_unreadable_never_the_past(tmp_path):
     root = project(tmp_path)
     app = app_for(root)
     async with app.run_test(size=(100, 1)) as pilot:
         await pilot.pause(0.3)
         forge_file(root).write_text('{"active": true, "iteration": ')  # a torn, non-atomic write
         text = await wait_for(pilot, app, "! 1 error")
-        assert "● forge:3/10" in text  # still the last good picture, not a stale member
+        assert "forge:unreadable" in text and "forge:3/10" not in text  # what is on disk now, not the past
         rows = app.query_one(HudView).rows(100, 10)
-        assert any("showing last good data" in "".join(t for t, _ in r) for r in rows)
+        assert not any("last good" in "".join(t for t, _ in r) for r in rows)
         atomic_write(forge_file(root), dump_json({"active": True, "iteration": 4, "max_iterations": 10}))
         text = await wait_for(pilot, app, "forge:4/10")
         assert "error" not in text

@@ -1,5 +1,5 @@
-"""WorldLoader.load(changed) re-reads only the changed scopes, yet never loses a change: refreshes build
-on what was last read from disk, not on the last good picture it keeps showing while a file is bad."""
+"""WorldLoader.load(changed) re-reads only the changed scopes, yet never loses a change, and always shows
+what is on disk now: a file that turns bad is that file's problem, never a frozen picture of the rest."""
 
 from __future__ import annotations
 
@@ -29,17 +29,23 @@ def test_load_with_changed_paths_reuses_untouched_scopes(tmp_path):
     assert second.sessions["s-b"].modes["forge"].iteration == 2
 
 
-def test_change_hidden_behind_a_bad_file_is_not_lost(tmp_path):
+def test_a_file_turning_bad_never_freezes_the_other_scopes(tmp_path):
+    """s-a's mode file is torn while s-b and then s-c change: both changes show at once, s-a's member shows
+    as unreadable with the reason, and the picture equals a fresh read after every batch."""
     wl = loader(tree(tmp_path))
     wl.load()
     bad = write(state_dir(tmp_path, "s-a") / "forge-state.json", "{not json")
     b_path = mode(tmp_path, "forge", "s-b", current_phase="executing", iteration=7)
     world = wl.load([bad, b_path])  # one batch: s-a broke, s-b changed
-    assert any(b.kept_last_good for b in world.badges)
-    assert world.snapshot.sessions["s-b"].modes["forge"].iteration == 1  # the last good picture, as before
+    assert [(b.path, b.kept_last_good) for b in world.badges] == [(bad, False)]
+    assert world.snapshot.sessions["s-b"].modes["forge"].iteration == 7
+    broken = world.snapshot.sessions["s-a"].modes["forge"]
+    assert broken.error is not None and broken.data is None  # no older bytes shown as if current
+    assert [m.health for m in world.snapshot.members] == ["stale"]
     c_path = mode(tmp_path, "forge", "s-c", current_phase="executing", iteration=3)
-    world = wl.load([c_path])  # s-a is still bad: still the last good picture
-    assert any(b.kept_last_good for b in world.badges)
+    world = wl.load([c_path])  # s-a is still bad: s-c's change still shows
+    assert world.snapshot.sessions["s-c"].modes["forge"].iteration == 3
+    assert world.snapshot.sessions == read_snapshot(tmp_path, "s-a", environ={}).sessions
     fixed = mode(tmp_path, "forge", "s-a", current_phase="executing", iteration=4)
     world = wl.load([fixed])
     full = read_snapshot(tmp_path, "s-a", environ={})

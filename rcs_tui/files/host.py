@@ -50,22 +50,30 @@ class RootNotFound(Exception):
     """No project root could be determined."""
 
 
+DISCOVERY = ("a project root is a directory holding .rcs/; without --root or RCS_ROOT, the nearest ancestor of "
+             "the current directory holding .rcs/ is used")
+
+
+def _named_root(path: str, given: str) -> str:
+    """A root the user named: it must be a directory holding `.rcs/`, or the answer would be a false all-clear."""
+    if not os.path.isdir(path):
+        raise RootNotFound(f"{given}: not a directory")
+    if not os.path.isdir(os.path.join(path, ".rcs")):
+        raise RootNotFound(f"{given}: no .rcs/ directory there ({DISCOVERY})")
+    return os.path.realpath(path)
+
+
 def find_root_dir(explicit: str | os.PathLike[str] | None = None, cwd: str | None = None) -> str:
     """`--root`, else `RCS_ROOT`, else the nearest ancestor of `cwd` (the process's own by default) holding `.rcs/`.
 
-    Returns the resolved path; raises `RootNotFound` with the reason.
+    A named root without `.rcs/` is refused, as discovery would refuse it: an empty answer there would read
+    as "nothing to worry about". Returns the resolved path; raises `RootNotFound` with the reason.
     """
     if explicit:
-        path = os.path.expanduser(os.fspath(explicit))
-        if not os.path.isdir(path):
-            raise RootNotFound(f"--root {os.fspath(explicit)}: not a directory")
-        return os.path.realpath(path)
+        return _named_root(os.path.expanduser(os.fspath(explicit)), f"--root {os.fspath(explicit)}")
     env = os.environ.get("RCS_ROOT")
     if env:
-        path = os.path.expanduser(env)
-        if not os.path.isdir(path):
-            raise RootNotFound(f"RCS_ROOT={env}: not a directory")
-        return os.path.realpath(path)
+        return _named_root(os.path.expanduser(env), f"RCS_ROOT={env}")
     start = os.path.realpath(cwd or os.getcwd())
     found = nearest_root(start)
     if found is None:

@@ -14,6 +14,7 @@ from stat import S_ISLNK, S_ISREG
 from typing import Any, Literal
 
 from rcs_tui.core.frozen import Frozen, set_field
+from rcs_tui.files.inputs import note
 
 MAX_STATE_BYTES = 8 * 1024 * 1024
 
@@ -130,6 +131,7 @@ def read_bounded(path: Path, *, within: Path | None = None, max_bytes: int = MAX
     refuses a symlink outright.
     """
     spath = os.fspath(path)
+    note(spath)  # an input of the answer being built, also when it turns out to be absent
     try:
         st = os.lstat(spath)
     except FileNotFoundError:

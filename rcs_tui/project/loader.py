@@ -1,6 +1,10 @@
 """Loading a project's World from disk, section by section.
 
-`WorldLoader.load(changed)` rebuilds only the sections the changed paths belong to. Nothing here writes.
+`WorldLoader.load(changed)` rebuilds only the sections the changed paths belong to. Every section shows
+what is on disk now: a file that cannot be read is a `Badge` (and, for a mode file, that member shows as
+unreadable), never a reason to keep an older picture. Only a single file whose meaning has no partial
+form (`metrics.json`, `hud-config.json`, the rp1 database while busy) keeps its last good value, and
+its badge says so. Nothing here writes.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rcs_tui.core.modes import NAME_RE, check_name, mode_from_filename
+from rcs_tui.files import inputs
 from rcs_tui.files.io import read_json
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.metrics import HudConfig, HudState, Metrics, parse_time, read_hud_config, read_metrics
@@ -47,15 +52,8 @@ def section_of(path: Path, layout: Layout, rp1_db: Path | None) -> str | None:
     return None
 
 
-def _mtime(path: Path) -> float | None:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return None
-
-
 class WorldLoader:
-    """Builds `World`s for one project, remembering the last good value of every section."""
+    """Builds `World`s for one project, re-reading only the sections a change touches."""
 
     def __init__(self, root: Path, *, session_id: str | None = None, all_sessions: bool = True,
                  rp1_db: Path | None | bool = True, clock: Callable[[], float] = time.time,
@@ -96,29 +94,17 @@ class WorldLoader:
             every = self.all_sessions and stage != "current"
             snap = read_snapshot(self.root, self.session_id, all_sessions=every, environ=self.environ)
         if stage != "current":
-            self._state_base = snap  # what is on disk (refreshes build on it), even when a last good one is shown
-        prev: Snapshot | None = None if stage else self._values.get("state")
-        new_errors = {e.path for e in snap.errors}
-        if prev is not None:
-            old_errors = {e.path for e in prev.errors}
-            broken = new_errors - old_errors
-            if broken:
-                # A file that read fine a moment ago is bad now (mid-write?): keep the good picture.
-                badges = tuple(Badge("state", e.path, e.reason, True) for e in snap.errors if e.path in broken)
-                return prev, badges
+            self._state_base = snap  # refreshes build on what is on disk
+        # What is on disk now, always: a file that turned unreadable is that member's or file's problem
+        # (shown with its reason), never a reason to keep showing an older picture of everything else.
         return snap, tuple(Badge("state", e.path, e.reason) for e in snap.errors)
 
     def _load_team(self) -> tuple[dict[str, Team], tuple[Badge, ...]]:
+        """Every team as on disk now; a bad file of a team is a badge, never a reason to show that team's
+        older picture."""
         teams = read_teams(self.layout.team, within=self.layout.rcs)
-        prev: dict[str, Team] = self._values.get("team") or {}
-        badges: list[Badge] = []
-        for name, team in list(teams.items()):
-            if team.errors and name in prev and not prev[name].errors:
-                teams[name] = prev[name]
-                badges += [Badge("team", p, r, True) for p, r in team.errors]
-            else:
-                badges += [Badge("team", p, r) for p, r in team.errors]
-        return teams, tuple(badges)
+        badges = tuple(Badge("team", p, r) for team in teams.values() for p, r in team.errors)
+        return teams, badges
 
     def _load_metrics(self) -> tuple[Metrics | None, tuple[Badge, ...]]:
         metrics, error = read_metrics(self.layout.metrics, self.layout.rcs)
@@ -138,16 +124,17 @@ class WorldLoader:
     def _load_tasks(self) -> tuple[tuple[TaskInfo, ...], tuple[Badge, ...]]:
         """Each task dir's phase from its `state.json` (guards are the console's business, not the HUD's)."""
         base = self.layout.tasks
-        if not base.is_dir():
+        if not inputs.is_dir(base):
             return (), ()
         from rcs_tui.core.machine import load_task_lifecycle
         from rcs_tui.core.task_lifecycle import is_terminal
 
         machine = load_task_lifecycle()
         out, badges = [], []
-        for name in sorted(os.listdir(base)):
+        for name in sorted(inputs.listdir(base)):
             tdir = base / name
-            if name.startswith(".") or not NAME_RE.fullmatch(name) or tdir.is_symlink() or not tdir.is_dir():
+            if (name.startswith(".") or not NAME_RE.fullmatch(name) or inputs.is_symlink(tdir)
+                    or not inputs.is_dir(tdir)):
                 continue
             path = tdir / "state.json"
             read = read_json(path, within=tdir)
@@ -156,7 +143,7 @@ class WorldLoader:
             if read.ok and phase not in machine.states:
                 error = f'field "phase": unknown phase {str(phase)[:40]!r}'
                 phase = None
-            out.append(TaskInfo(name, phase, error, _mtime(path), bool(phase) and is_terminal(phase, machine)))
+            out.append(TaskInfo(name, phase, error, inputs.mtime(path), bool(phase) and is_terminal(phase, machine)))
             if error:
                 badges.append(Badge("tasks", path, error))
         return tuple(out), tuple(badges)
@@ -178,7 +165,7 @@ class WorldLoader:
             return self._source
 
     def _load_rp1(self) -> tuple[RunInfo | None, tuple[Badge, ...]]:
-        if self.rp1_path is None or not self.rp1_path.exists():
+        if self.rp1_path is None or not inputs.exists(self.rp1_path):
             return None, ()
         source = self.rp1_source()
         with source.lock:
@@ -297,7 +284,7 @@ class WorldLoader:
         extra = [scope.dir / "hud-state.json", self.layout.metrics]
         if scope.canonical is not None:
             extra.append(scope.canonical.path)
-        times = [t for t in (snap.mode_newest, *(_mtime(p) for p in extra)) if t is not None]
+        times = [t for t in (snap.mode_newest, *(inputs.mtime(p) for p in extra)) if t is not None]
         return max(times) if times else None
 
 

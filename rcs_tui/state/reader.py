@@ -11,6 +11,7 @@ from typing import Any
 
 from rcs_tui.core.health import FileFacts, classify
 from rcs_tui.core.modes import CANONICAL_FILE, NAME_RE, mode_from_filename
+from rcs_tui.files import inputs
 from rcs_tui.files.io import read_json
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.session import Resolution, resolve_session
@@ -77,7 +78,7 @@ def read_scope(layout: Layout, session_id: str | None, errors: list[FileError], 
     modes: dict[str, ModeFile] = {}
     hud_state = None
     try:
-        with os.scandir(directory) as it:
+        with inputs.scandir(directory) as it:
             entries = sorted(it, key=_name)
     except FileNotFoundError:
         entries = []
@@ -130,7 +131,7 @@ def _name(entry: os.DirEntry[str]) -> str:
 def _session_entries(layout: Layout, errors: list[FileError]) -> list[tuple[str, bool]]:
     """(name, is a symlink) of every usable session directory, sorted by name."""
     try:
-        with os.scandir(layout.sessions) as it:
+        with inputs.scandir(layout.sessions) as it:
             entries = sorted(it, key=_name)
     except FileNotFoundError:
         return []
@@ -175,7 +176,7 @@ _LISTINGS: dict[str, tuple[tuple[int, int, int], Listing]] = {}
 
 def _dir_signature(path: Path) -> tuple[int, int, int] | None:
     try:
-        st = os.stat(path)
+        st = inputs.stat(path)
     except OSError:
         return None
     return (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
@@ -195,7 +196,7 @@ def _listing(layout: Layout, dirty: set[str]) -> Listing:
     known = _LISTINGS.get(key)
     if sig is not None and known is not None and known[0] == sig:
         names = known[1].names
-        if all(name in names and os.path.isdir(layout.scope_dir(name)) for name in dirty):
+        if all(name in names and inputs.is_dir(layout.scope_dir(name)) for name in dirty):
             return known[1]
     own: list[FileError] = []
     entries = _session_entries(layout, own)
@@ -253,7 +254,7 @@ def read_snapshot(root: Path, session_id: str | None = None, *, all_sessions: bo
             for name in list_sessions(layout, []):
                 for mode in active_root:
                     path = layout.mode_file(mode, name)
-                    if path.exists():
+                    if inputs.exists(path):
                         mf = read_mode_file(path, mode, name, layout.rcs)
                         if mf.tombstone:
                             sessions.setdefault(name, Scope(name, layout.scope_dir(name))).modes[mode] = mf

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rcs_tui.core.modes import NAME_RE, check_name
+from rcs_tui.files import inputs
 from rcs_tui.files.host import ENV_VARS, pid_alive, pid_start_ticks
 from rcs_tui.files.io import read_json
 from rcs_tui.files.layout import Layout
@@ -52,7 +53,7 @@ def process_matches(pid: object, start_ticks: object = None) -> tuple[bool, str]
     """Is the owner process alive (and the same process, when start ticks were recorded)?"""
     if not isinstance(pid, int) or isinstance(pid, bool):
         return False, "no valid pid"
-    if not pid_alive(pid):
+    if not inputs.alive(pid):
         return False, f"pid {pid} is not running"
     if isinstance(start_ticks, int) and not isinstance(start_ticks, bool):
         actual = pid_start_ticks(pid)
@@ -95,7 +96,7 @@ def resolve_session(layout: Layout, explicit: str | None = None,
             continue
         if not NAME_RE.fullmatch(value):
             notes.append(f"{var}={value[:70]!r} is not a valid session id; ignored")
-        elif (layout.sessions / value).is_dir():
+        elif inputs.is_dir(layout.sessions / value):
             return Resolution(value, "env", pointer, tuple(notes))
         else:
             notes.append(f"{var}={value} has no sessions/{value}/ directory; ignored")
@@ -119,6 +120,6 @@ def compatibility_scopes(layout: Layout, resolution: Resolution) -> tuple[str | 
     sid = resolution.session_id
     if sid is None:
         return (None,)
-    if resolution.source == "explicit" and layout.scope_dir(sid).is_dir():
+    if resolution.source == "explicit" and inputs.is_dir(layout.scope_dir(sid)):
         return (sid,)
     return (sid, None)

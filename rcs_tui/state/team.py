@@ -6,7 +6,6 @@ tail of the event log. Damaged files become entries in `Team.errors`; reading ne
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 from rcs_tui.core import health
 from rcs_tui.core.health import HEARTBEAT_STALE_SECONDS  # noqa: F401 (read here by the doctor)
 from rcs_tui.core.modes import TEAM_RE
+from rcs_tui.files import inputs
 from rcs_tui.files.io import loads_strict, read_bounded, read_json
 from rcs_tui.state.session import process_matches
 
@@ -120,7 +120,7 @@ def _str(value: Any) -> str | None:
 
 def _listdir(path: Path) -> list[str]:
     try:
-        return sorted(os.listdir(path))
+        return sorted(inputs.listdir(path))
     except OSError:
         return []
 
@@ -175,7 +175,7 @@ def read_team(team_dir: Path, *, within: Path | None = None, event_limit: int = 
     workers: list[Worker] = []
     for wname in _listdir(team_dir / "workers"):
         wdir = team_dir / "workers" / wname
-        if not wdir.is_dir():
+        if not inputs.is_dir(wdir):
             continue
         status = load(wdir / "status.json") or {}
         beat = load(wdir / "heartbeat.json") or {}
@@ -199,6 +199,6 @@ def read_teams(team_root: Path, *, within: Path | None = None) -> dict[str, Team
     out = {}
     for name in _listdir(team_root):
         path = team_root / name
-        if TEAM_RE.fullmatch(name) and path.is_dir() and not path.is_symlink():
+        if TEAM_RE.fullmatch(name) and inputs.is_dir(path) and not inputs.is_symlink(path):
             out[name] = read_team(path, within=within)
     return out

@@ -64,6 +64,8 @@ def member_detail(m: Member, world: World) -> tuple[str, str]:
     """(text, style) of a member's name plus details, e.g. `forge:3/10` or `team:login (3 workers, 2/5 done)`."""
     f = m.file
     name = SHORT_NAMES.get(m.mode, m.mode)
+    if f is not None and f.error is not None:
+        return f"{name}:unreadable", "red"  # what is on disk cannot be read: never older data in its place
     if f is None or f.data is None:
         return name, ""
     data = f.data
@@ -104,7 +106,7 @@ def member_seg(m: Member, world: World, ascii_only: bool) -> Seg:
     text, style = member_detail(m, world)
     if m.health != "live":
         style = hstyle
-    word = [] if m.health == "live" else [(f" {m.health}", f"bold {hstyle}")]
+    word = [] if m.health == "live" else [(f" {m.health}", hstyle if hstyle.startswith("bold") else f"bold {hstyle}")]
     short_name = SHORT_NAMES.get(m.mode, m.mode)
     spans = ((glyph + " ", hstyle), (text, style), *word)
     short = ((glyph + " ", hstyle), (short_name, style), *word)

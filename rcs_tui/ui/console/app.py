@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from rcs_tui.state.ops import Operation
 
 MUTATING = frozenset({"clear", "clear_all", "override", "undo", "redo", "edit"})
+MESSAGE_SECONDS = 8.0  # a refusal's line in the status bar clears after this long, or at the next key
 
 
 def iso(ts: float) -> str:
@@ -100,6 +101,8 @@ class ConsoleApp(App):
         self.world: World | None = None
         self.paused = False
         self.last_error: str | None = None
+        self._passing = False  # last_error is a passing message (a refusal), not a lasting condition
+        self._said_at = 0.0
         self.watches: list[ClearWatch] = []
         self._redraw_due = False
         self._settled = False  # the whole first World is loaded and drawn (its objects then live long)
@@ -163,7 +166,7 @@ class ConsoleApp(App):
     def on_watch_status(self, message: WatchStatus) -> None:
         self.watch_mode = message.mode
         if message.mode == "error":
-            self.last_error = message.detail
+            self.last_error, self._passing = message.detail, False
             self.refresh_views()
 
     def reload_now(self) -> None:
@@ -320,10 +323,27 @@ class ConsoleApp(App):
         else:
             self.refresh_views()
 
+    def _say_passing(self, text: str) -> None:
+        """Put a refusal in the status bar for a few seconds (or until the next key): a harmless refusal
+        must not keep the bar's slot from what is wrong now."""
+        self.last_error, self._passing, self._said_at = text, True, time.monotonic()
+        said = self._said_at
+        self.set_timer(MESSAGE_SECONDS, lambda: self._forget_passing(said))
+
+    def _forget_passing(self, said: float | None = None) -> None:
+        if self._passing and self.last_error is not None and (said is None or said == self._said_at):
+            self.last_error, self._passing = None, False
+            self.refresh_views()
+
+    def on_key(self, event) -> None:
+        """A key on the main views clears a passing message (not the key that closes its dialog)."""
+        if self._passing and not isinstance(self.screen, ModalScreen) and time.monotonic() - self._said_at > 0.3:
+            self._forget_passing()
+
     def _refuse(self, title: str, exc: BaseException, replan: Callable[[], None] | None = None) -> None:
         """Show a refusal. A "changed underneath" one offers re-planning in one key (`r`), and once it
         repeats, says which file keeps changing, how often, and what to do about the writer."""
-        self.last_error = str(exc)
+        self._say_passing(str(exc))
         body = str(exc) if "nothing was changed" in str(exc).lower() else f"{exc}\n\nNothing was changed."
         offers: tuple[tuple[str, str, str], ...] = ()
         if isinstance(exc, ChangedUnderneath) and replan is not None:
@@ -406,7 +426,7 @@ class ConsoleApp(App):
             if found is not None:
                 self.watches.remove(watch)
                 message = found.message(self.root, watch.cleared_at)
-                self.last_error = f"{found.mode} came back after clear"
+                self.last_error, self._passing = f"{found.mode} came back after clear", False
                 self.bell()
                 self.push_screen(Notice(f"⚠ {found.mode.upper()} CAME BACK AFTER THE CLEAR",
                                         message + "\n\nSomething (a hook or a stale copy) rewrote it. The doctor "

@@ -14,7 +14,7 @@ from rcs_tui.files.layout import Layout
 from rcs_tui.state.reader import compute_members
 from rcs_tui.state.session import Resolution
 from rcs_tui.state.snapshot import Member, Snapshot
-from rcs_tui.ui.console.format import age_of, plain, rel, short_sid, styled
+from rcs_tui.ui.console.format import age, age_of, plain, rel, short_sid, styled
 from rcs_tui.ui.console.table import Column, DrawnFrom, Row, project, set_columns
 from rcs_tui.ui.linetable import LineTable
 from rcs_tui.ui.updates import show_content
@@ -116,6 +116,11 @@ def member_cells(m: Member, now: float) -> list[Text]:
     glyph = HEALTH_GLYPH.get(m.health, "?")
     where = "  " + ("↳root " if m.scope is None and m.health == "root-survivor" else "") + m.mode
     health = Text(f"{glyph} {m.health.replace('root-', '')}", style=HEALTH_STYLE.get(m.health, ""))
+    if f is not None and f.error is not None:
+        # What is on disk cannot be read: say so, and since when (the file's own write time), never older data.
+        since = "-" if f.mtime is None else age(max(now - f.mtime, 0.0))
+        return [styled(where), health, Text("unreadable", style="bold red"), Text("-"),
+                styled(f.error, "red"), Text(since)]
     return [styled(where), health, styled(f.phase if f and f.phase else "-"), Text(iteration), styled(label),
             Text(age_of(f.data if f else None, now))]
 

@@ -85,20 +85,24 @@ def _parts(world: World, now: float, *, paused: bool, readonly: bool, last_error
         glyphs.append(("" if not glyphs else " ") + f"{counts[health]}{HEALTH_GLYPH[health]}", style=style)
     parts["counts"] = [words, glyphs] if counts else [_t("no active modes", "dim"), _t("none", "dim")]
     parts["readonly"] = [_t("READ-ONLY", "bold magenta"), _t("RO", "bold magenta")] if readonly else [Text()]
+    # What is wrong on disk outranks the last message: an unreadable file keeps its mark whatever was said
+    # since, and the message then gives way first (it is also cleared after a few seconds or a key).
     problems = len(world.badges)
-    if last_error:
-        parts["problem"] = [_t(form, "bold red") for form in _error_forms(plain(last_error))]
-    elif problems:
+    error_forms = [_t(form, "bold red") for form in _error_forms(plain(last_error))] if last_error else [Text()]
+    parts["message"] = [Text()]
+    if problems:
         parts["problem"] = [_t(f"⚠ {problems} unreadable file(s)", "bold yellow"),
                             _t(f"⚠ {problems} unreadable", "bold yellow"), _t(f"⚠ {problems}", "bold yellow")]
+        if last_error:
+            parts["message"] = error_forms[:-1] + [Text()]  # its words, then its mark, then gone
     else:
-        parts["problem"] = [Text()]
+        parts["problem"] = error_forms
     return parts
 
 
 def _join(parts: dict[str, list[Text]], level: dict[str, int]) -> Text:
     out = Text(no_wrap=True, overflow="ellipsis")
-    for key in ("project", "scope", "live", "counts", "readonly", "problem"):
+    for key in ("project", "scope", "live", "counts", "readonly", "problem", "message"):
         forms = parts[key]
         piece = forms[min(level.get(key, 0), len(forms) - 1)]
         if piece.plain:
@@ -116,7 +120,7 @@ def status_text(world: World | None, now: float, *, paused: bool, readonly: bool
     parts = _parts(world, now, paused=paused, readonly=readonly, last_error=last_error, watching=watching)
     level: dict[str, int] = {}
     out = _join(parts, level)
-    for step in STEPS:
+    for step in ("message",) * (len(parts["message"]) - 1) + STEPS:
         if width is None or out.cell_len <= width:
             break
         level[step] = level.get(step, 0) + 1

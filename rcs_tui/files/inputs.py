@@ -1,0 +1,140 @@
+"""What an answer was built from: every path read, listed or only checked for existence, and every process
+checked for liveness, while a `Recorder` is active.
+
+The readers look at the disk only through this module and `files.io` (which notes each path it reads
+here), so a cached answer (the status line's) can be checked against exactly its inputs: a file that was
+absent and now exists, a directory that gained an entry, a rewrite of the same size with its mtime put
+back (the ctime still moves), a worker that died. A path is recorded with its ancestors up to the
+recorder's top directory, because whether a path exists is decided by its parent's entries.
+"""
+
+from __future__ import annotations
+
+import os
+
+from rcs_tui.files.host import pid_alive, pid_start_ticks
+
+Signature = list[int] | None
+
+
+def signature(path: str, ctime: bool = True) -> Signature:
+    """inode, size, mtime_ns, ctime_ns (following a symlink), or None when the path does not exist.
+
+    `ctime=False` for rp1's database and WAL: SQLite itself truncates an empty WAL when a reader closes,
+    which moves its ctime without changing a byte; every commit changes size or mtime.
+    """
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not ctime:
+        return [st.st_ino, st.st_size, st.st_mtime_ns]
+    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def process_print(pid: int) -> list[object]:
+    """What an answer assumed about a process: alive or not, and which process (its start time)."""
+    alive = pid_alive(pid)
+    return [pid, alive, pid_start_ticks(pid) if alive else None]
+
+
+class Recorder:
+    """The inputs of one build: each path's signature and each process's print, taken when first looked at
+    (before it is read), so a change made during the build makes the record differ from the disk, never
+    the other way round. Only paths under `prefixes` are recorded (the project's trees)."""
+
+    def __init__(self, prefixes: tuple[str, ...], top: str) -> None:
+        self.prefixes = prefixes
+        self.top = top  # ancestors are recorded up to (and including) this directory
+        self.inputs: dict[str, Signature] = {}
+        self.pids: dict[int, list[object]] = {}
+
+    def path(self, path: str) -> None:
+        if not any(path == p or path.startswith(p + os.sep) for p in self.prefixes):
+            return
+        while path not in self.inputs:
+            self.inputs[path] = signature(path)
+            if path == self.top or len(path) <= len(self.top):
+                break
+            path = os.path.dirname(path)
+
+    def pid(self, pid: int) -> None:
+        if pid not in self.pids:
+            self.pids[pid] = process_print(pid)
+
+
+_ACTIVE: list[Recorder] = []
+
+
+class recording:  # noqa: N801 - used as a context manager, like open()
+    """`with recording(rec):` every look at the disk made by the readers in this thread is noted in `rec`."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+
+    def __enter__(self) -> Recorder:
+        _ACTIVE.append(self.recorder)
+        return self.recorder
+
+    def __exit__(self, *exc: object) -> None:
+        _ACTIVE.remove(self.recorder)
+
+
+def note(path: str | os.PathLike[str]) -> None:
+    """Record `path` as an input of the answer being built (nothing when no recorder is active)."""
+    if _ACTIVE:
+        try:
+            _ACTIVE[-1].path(os.path.abspath(os.fspath(path)))
+        except (TypeError, ValueError):
+            pass
+
+
+def alive(pid: int) -> bool:
+    """Whether process `pid` exists, recorded as an input."""
+    if _ACTIVE:
+        _ACTIVE[-1].pid(pid)
+    return pid_alive(pid)
+
+
+def exists(path: str | os.PathLike[str]) -> bool:
+    note(path)
+    return os.path.exists(path)
+
+
+def is_dir(path: str | os.PathLike[str]) -> bool:
+    note(path)
+    return os.path.isdir(path)
+
+
+def is_symlink(path: str | os.PathLike[str]) -> bool:
+    note(path)
+    return os.path.islink(path)
+
+
+def is_file(path: str | os.PathLike[str]) -> bool:
+    note(path)
+    return os.path.isfile(path)
+
+
+def mtime(path: str | os.PathLike[str]) -> float | None:
+    """The file's mtime in seconds, or None when it cannot be stat'ed."""
+    note(path)
+    try:
+        return os.stat(path).st_mtime
+    except (OSError, ValueError):
+        return None
+
+
+def stat(path: str | os.PathLike[str]) -> os.stat_result:
+    note(path)
+    return os.stat(path)
+
+
+def listdir(path: str | os.PathLike[str]) -> list[str]:
+    note(path)
+    return os.listdir(path)
+
+
+def scandir(path: str | os.PathLike[str]) -> os.ScandirIterator[str]:
+    note(path)
+    return os.scandir(os.fspath(path))
