@@ -31,13 +31,6 @@ T = TypeVar("T")
 _STATUS_COLUMNS = ("id", "run_id", "type", "step", "unit", "data", "created_at")
 SQLITE_MAGIC = b"SQLite format 3\x00"
 PROJECT_ID_FILE = Path(".rp1") / "project_id"
-# What `status_rows` groups by besides run and step, indexed by the kind number its SQL computes:
-# waiting_for_user (4) or status_change (0), plus 2 for a unit row, plus 1 for a set status. A unit
-# row's unit stands in as "1": the status only asks whether there is one.
-_KINDS: dict[int, tuple[str, str | None]] = {
-    kind + unit * 2 + has_status: (type_, "1" if unit else None)
-    for kind, type_ in ((0, "status_change"), (4, "waiting_for_user"))
-    for unit in (0, 1) for has_status in ((0, 1) if type_ == "status_change" else (0,))}
 
 
 def default_db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -651,21 +644,17 @@ class Rp1Db:
         """Per run, the few rows its status depends on, without reading every event in Python.
 
         `project` over these rows gives the status it gives over all of the run's rows; runs this
-        cannot answer exactly come back in the second set (project those from full events). With
-        rp1's `(run_id, step)` index the rows are found by `_latest_rows`, else by `_kind_rows`.
+        cannot answer exactly come back in the second set (project those from full events).
         `run_ids`: only these runs' rows (a few runs that moved), else every run's in scope.
         """
         def q(conn: sqlite3.Connection, schema: Schema) -> tuple[dict[str, list[StatusRow]], set[str]]:
             if not (schema.has("events", "data") and schema.has("events", "created_at")):
                 return {}, {_s(r[0]) or "" for r in conn.execute("SELECT DISTINCT run_id FROM events")}
-            index = schema.events_index("run_id", "step")
-            if index is None:
-                return self._kind_rows(conn, schema, scope, run_ids)
-            return self._latest_rows(conn, schema, scope, index, run_ids)
+            return self._latest_rows(conn, schema, scope, schema.events_index("run_id", "step"), run_ids)
         return self.read(q, ({}, set()))
 
     def _latest_rows(self, conn: sqlite3.Connection, schema: Schema, scope: Scope | None,
-                     index: str, run_ids: Sequence[str] | None) -> tuple[dict[str, list[StatusRow]], set[str]]:
+                     index: str | None, run_ids: Sequence[str] | None) -> tuple[dict[str, list[StatusRow]], set[str]]:
         """Per run and step, the rows from the newest back to the first that stands for the older ones.
 
         The newest id of each (run, step) comes from the index alone (no row read); that row usually
@@ -677,10 +666,12 @@ class Rp1Db:
 
         Runs in the second set: a run or step cell that is not text (SQL groups it by value, Python by
         its text) and runs without a plain step row, whose status comes from all their units.
+        Both rp1 schemas have the `(run_id, step)` index (`index`); without it the same queries run
+        unhinted, slower but giving the same rows.
         """
         in_scope, params = self._events_of(schema, scope, run_ids)
         cols = schema.select_list("events", _STATUS_COLUMNS)
-        hint = f'INDEXED BY "{index.replace(chr(34), chr(34) * 2)}"'
+        hint = f'INDEXED BY "{index.replace(chr(34), chr(34) * 2)}"' if index is not None else ""
         statuses: dict[Any, str | None] = {}
         out: dict[str, list[StatusRow]] = {}
         odd: set[str] = set()
@@ -726,64 +717,6 @@ class Rp1Db:
             keep(row)
         odd.update(run for run, rows in out.items() if not any(r.is_workflow_row and r.status for r in rows))
         return {run: rows for run, rows in out.items() if run not in odd}, odd
-
-    def _kind_rows(self, conn: sqlite3.Connection, schema: Schema, scope: Scope | None,
-                   run_ids: Sequence[str] | None) -> tuple[dict[str, list[StatusRow]], set[str]]:
-        """Without a `(run_id, step)` index: the latest row of each kind per run and step, in one scan.
-
-        Within each run and step, rows of the same kind (`type`, unit or not, status set or not) stand
-        in for each other in `project`: only the latest one (by id) can change the result, because the
-        status reads the last status per step, the latest run-level row, the latest activity, and
-        whether a newer row clears a prompt. So SQL keeps the latest row of each kind and `project`
-        derives the status from these as it would from every row.
-
-        Cost: one sequential scan of `events`, each payload's status read once, one grouping by small
-        keys (`MAX(id)` per run, step and kind), then a primary-key lookup of each group's latest row.
-
-        Runs this cannot answer exactly come back in the second set: runs with a row SQL and Python
-        could read differently (payload not valid JSON text or naming "status" twice, a non-text
-        step/unit/time), and runs
-        without a plain step row, whose status comes from their units one by one.
-        """
-        col = {c: (f'"{c}"' if schema.has("events", c) else "NULL") for c in ("step", "unit")}
-        in_scope, params = self._events_of(schema, scope, run_ids)
-        types = ", ".join(f"'{t}'" for t in STATUS_EVENT_TYPES)
-        # The kind of a row as a small number: -1 for a row SQL and Python could read differently
-        # (a non-text cell, a payload that is not valid JSON, or one with an escape or a second
-        # "status", where SQLite takes the first of two keys and Python the last), else a key of
-        # `_KINDS`. The payload is parsed only where the kind needs it; CASE stops at the first arm that holds.
-        base = f"(type = '{STATUS_EVENT_TYPES[1]}') * 4 + (ifnull({col['unit']}, '') <> '') * 2"
-        kind = (f"CASE WHEN typeof({col['step']}) NOT IN ('text', 'null')"
-                f" OR typeof({col['unit']}) NOT IN ('text', 'null') OR typeof(created_at) NOT IN ('text', 'null')"
-                f" OR typeof(data) NOT IN ('text', 'null') THEN -1"
-                f" WHEN data IS NULL THEN {base} WHEN NOT json_valid(data) OR instr(data, '\\') > 0"
-                f" OR instr(substr(data, instr(data, '\"status\"') + 8), '\"status\"') > 0 THEN -1"
-                f" ELSE {base} + (type = '{STATUS_EVENT_TYPES[0]}' AND ifnull(json_type(data, '$.status') = 'text'"
-                f" AND json_extract(data, '$.status') <> '', 0)) END")
-        status = ("CASE WHEN json_valid(e.data) AND json_type(e.data, '$.status') = 'text'"
-                  " THEN json_extract(e.data, '$.status') END")
-        # Grouping carries only run, step, kind and id; the winners' time and status are read after,
-        # by primary key, so no payload goes through the sort.
-        sql = (f"SELECT g.run_id, g.step, g.k, g.id, e.created_at, {status} FROM"
-               f" (SELECT run_id, {col['step']} AS step, {kind} AS k, MAX(id) AS id FROM events NOT INDEXED"
-               f" WHERE +type IN ({types}){in_scope} GROUP BY run_id, step, k) g"
-               f" JOIN events e ON e.id = g.id")
-        out: dict[str, list[StatusRow]] = {}
-        odd_runs: set[str] = set()
-        plain_runs: set[str] = set()
-        for run, step, k, eid, created, st in conn.execute(sql, params):
-            run_id = _s(run) or ""
-            if k < 0:
-                odd_runs.add(run_id)
-                continue
-            type_, unit = _KINDS[k]
-            sr = StatusRow(int(eid), run_id, type_, _s(step) or None, unit, _s(st) if k & 1 else None,
-                           _s(created) or "")
-            out.setdefault(run_id, []).append(sr)
-            if sr.is_workflow_row and sr.status:
-                plain_runs.add(run_id)
-        odd_runs.update(run for run in out if run not in plain_runs)
-        return {run: rows for run, rows in out.items() if run not in odd_runs}, odd_runs
 
     def artifacts(self, run_id: str) -> list[Artifact]:
         """Rows of the `artifacts` table for a run (empty when the table is absent)."""
