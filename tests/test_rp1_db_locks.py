@@ -69,3 +69,19 @@ def test_once_every_read_ended_the_header_is_read_again(tmp_path):
     path.write_bytes(b"not a database at all" * 10)
     assert db.runs(None) == [] and db.state.code == "corrupt"
     assert not rp1db._OPEN_FILES
+
+
+def test_a_writer_that_closes_during_a_read_leaves_the_wal_in_place(tmp_path):
+    """A WAL database read while another process commits and closes: this read is attached, so that
+    writer is not the last connection and must not checkpoint and delete the WAL under it."""
+    import subprocess
+    import sys
+
+    path = many_runs(tmp_path / "rp1.db")
+    crashed = ("import sqlite3, os, sys\nc = sqlite3.connect(sys.argv[1])\n"
+               "c.execute(\"UPDATE runs SET name = 'n' WHERE id = 'run-0'\"); c.commit(); os._exit(0)\n")
+    subprocess.run([sys.executable, "-c", crashed, str(path)], check=True, timeout=30)
+    wal = Path(f"{path}-wal")
+    assert wal.stat().st_size > 0  # a writer that ended without closing left its WAL behind
+    first, (writer, kept) = holding_a_read(path, lambda: (other_process(path, EVENT), wal.exists()))
+    assert first == 40 and writer == "ok" and kept

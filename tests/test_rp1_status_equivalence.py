@@ -60,7 +60,7 @@ def write(path: Path, run_rows: list[list[tuple]], order: list[int]) -> list[str
     return ids
 
 
-def narrow_matches_full(path: Path, ids: list[str], *, indexed: bool = True) -> None:
+def narrow_matches_full(path: Path, ids: list[str]) -> None:
     db = Rp1Db(path)
     full = {rid: project(evs).status for rid, evs in db.events(ids).items()}
     rows, odd = db.status_rows(None)
@@ -75,9 +75,8 @@ def narrow_matches_full(path: Path, ids: list[str], *, indexed: bool = True) -> 
         return {rid: [tuple(getattr(r, f) for f in StatusRow.__slots__) for r in found.get(rid, [])] for rid in some}
 
     assert cells(rows_of_some) == cells(rows)
-    # Only runs without a plain step row with a status need every row (the one scan also sends runs
-    # with a payload SQL reads differently).
-    for rid in odd if indexed else ():
+    # Only runs without a plain step row with a status need every row.
+    for rid in odd:
         assert not any(e.is_workflow_row and e.status for e in db.events([rid])[rid])
 
 
@@ -90,14 +89,14 @@ def test_status_rows_give_the_full_projection_status(tmp_path_factory, run_rows,
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(run_rows=runs, order=st.lists(st.integers(0, 7), max_size=120))
-def test_without_the_run_step_index_the_one_scan_agrees_too(tmp_path_factory, run_rows, order):
+def test_without_the_run_step_index_the_same_reads_agree_too(tmp_path_factory, run_rows, order):
     path = tmp_path_factory.mktemp("eq") / "rp1.db"
     ids = write(path, run_rows, order)
     conn = sqlite3.connect(path)
     conn.execute("DROP INDEX idx_events_run_step")
     conn.commit()
     conn.close()
-    narrow_matches_full(path, ids, indexed=False)
+    narrow_matches_full(path, ids)
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -147,3 +147,27 @@ def test_payload_shapes_and_odd_cells_agree_with_full_projection(tmp_path):
         rid: s for rid, s in full.items() if rid not in odd}
     assert full["shape-number"] == full["shape-null"] == full["shape-none"] == "running"
     assert full["shape-nested"] == "failed" and full["blob-time"] == "completed"
+
+
+def test_events_with_a_missing_number_or_bytes_run_id_are_read_once(tmp_path):
+    """A missing run id and a bytes one send their run to the full path; a number is read as its text.
+    Every other run's rows come back once, as each run's own."""
+    from rcs_tui.rp1.fixtures import SCHEMA_V17
+
+    path = tmp_path / "rp1.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(SCHEMA_V17.replace("run_id TEXT NOT NULL REFERENCES runs(id)", "run_id TEXT"))
+    conn.executemany("INSERT INTO runs (id, flow, feature_id, project_path) VALUES (?, 'build', 'f', '/p')",
+                     [(f"run-{i}",) for i in range(6)])
+    for rid in [None, 7, b"run-3", *(f"run-{i}" for i in range(6))]:
+        for step, status in (("plan", "completed"), ("build", "running")):
+            conn.execute("INSERT INTO events (run_id, type, step, data, created_at) VALUES"
+                         " (?, 'status_change', ?, ?, '2026-11-26T00:00:00.000Z')",
+                         (rid, step, f'{{"status": "{status}"}}'))
+    conn.commit()
+    conn.close()
+    rows, odd = Rp1Db(path).status_rows(None)
+    assert odd == {"", "run-3"}
+    assert set(rows) == {"7", *(f"run-{i}" for i in range(6) if i != 3)}
+    assert all(len(rs) == 2 and {r.run_id for r in rs} == {rid} for rid, rs in rows.items())
+    assert {rid: project(rs).status for rid, rs in rows.items()} == dict.fromkeys(rows, "running")

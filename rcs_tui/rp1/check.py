@@ -135,10 +135,14 @@ def check_in_source(source: Rp1Source, workflow: str, step: str, run_id: str | N
     run_flow: str | None = None
     if run_id is not None:
         with source.lock:  # a source shared with another thread: its state is this read's
-            run = source.db.run(run_id)
+            for _attempt in range(source.db.retries):
+                with source.db.snapshot() as snap:  # the run row and its events of one database state
+                    run = source.db.run(run_id)
+                    events = source.db.events([run.id]).get(run.id, []) if run is not None else []
+                if not snap.again:
+                    break
             if run is None:
                 raise CheckError(source.state.message or f"rp1: no run {run_id!r} in {source.db.path}")
-            events = source.db.events([run.id]).get(run.id, [])
             if not source.state.ok:
                 raise CheckError(source.state.message or f"rp1: cannot read run {run_id!r}")
         run_id, run_flow = run.id, run.flow

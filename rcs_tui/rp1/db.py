@@ -5,7 +5,8 @@ Opening rules (never write, never migrate, never create):
   `immutable=1`: SQLite then touches no file at all, not even to create `-wal`/`-shm`; a file change
   seen during the read triggers a retry;
 - otherwise `mode=ro`: SQLite reads the WAL through its shared-memory index like any reader.
-Each read opens and closes its own connection, so no reader lingers to keep the WAL alive.
+Each answer reads one database state: every read made inside `Rp1Db.snapshot` runs on one connection,
+in one read transaction, closed when the block ends, so no reader lingers to keep the WAL alive.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from _thread import allocate_lock
+from _thread import allocate_lock, get_ident
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from itertools import repeat
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
@@ -30,13 +31,6 @@ T = TypeVar("T")
 _STATUS_COLUMNS = ("id", "run_id", "type", "step", "unit", "data", "created_at")
 SQLITE_MAGIC = b"SQLite format 3\x00"
 PROJECT_ID_FILE = Path(".rp1") / "project_id"
-# What `status_rows` groups by besides run and step, indexed by the kind number its SQL computes:
-# waiting_for_user (4) or status_change (0), plus 2 for a unit row, plus 1 for a set status. A unit
-# row's unit stands in as "1": the status only asks whether there is one.
-_KINDS: dict[int, tuple[str, str | None]] = {
-    kind + unit * 2 + has_status: (type_, "1" if unit else None)
-    for kind, type_ in ((0, "status_change"), (4, "waiting_for_user"))
-    for unit in (0, 1) for has_status in ((0, 1) if type_ == "status_change" else (0,))}
 
 
 def default_db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -120,8 +114,6 @@ class RunRow(NamedTuple):
     last_event_id: int = 0
 
 
-# From this many runs a read of every run's status rows groups the two halves of the run range at once.
-_SPLIT_RUNS = 2000
 SETTLE_NS = 1_000_000_000  # a commit may still be publishing itself this long after the files' last write
 # The connections this process has open on each database file, by (device, inode), with the header read
 # when the first of them opened. Closing any descriptor of a file drops every lock the process holds on
@@ -218,11 +210,25 @@ def _s(value: Any) -> str | None:
     return str(value)
 
 
-class _Reader(sqlite3.Connection):
-    """A connection `Rp1Db` opened: it knows whether it reads the file as `immutable`, so a second
-    connection for the same read opens the database the same way without looking at the file."""
+class Snapshot:
+    """One read transaction on one connection, held for the reads of one answer (`Rp1Db.snapshot`).
 
-    immutable: bool = False
+    `again` is True when the answer must be read again: the file changed under an `immutable` read, or
+    the database was busy."""
+
+    __slots__ = ("busy", "close", "conn", "failed", "immutable", "schema", "before", "torn")
+
+    def __init__(self) -> None:
+        self.conn: sqlite3.Connection | None = None
+        self.schema: Schema | None = None
+        self.immutable = False
+        self.before: tuple[Any, ...] = ()
+        self.close: Callable[[], None] | None = None
+        self.failed = self.busy = self.torn = False
+
+    @property
+    def again(self) -> bool:
+        return self.torn or self.busy
 
 
 def _classify(exc: sqlite3.Error, path: Path) -> DbState:
@@ -248,6 +254,7 @@ class Rp1Db:
         self.state: DbState = OK
         self.schema: Schema | None = None
         self._schema_sig: tuple[Any, ...] | None = None
+        self._snapshots: dict[int, Snapshot] = {}  # thread -> the read transaction its reads join
 
     # -- change detection -------------------------------------------------------------------
     def signature(self) -> tuple[Any, ...]:
@@ -330,13 +337,12 @@ class Rp1Db:
             self._release(key)
 
     @contextmanager
-    def _open(self, immutable: bool) -> Iterator[_Reader]:
+    def _open(self, immutable: bool) -> Iterator[sqlite3.Connection]:
         """A read-only connection to the database, `immutable` or not, opened by SQLite alone: never
         through a descriptor of ours, whose closing would drop this process's locks (see `_OPEN_FILES`).
         SQLite's own opens and closes keep them."""
         conn = sqlite3.connect(self._uri(immutable), uri=True, timeout=self.busy_timeout,
-                               isolation_level=None, check_same_thread=False, factory=_Reader)
-        conn.immutable = immutable
+                               isolation_level=None, check_same_thread=False)
         try:
             conn.execute("PRAGMA query_only = 1")
             yield conn
@@ -354,33 +360,77 @@ class Rp1Db:
                 "no_schema", f"rp1: no rp1 tables ({', '.join(schema.missing_tables)}) in {self.path}"))
         return schema
 
-    def read(self, fn: Callable[[sqlite3.Connection, Schema], T], default: T) -> T:
-        """Run `fn(conn, schema)` in one read transaction; on any problem set `state` and return `default`."""
-        for _attempt in range(self.retries):
-            try:
-                before = self.signature()
-                with self._connect() as (conn, immutable):
-                    conn.execute("BEGIN")
-                    schema = self._schema_for(conn)
-                    result = fn(conn, schema)
-                    conn.execute("COMMIT")
-                if immutable and self.signature()[0] != before[0] or immutable and self.wal_path.exists():
+    @contextmanager
+    def snapshot(self) -> Iterator[Snapshot]:
+        """Every read made in the block (by this thread) sees one database state.
+
+        The first read opens the connection and begins the read transaction (under WAL, its first
+        SELECT pins the snapshot); the later reads run in it; the block's end closes it. Opening at the
+        first read, not at the block's start, keeps a signature taken before that read older than what
+        it reads. A read that fails leaves the rest of the block's reads failing too (no second state).
+        Nested blocks join the outer one.
+        """
+        me = get_ident()
+        if me in self._snapshots:
+            yield self._snapshots[me]
+            return
+        snap = self._snapshots[me] = Snapshot()
+        try:
+            yield snap
+        finally:
+            del self._snapshots[me]
+            if snap.close is not None:
+                snap.close()
+                if snap.immutable and (self.signature()[0] != snap.before[0] or self.wal_path.exists()):
                     self.schema = None
-                    continue  # a writer touched the file mid-read: read again
-                self.state = OK
+                    snap.torn = True  # a writer touched the file mid-read: what was read may be torn
+
+    def read(self, fn: Callable[[sqlite3.Connection, Schema], T], default: T) -> T:
+        """Run `fn(conn, schema)` in the read transaction of the current `snapshot`, else in one of its
+        own; on any problem set `state` and return `default`."""
+        snap = self._snapshots.get(get_ident())
+        if snap is not None:
+            return self._read_in(snap, fn, default)
+        result = default
+        for _attempt in range(self.retries):
+            with self.snapshot() as snap:
+                result = self._read_in(snap, fn, default)
+            if not snap.again:
                 return result
-            except Unavailable as exc:
-                self.state = exc.state
-                if exc.state.code != "busy":
-                    return default
-            except sqlite3.Error as exc:
-                self.state = _classify(exc, self.path)
-                self.schema = None
-                if self.state.code != "busy":
-                    return default
         if self.state.ok:
             self.state = DbState("busy", "rp1: database busy, retrying")
         return default
+
+    def _fail(self, snap: Snapshot, state: DbState) -> None:
+        self.state = state
+        snap.failed = True
+        snap.busy = state.code == "busy"
+
+    def _read_in(self, snap: Snapshot, fn: Callable[[sqlite3.Connection, Schema], T], default: T) -> T:
+        """`fn` in `snap`'s transaction, begun here by the block's first read."""
+        if snap.failed:
+            return default  # `state` already says why
+        try:
+            if snap.conn is None:
+                with ExitStack() as stack:
+                    snap.before = self.signature()
+                    conn, snap.immutable = stack.enter_context(self._connect())
+                    conn.execute("BEGIN")
+                    snap.schema = self._schema_for(conn)
+                    result = fn(conn, snap.schema)
+                    snap.conn, snap.close = conn, stack.pop_all().close  # held until the block ends
+            else:
+                assert snap.schema is not None
+                result = fn(snap.conn, snap.schema)
+        except Unavailable as exc:
+            self._fail(snap, exc.state)
+            return default
+        except sqlite3.Error as exc:
+            self.schema = None
+            self._fail(snap, _classify(exc, self.path))
+            return default
+        self.state = OK
+        return result
 
     # -- queries ----------------------------------------------------------------------------
     @staticmethod
@@ -594,21 +644,17 @@ class Rp1Db:
         """Per run, the few rows its status depends on, without reading every event in Python.
 
         `project` over these rows gives the status it gives over all of the run's rows; runs this
-        cannot answer exactly come back in the second set (project those from full events). With
-        rp1's `(run_id, step)` index the rows are found by `_latest_rows`, else by `_kind_rows`.
+        cannot answer exactly come back in the second set (project those from full events).
         `run_ids`: only these runs' rows (a few runs that moved), else every run's in scope.
         """
         def q(conn: sqlite3.Connection, schema: Schema) -> tuple[dict[str, list[StatusRow]], set[str]]:
             if not (schema.has("events", "data") and schema.has("events", "created_at")):
                 return {}, {_s(r[0]) or "" for r in conn.execute("SELECT DISTINCT run_id FROM events")}
-            index = schema.events_index("run_id", "step")
-            if index is None:
-                return self._kind_rows(conn, schema, scope, run_ids)
-            return self._latest_rows(conn, schema, scope, index, run_ids)
+            return self._latest_rows(conn, schema, scope, schema.events_index("run_id", "step"), run_ids)
         return self.read(q, ({}, set()))
 
     def _latest_rows(self, conn: sqlite3.Connection, schema: Schema, scope: Scope | None,
-                     index: str, run_ids: Sequence[str] | None) -> tuple[dict[str, list[StatusRow]], set[str]]:
+                     index: str | None, run_ids: Sequence[str] | None) -> tuple[dict[str, list[StatusRow]], set[str]]:
         """Per run and step, the rows from the newest back to the first that stands for the older ones.
 
         The newest id of each (run, step) comes from the index alone (no row read); that row usually
@@ -620,10 +666,12 @@ class Rp1Db:
 
         Runs in the second set: a run or step cell that is not text (SQL groups it by value, Python by
         its text) and runs without a plain step row, whose status comes from all their units.
+        Both rp1 schemas have the `(run_id, step)` index (`index`); without it the same queries run
+        unhinted, slower but giving the same rows.
         """
         in_scope, params = self._events_of(schema, scope, run_ids)
         cols = schema.select_list("events", _STATUS_COLUMNS)
-        hint = f'INDEXED BY "{index.replace(chr(34), chr(34) * 2)}"'
+        hint = f'INDEXED BY "{index.replace(chr(34), chr(34) * 2)}"' if index is not None else ""
         statuses: dict[Any, str | None] = {}
         out: dict[str, list[StatusRow]] = {}
         odd: set[str] = set()
@@ -650,9 +698,9 @@ class Rp1Db:
             return sr
 
         newest = (f"SELECT {schema.select_list('events', _STATUS_COLUMNS, 'e')} FROM"
-                  f" (SELECT run_id, step, MAX(id) AS id FROM events {hint} WHERE {{part}}{in_scope}"
+                  f" (SELECT run_id, step, MAX(id) AS id FROM events {hint} WHERE 1{in_scope}"
                   f" GROUP BY run_id, step) g JOIN events e ON e.id = g.id")
-        open_groups = [(row[1], row[3]) for row in self._newest_rows(conn, schema, newest, params, run_ids is None)
+        open_groups = [(row[1], row[3]) for row in conn.execute(newest, params).fetchall()
                        if (sr := keep(row)) is not None and not stands_for_older(sr)]
         for run, step in open_groups:
             if run in odd:
@@ -669,124 +717,6 @@ class Rp1Db:
             keep(row)
         odd.update(run for run, rows in out.items() if not any(r.is_workflow_row and r.status for r in rows))
         return {run: rows for run, rows in out.items() if run not in odd}, odd
-
-    def _newest_rows(self, conn: _Reader, schema: Schema, sql: str, params: list[Any],
-                     every_run: bool) -> list[Any]:
-        """The rows of `sql` (a grouping of the `(run_id, step)` index with a `{part}` slot for a run range).
-
-        Over every run, the grouping is most of a first status read (a million index entries), so the
-        upper half of the run range is grouped at the same time on a second connection, opened as the
-        first was and by SQLite alone (`_open`), in its own read transaction (SQLite lets go of the
-        interpreter while it works, so the two halves use two cores). Its rows are taken only if that
-        transaction saw the database exactly where this one stands (`Marks`: newest event and run, run
-        count, latest update, and the rows they name);
-        otherwise, or when the second read fails, the upper half is grouped here, in this transaction.
-        The second connection's rows are fetched only once this one's are: the groupings run side by
-        side, the fetches (which hold the interpreter) one after the other.
-        The halves are `run_id < key` and `run_id >= key` for a key taken from the run table's middle,
-        plus the runs with no id (NULL compares to nothing), so together they hold every row once.
-        """
-        key = None
-        if every_run:
-            count = conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] or 0
-            if count >= _SPLIT_RUNS:
-                key = conn.execute("SELECT id FROM runs ORDER BY id LIMIT 1 OFFSET ?", (count // 2,)).fetchone()
-        if key is None or key[0] is None:
-            return conn.execute(sql.format(part="1"), params).fetchall()
-        upper_sql, upper_params = sql.format(part="run_id >= ?"), [key[0], *params]
-        import threading  # only here: the status line's path never starts a thread
-
-        got: list[Any] = []
-        go = threading.Event()
-
-        def upper() -> None:
-            try:
-                with self._open(conn.immutable) as other:
-                    other.execute("BEGIN")
-                    got.append(_read_marks(other, schema))
-                    grouped = other.execute(upper_sql, upper_params)  # the grouping runs in this first step
-                    go.wait()  # rows are fetched after this thread's are: two fetching threads pass
-                    got.append(grouped.fetchall())  # the interpreter lock back and forth on every row
-                    other.execute("COMMIT")
-            except sqlite3.Error:
-                return  # without both marks and rows here, the upper half is read on the first connection
-
-        worker = threading.Thread(target=upper, name="rp1-status-half", daemon=True)
-        try:
-            worker.start()
-        except BaseException as exc:  # the helper never waits for a go-ahead that will not come
-            go.set()
-            if isinstance(exc, RuntimeError):  # no thread to be had (a process limit): one connection reads
-                return conn.execute(sql.format(part="1"), params).fetchall()
-            raise
-        try:
-            marks = _read_marks(conn, schema)
-            rows = conn.execute(sql.format(part="run_id < ?"), [key[0], *params]).fetchall()
-            rows += conn.execute(sql.format(part="run_id IS NULL"), params).fetchall()
-        finally:
-            go.set()
-            worker.join()
-        if len(got) == 2 and got[0] == marks:
-            return rows + got[1]
-        return rows + conn.execute(upper_sql, upper_params).fetchall()
-
-    def _kind_rows(self, conn: sqlite3.Connection, schema: Schema, scope: Scope | None,
-                   run_ids: Sequence[str] | None) -> tuple[dict[str, list[StatusRow]], set[str]]:
-        """Without a `(run_id, step)` index: the latest row of each kind per run and step, in one scan.
-
-        Within each run and step, rows of the same kind (`type`, unit or not, status set or not) stand
-        in for each other in `project`: only the latest one (by id) can change the result, because the
-        status reads the last status per step, the latest run-level row, the latest activity, and
-        whether a newer row clears a prompt. So SQL keeps the latest row of each kind and `project`
-        derives the status from these as it would from every row.
-
-        Cost: one sequential scan of `events`, each payload's status read once, one grouping by small
-        keys (`MAX(id)` per run, step and kind), then a primary-key lookup of each group's latest row.
-
-        Runs this cannot answer exactly come back in the second set: runs with a row SQL and Python
-        could read differently (payload not valid JSON text or naming "status" twice, a non-text
-        step/unit/time), and runs
-        without a plain step row, whose status comes from their units one by one.
-        """
-        col = {c: (f'"{c}"' if schema.has("events", c) else "NULL") for c in ("step", "unit")}
-        in_scope, params = self._events_of(schema, scope, run_ids)
-        types = ", ".join(f"'{t}'" for t in STATUS_EVENT_TYPES)
-        # The kind of a row as a small number: -1 for a row SQL and Python could read differently
-        # (a non-text cell, a payload that is not valid JSON, or one with an escape or a second
-        # "status", where SQLite takes the first of two keys and Python the last), else a key of
-        # `_KINDS`. The payload is parsed only where the kind needs it; CASE stops at the first arm that holds.
-        base = f"(type = '{STATUS_EVENT_TYPES[1]}') * 4 + (ifnull({col['unit']}, '') <> '') * 2"
-        kind = (f"CASE WHEN typeof({col['step']}) NOT IN ('text', 'null')"
-                f" OR typeof({col['unit']}) NOT IN ('text', 'null') OR typeof(created_at) NOT IN ('text', 'null')"
-                f" OR typeof(data) NOT IN ('text', 'null') THEN -1"
-                f" WHEN data IS NULL THEN {base} WHEN NOT json_valid(data) OR instr(data, '\\') > 0"
-                f" OR instr(substr(data, instr(data, '\"status\"') + 8), '\"status\"') > 0 THEN -1"
-                f" ELSE {base} + (type = '{STATUS_EVENT_TYPES[0]}' AND ifnull(json_type(data, '$.status') = 'text'"
-                f" AND json_extract(data, '$.status') <> '', 0)) END")
-        status = ("CASE WHEN json_valid(e.data) AND json_type(e.data, '$.status') = 'text'"
-                  " THEN json_extract(e.data, '$.status') END")
-        # Grouping carries only run, step, kind and id; the winners' time and status are read after,
-        # by primary key, so no payload goes through the sort.
-        sql = (f"SELECT g.run_id, g.step, g.k, g.id, e.created_at, {status} FROM"
-               f" (SELECT run_id, {col['step']} AS step, {kind} AS k, MAX(id) AS id FROM events NOT INDEXED"
-               f" WHERE +type IN ({types}){in_scope} GROUP BY run_id, step, k) g"
-               f" JOIN events e ON e.id = g.id")
-        out: dict[str, list[StatusRow]] = {}
-        odd_runs: set[str] = set()
-        plain_runs: set[str] = set()
-        for run, step, k, eid, created, st in conn.execute(sql, params):
-            run_id = _s(run) or ""
-            if k < 0:
-                odd_runs.add(run_id)
-                continue
-            type_, unit = _KINDS[k]
-            sr = StatusRow(int(eid), run_id, type_, _s(step) or None, unit, _s(st) if k & 1 else None,
-                           _s(created) or "")
-            out.setdefault(run_id, []).append(sr)
-            if sr.is_workflow_row and sr.status:
-                plain_runs.add(run_id)
-        odd_runs.update(run for run in out if run not in plain_runs)
-        return {run: rows for run, rows in out.items() if run not in odd_runs}, odd_runs
 
     def artifacts(self, run_id: str) -> list[Artifact]:
         """Rows of the `artifacts` table for a run (empty when the table is absent)."""

@@ -6,14 +6,18 @@ while nothing changes. The run list, derived statuses and the projections shown 
 process (`StatusStore`, as of the database's newest event id), so a new process reads only the events
 written since and derives only the runs they belong to: the status line's "which run is current" and
 the status-filtered feed do not re-read every event, nor every run's newest event, on every start.
+
+Every answer (a feed, the current run, a timeline) is read from one database state: all its reads run
+in one read transaction (`Rp1Db.snapshot`), so what it derives never mixes two commits of rp1's.
 """
 
 from __future__ import annotations
 
 import os
 from _thread import RLock
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rcs_tui.core.frozen import Frozen, set_field
 from rcs_tui.rp1.db import DbState, Marks, Rp1Db, RunRow, Scope, project_scope, run_json
@@ -24,6 +28,7 @@ if TYPE_CHECKING:
     from rcs_tui.rp1.machines import MachineRegistry
     from rcs_tui.rp1.timeline import Timeline
 
+T = TypeVar("T")
 FEED_FILTERS = ("running", "waiting", "failed", "completed", "cancelled", "abandoned", "inactive", "not_started")
 
 
@@ -84,7 +89,7 @@ class Rp1Source:
 
     One source may serve several threads (the console's views and its loader share one, so a run read
     by one is not read again by the other): `feed`, `current` and `timeline` hold `lock`, and a caller
-    reading `state` after a call holds it across both.
+    reading `state` after a call holds it across both. Each of them reads one database state (`_answer`).
     """
 
     def __init__(self, db_path: str | os.PathLike[str] | None = None, *, root: str | os.PathLike[str] | None = None,
@@ -124,6 +129,24 @@ class Rp1Source:
     @property
     def state(self) -> DbState:
         return self.db.state
+
+    def _answer(self, answer: Callable[[], T], *, save: bool = True) -> T:
+        """`answer()` with all its reads in one read transaction: one database state, never two.
+
+        Answered again when that read must be (the file changed under an `immutable` read: what was
+        learned from it is dropped; or the database was busy). What was learned is kept for the next
+        process only from an answer read whole.
+        """
+        for _attempt in range(self.db.retries):
+            with self.db.snapshot() as snap:
+                result = answer()
+            if not snap.again:
+                if save and self.db.state.ok:
+                    self._save()
+                return result
+            if snap.torn:
+                self._forget()
+        return result
 
     # -- runs and projections ---------------------------------------------------------------
     def _key(self, sig: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -373,7 +396,7 @@ class Rp1Source:
              offset: int = 0) -> Feed:
         """Runs ordered by latest activity, filtered by derived status and/or workflow."""
         with self.lock:
-            return self._feed(status=status, workflow=workflow, limit=limit, offset=offset)
+            return self._answer(lambda: self._feed(status=status, workflow=workflow, limit=limit, offset=offset))
 
     def _feed(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,
               offset: int = 0) -> Feed:
@@ -384,14 +407,12 @@ class Rp1Source:
             runs = [r for r in runs if r.flow == workflow]
         if not status:
             page = self._fresh(self._project(runs[offset:offset + limit]))
-            self._save()
             return Feed(tuple(page), len(runs), self.db.state)
         statuses = self._statuses(runs)
         if not self.db.state.ok:
             return Feed((), 0, self.db.state)
         matched = [r for r in runs if statuses.get(r.id) == status]
         page = self._fresh(self._project(matched[offset:offset + limit]))
-        self._save()
         return Feed(tuple(page), len(matched), self.db.state)
 
     def current(self) -> RunSummary | None:
@@ -402,7 +423,7 @@ class Rp1Source:
         none, so only the latest run's own events are read).
         """
         with self.lock:
-            return self._current()
+            return self._answer(self._current)
 
     def _current(self) -> RunSummary | None:
         sig = self.db.signature()
@@ -425,7 +446,6 @@ class Rp1Source:
             result = first[0] if first else None
         if result is not None:
             result = self._fresh([result])[0]
-        self._save()
         if self.db.state.ok:
             self._current_cache = (self._key(sig), result)
         return result
@@ -433,7 +453,7 @@ class Rp1Source:
     def timeline(self, run_id: str) -> Timeline | None:
         """Everything about one run (None if unknown or the database is unreadable)."""
         with self.lock:
-            return self._timeline(run_id)
+            return self._answer(lambda: self._timeline(run_id), save=False)
 
     def _timeline(self, run_id: str) -> Timeline | None:
         run = self.db.run(run_id)
