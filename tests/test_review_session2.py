@@ -1,5 +1,5 @@
-"""Behaviour a user relies on around the split status read, the quick commands' fast exit and the
-console status line at any width."""
+"""Behaviour a user relies on around the quick commands' fast exit and the console status line at any
+width (and the database helpers `test_rp1_db_locks.py` uses)."""
 
 from __future__ import annotations
 
@@ -7,18 +7,12 @@ import os
 import sqlite3
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
-import rcs_tui.rp1.db as rp1db
-from rcs_tui.rp1.db import Rp1Db
 from rcs_tui.rp1.fixtures import create_db
-from rcs_tui.rp1.projection import project
 
-HELPER = "rp1-status-half"
 EVENT = ("INSERT INTO events (run_id, type, step, data, created_at)"
          " VALUES ('run-1', 'status_change', 'build', '{\"status\": \"failed\"}', '2026-11-26T00:00:09.000Z')")
 
@@ -40,12 +34,6 @@ def many_runs(path: Path, journal: str = "wal") -> Path:
     return path
 
 
-def statuses(db: Rp1Db) -> dict[str, str]:
-    rows, odd = db.status_rows(None)
-    assert db.state.ok, db.state
-    return {rid: project(rs).status for rid, rs in rows.items() if rid not in odd}
-
-
 def other_process(path: Path, sql: str) -> str:
     """Run `sql` then commit in another process (it never waits for a lock): "ok" or SQLite's refusal."""
     code = ("import sqlite3, sys\nc = sqlite3.connect(sys.argv[1], timeout=0)\n"
@@ -53,82 +41,6 @@ def other_process(path: Path, sql: str) -> str:
             "except sqlite3.Error as e:\n    print(e)\n")
     return subprocess.run([sys.executable, "-c", code, str(path), sql], capture_output=True, text=True,
                           timeout=30).stdout.strip()
-
-
-def during_the_helper_read(monkeypatch: pytest.MonkeyPatch, action) -> list:
-    """Run `action()` in the helper thread once its connection has read, while the first one reads too."""
-    done: list = []
-    real = rp1db._read_marks
-
-    def marks(conn, schema):
-        got = real(conn, schema)
-        if threading.current_thread().name == HELPER and not done:
-            done.append(action())
-        return got
-
-    monkeypatch.setattr(rp1db, "_read_marks", marks)
-    monkeypatch.setattr(rp1db, "_SPLIT_RUNS", 1)
-    return done
-
-
-def test_a_split_read_keeps_writers_out_of_a_rollback_journal_database(tmp_path, monkeypatch):
-    """While a status read holds its read transaction, another process cannot commit into the database
-    file under it (it would read torn pages: wrong statuses or "database disk image is malformed")."""
-    path = many_runs(tmp_path / "rp1.db", journal="delete")
-    expected = statuses(Rp1Db(path))
-    done = during_the_helper_read(monkeypatch, lambda: other_process(path, EVENT))
-    assert statuses(Rp1Db(path)) == expected
-    assert done == ["database is locked"]
-
-
-def test_a_split_read_keeps_the_wal_of_a_database_a_writer_left_open(tmp_path, monkeypatch):
-    """A WAL database read while another process writes and closes: that writer is not the last
-    connection (this read is attached), so it must not checkpoint and delete the WAL under the read."""
-    path = many_runs(tmp_path / "rp1.db")
-    crashed = ("import sqlite3, os, sys\nc = sqlite3.connect(sys.argv[1])\n"
-               "c.execute(\"UPDATE runs SET name = 'n' WHERE id = 'run-0'\"); c.commit(); os._exit(0)\n")
-    subprocess.run([sys.executable, "-c", crashed, str(path)], check=True, timeout=30)
-    wal = Path(f"{path}-wal")
-    assert wal.stat().st_size > 0  # a writer that ended without closing left its WAL behind
-    expected = statuses(Rp1Db(path))
-    done = during_the_helper_read(monkeypatch, lambda: (other_process(path, EVENT), wal.exists()))
-    assert statuses(Rp1Db(path)) == expected
-    assert done == [("ok", True)]
-
-
-def test_a_thread_that_cannot_start_leaves_the_read_on_one_connection(tmp_path, monkeypatch):
-    """Where no thread can be started (a process limit), the status read still answers, on one connection."""
-    path = many_runs(tmp_path / "rp1.db")
-    expected = statuses(Rp1Db(path))
-    monkeypatch.setattr(rp1db, "_SPLIT_RUNS", 1)
-
-    def refuse(self):
-        raise RuntimeError("can't start new thread")
-
-    monkeypatch.setattr(threading.Thread, "start", refuse)
-    db = Rp1Db(path)
-    assert statuses(db) == expected
-
-
-def test_an_interrupt_while_the_helper_starts_leaves_no_thread_waiting(tmp_path, monkeypatch):
-    """Ctrl-C landing while the helper thread starts ends the read, and the helper too (it does not wait
-    forever on its go-ahead, holding a read transaction open)."""
-    path = many_runs(tmp_path / "rp1.db")
-    monkeypatch.setattr(rp1db, "_SPLIT_RUNS", 1)
-    real = threading.Thread.start
-
-    def start_then_interrupt(self):
-        real(self)
-        if self.name == HELPER:
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(threading.Thread, "start", start_then_interrupt)
-    with pytest.raises(KeyboardInterrupt):
-        Rp1Db(path).status_rows(None)
-    deadline = time.monotonic() + 10
-    while any(t.name == HELPER for t in threading.enumerate()) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert not any(t.name == HELPER for t in threading.enumerate())
 
 
 # -- the quick commands' fast exit ----------------------------------------------------------------
