@@ -204,3 +204,34 @@ def test_the_live_views_kept_world_equals_a_fresh_load(rounds, session):
                 assert world.newest_write == fresh.newest_write
         finally:
             runtime.close()
+
+
+@settings(max_examples=20, deadline=None)
+@given(rounds=st.lists(st.lists(runtime_op, min_size=1, max_size=4), min_size=1, max_size=5))
+def test_the_followed_document_equals_a_fresh_one(rounds):
+    """What `snapshot --follow` and the fleet keep per project (a feed rebuilt from changed paths, with its
+    per-scope doctor findings reused while a scope is unchanged) is the document a fresh feed builds."""
+    from rcs_tui.project.feed import SnapshotFeed
+
+    def comparable(doc: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in doc.items() if k not in ("seq", "taken_at")}
+
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        root, db = base / "p", base / "rp1.db"
+        seed(root)
+        create_db(db)
+        runtime = Runtime(root, db)
+        clock = lambda: 1_900_000_000.0  # noqa: E731 - one instant for both feeds
+        try:
+            live = SnapshotFeed(root, rp1_db=db, clock=clock)
+            live.document()
+            for batch in rounds:
+                changed: set[Path] = {root / ".rcs" / "state" / "team" / "crew"}
+                for action in batch:
+                    changed |= runtime.apply(action)
+                doc = live.document(changed)
+                fresh = SnapshotFeed(root, rp1_db=db, clock=clock).document()
+                assert comparable(doc) == comparable(fresh)
+        finally:
+            runtime.close()

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rcs_tui.state.plans import plan_names
 from rcs_tui.state.reader import read_snapshot
 from rcs_tui.views.overlay import build_overlay, runtime_would_list
 
@@ -29,7 +30,7 @@ def project(tmp_path: Path, modes: dict[str, dict], canonical: list[str]) -> Pat
 
 
 def block(root: Path):
-    return build_overlay(read_snapshot(root, SID, all_sessions=False))
+    return build_overlay(read_snapshot(root, SID, all_sessions=False), plan_names(root))
 
 
 TEAM_FORGE = {"forge": {"active": True, "current_phase": "executing", "iteration": 3, "max_iterations": 10},
@@ -65,7 +66,7 @@ def test_stale_canonical_member_is_not_listed_but_flagged(tmp_path):
     root = project(tmp_path, {**TEAM_FORGE, "blueprint": {"active": False, "current_phase": "completed"}},
                    ["forge", "team", "blueprint"])
     snap = read_snapshot(root, SID, all_sessions=False)
-    assert "blueprint" not in build_overlay(snap).text
+    assert "blueprint" not in build_overlay(snap, plan_names(snap.root)).text
     flagged = [m.mode for m in snap.members if runtime_would_list(m)]
     assert flagged == ["blueprint"]
 

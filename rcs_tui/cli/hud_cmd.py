@@ -91,11 +91,12 @@ def hud(root, session, once, as_json, width, lines, ascii_only, preset, inline, 
 @json_option
 def overlay(root, session, as_json) -> None:
     """Print the AGENTS-overlay Active Modes section for the combined active set."""
+    from rcs_tui.state.plans import plan_names
     from rcs_tui.state.reader import read_snapshot
     from rcs_tui.views.overlay import build_overlay
 
     path = resolve_root(root)
-    block = build_overlay(read_snapshot(path, session, all_sessions=False))
+    block = build_overlay(read_snapshot(path, session, all_sessions=False), plan_names(path))
     if as_json:
         click.echo(dumps(block.as_json()))
     else:

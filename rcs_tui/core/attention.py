@@ -18,14 +18,16 @@ COMEBACK_WINDOW = 15 * 60  # a mode active again this soon after an operator cle
 
 
 def dead_worker_findings(teams: dict[str, Any]) -> list[dict[str, Any]]:
-    """One doctor finding per team worker that died (its reason as the team reader gave it)."""
+    """One finding per team worker whose heartbeat is dead (the reason the team reader gave), naming the task
+    it holds: the doctor and the snapshot document both take them from here, so both say the same."""
     out = []
     for name, team in sorted(teams.items()):
         for w in team.workers:
             if w.dead_reason:
+                holding = f" while holding task {w.current_task_id}" if w.current_task_id else ""
                 out.append({"id": f"dead-worker:{name}:{w.name}", "kind": "dead-worker", "severity": "warn",
                             "scope": f"team {name}", "subject": w.name,
-                            "message": f"team {name} worker {w.name}: {w.dead_reason}"})
+                            "message": f"team {name} worker {w.name} has a dead heartbeat ({w.dead_reason}){holding}"})
     return out
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rcs_tui.core.attention import dead_worker_findings
 from rcs_tui.core.lifecycle import handoff_softeners
 from rcs_tui.files.io import rel_of
 from rcs_tui.files.layout import Layout
@@ -243,13 +244,7 @@ def _team_findings(root: Path) -> list[Finding]:
         for path, reason in team.errors:
             rel = rel_of(root, path)
             out.append(Finding(f"file-error:{rel}", "file-error", "warn", f"team {name}", rel, f"{rel}: {reason}"))
-        for w in team.workers:
-            why = w.dead_reason
-            if why:
-                out.append(Finding(f"dead-worker:{name}:{w.name}", "dead-worker", "warn", f"team {name}", w.name,
-                                   f"team {name} worker {w.name} has a dead heartbeat ({why})"
-                                   + (f" while holding task {w.current_task_id}" if w.current_task_id else ""),
-                                   None))
+        out += [Finding(**f) for f in dead_worker_findings({name: team})]
     return out
 
 

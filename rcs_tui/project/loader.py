@@ -22,6 +22,7 @@ from rcs_tui.files import inputs
 from rcs_tui.files.io import read_json
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.metrics import HudConfig, HudState, Metrics, parse_time, read_hud_config, read_metrics
+from rcs_tui.state.plans import plan_names
 from rcs_tui.state.reader import read_snapshot, refresh_snapshot
 from rcs_tui.state.snapshot import Snapshot
 from rcs_tui.state.team import Team, read_teams
@@ -252,6 +253,8 @@ class WorldLoader:
                 badges = (Badge(name, None, f"could not load: {type(exc).__name__}: {exc}", value is not None),)
             self._values[name] = value
             self._badges[name] = badges
+            if name == "state":
+                self._values["plans"] = plan_names(self.root)  # `.rcs/plans/` belongs to the state section
         self.world = self._build()
         return self.world
 
@@ -272,7 +275,8 @@ class WorldLoader:
         badges = tuple(b for name in SECTIONS for b in self._badges.get(name, ()))
         return World(self.root, snap, self._values.get("team") or {}, self._values.get("metrics"), hud,
                      self._values.get("config") or HudConfig(), self._values.get("tasks") or (),
-                     self._values.get("rp1"), badges, self.clock(), self._newest_write(snap), started)
+                     self._values.get("rp1"), badges, self.clock(), self._newest_write(snap), started,
+                     self._values.get("plans") or ())
 
     def _newest_write(self, snap: Snapshot) -> float | None:
         """When the runtime last wrote anything the HUD shows (mode files, canonical sets, metrics).

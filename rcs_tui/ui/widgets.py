@@ -86,7 +86,7 @@ class OverlayBlockView(WorldPanel):
     TITLE = "AGENTS overlay"
 
     def render_world(self, world: World) -> Text:
-        block = build_overlay(world.snapshot)
+        block = build_overlay(world.snapshot, world.plans)
         text = Text(no_wrap=False, end="")
         for i, line in enumerate(block.lines):
             if i:

@@ -9,16 +9,13 @@ is always kept when forge is active. Unlike the runtime, stale canonical members
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
-from rcs_tui.files.layout import Layout
+from rcs_tui.core.plan_gate import gate_line, missing_plans
 from rcs_tui.state.snapshot import Member, Snapshot
 from rcs_tui.views.text import strip_controls
 
 HEADING = "**Active Modes:**"
-GATE = "**Forge Blueprint-First Gate:**"
 SECTION_CAP = 600
-PLAN_PATTERNS = ("prd-*.md", "test-spec-*.md")
 
 
 @dataclass(frozen=True)
@@ -58,12 +55,6 @@ def member_line(m: Member) -> str:
     return f"- {m.mode}: {', '.join(parts) if parts else 'active'}"
 
 
-def missing_plans(root: Path) -> tuple[str, ...]:
-    """Which of `prd-*.md` / `test-spec-*.md` has no match under `.rcs/plans/`."""
-    plans = Layout(root).plans
-    return tuple(p for p in PLAN_PATTERNS if not any(x.is_file() for x in plans.glob(p)))
-
-
 def listed_members(snap: Snapshot) -> list[Member]:
     """The members this overlay lists: live ones, sorted by mode name."""
     return sorted(snap.live_members(), key=lambda m: m.mode)
@@ -74,14 +65,15 @@ def runtime_would_list(m: Member) -> bool:
     return m.entry is not None and m.health == "stale"
 
 
-def build_overlay(snap: Snapshot, cap: int = SECTION_CAP) -> OverlayBlock:
+def build_overlay(snap: Snapshot, plans: tuple[str, ...], cap: int = SECTION_CAP) -> OverlayBlock:
+    """The section for `snap`; `plans`: the file names under `.rcs/plans/` (they decide the forge gate)."""
     members = listed_members(snap)
     lines = [member_line(m) for m in members] or ["- none"]
     gate = None
     missing: tuple[str, ...] = ()
     if any(m.mode == "forge" for m in members):
-        missing = missing_plans(snap.root)
-        gate = f"{GATE} UNLOCKED" if not missing else f"{GATE} BLOCKED (missing {', '.join(missing)} in .rcs/plans/)"
+        missing = missing_plans(plans)
+        gate = gate_line(missing)
     fixed = [HEADING] + ([gate] if gate else [])
     budget = cap - sum(len(x) + 1 for x in fixed)
     kept: list[str] = []

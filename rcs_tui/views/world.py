@@ -74,6 +74,7 @@ class World:
     loaded_at: float = 0.0
     newest_write: float | None = None
     session_started: float | None = None
+    plans: tuple[str, ...] = ()  # file names under .rcs/plans/ (they decide the forge gate)
 
     def current_task(self) -> TaskInfo | None:
         """The task most recently written that is not finished (else the most recent one)."""

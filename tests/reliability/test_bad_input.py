@@ -245,6 +245,7 @@ async def test_markup_and_escapes_are_inert_in_the_hud_app(tmp_path):
 def test_reader_and_views_never_raise(tmp_path_factory, content):
     """Any bytes in a mode file and a canonical set: snapshot, HUD line and overlay render, inert."""
     from rcs_tui.project.loader import WorldLoader
+    from rcs_tui.state.plans import plan_names
     from rcs_tui.views.hud_line import render_spans, to_ansi
     from rcs_tui.views.overlay import build_overlay
     from rcs_tui.views.snapshot_json import snapshot_json
@@ -254,7 +255,7 @@ def test_reader_and_views_never_raise(tmp_path_factory, content):
         (root / rel).write_bytes(content)
     snap = read_snapshot(root, SESSION)
     json.dumps(snapshot_json(snap))
-    assert_inert(build_overlay(snap).text, "overlay", color=False)
+    assert_inert(build_overlay(snap, plan_names(snap.root)).text, "overlay", color=False)
     world = WorldLoader(root, session_id=SESSION, rp1_db=False).load()
     for line in render_spans(world, 0.0, 120, 3, "full"):
         assert_inert(to_ansi(line, False), "hud line", color=False)
