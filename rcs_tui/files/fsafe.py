@@ -470,6 +470,21 @@ def _discard(dfd: int, name: str) -> None:
         os.unlink(name, dir_fd=dfd)
 
 
+def discard_temp(dfd: int, name: str) -> None:
+    """Remove our own staged temp file `name` in the held directory; a failure leaves it for the doctor."""
+    with contextlib.suppress(OSError):
+        os.unlink(name, dir_fd=dfd)
+
+
+def rename_within(dfd: int, src: str, dst: str) -> bool:
+    """Rename `src` to `dst` inside the held directory (no path is resolved again); False when `src` is gone."""
+    try:
+        os.rename(src, dst, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except FileNotFoundError:
+        return False
+    return True
+
+
 def leftover_temps(root: Path) -> list[str]:
     """rcs-tui's own temp files left by a killed write, as project-relative paths (links never followed)."""
     out: list[str] = []

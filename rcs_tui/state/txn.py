@@ -167,8 +167,7 @@ def rotate(tree: Tree, limit: int | None = None) -> None:
     with tree.parent(str(JOURNAL_REL)) as (dfd, _name):
         for gen in range(JOURNAL_KEEP, 0, -1):
             src = rotated_name(gen - 1)
-            with contextlib.suppress(FileNotFoundError):
-                os.rename(src, rotated_name(gen), src_dir_fd=dfd, dst_dir_fd=dfd)
+            fsafe.rename_within(dfd, src, rotated_name(gen))
         fsafe.fsync_fd(dfd)
 
 
@@ -385,8 +384,7 @@ def _apply_locked(tree: Tree, plan: Plan, rels: list[str], append_rels: list[str
 def _drop_temps(steps: list[_Step]) -> None:
     for step in steps:
         if step.tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(step.tmp, dir_fd=step.dfd)
+            fsafe.discard_temp(step.dfd, step.tmp)
             step.tmp = None
 
 

@@ -219,3 +219,27 @@ def test_nan_in_state_never_reaches_json_output(tmp_path, run_cli):
         res = run_cli(*args, "--root", str(root))
         assert res.code == (3 if args[0] == "doctor" else 0), (args, res.stderr)  # doctor: 3 = findings remain
         json.loads(res.stdout, parse_constant=_no_constant)
+
+
+def test_the_console_never_blocks_on_a_fifo_named_by_a_refusal_or_an_entry(tmp_path):
+    """A refusal's "what wrote it" and a journal entry's "the file now" read the file through the bounded
+    reader: a FIFO swapped in where a mode file was answers at once instead of hanging the console."""
+    import os
+    import threading
+
+    from rcs_tui.files.io import digest
+    from rcs_tui.ui.console.entry import after_bytes
+    from rcs_tui.ui.console.refusals import writer_of
+
+    fifo = tmp_path / ".rcs" / "state" / "forge-state.json"
+    fifo.parent.mkdir(parents=True)
+    os.mkfifo(fifo)
+    got: list[object] = []
+    worker = threading.Thread(target=lambda: got.extend([
+        writer_of(fifo),
+        after_bytes(tmp_path, [], {"path": ".rcs/state/forge-state.json", "after_sha": digest(b"{}")})]),
+        daemon=True)
+    worker.start()
+    worker.join(5)
+    assert not worker.is_alive(), "a read blocked on the FIFO"
+    assert got[0] == ""

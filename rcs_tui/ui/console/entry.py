@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from rcs_tui.core.history import undone_ids
-from rcs_tui.files.io import digest, file_digest
+from rcs_tui.files.io import digest, file_digest, read_bounded
 from rcs_tui.state.journal import interrupted, read_journal
 from rcs_tui.state.txn import JOURNAL_REL
 from rcs_tui.ui.console.footer import FittedFooter
@@ -47,10 +47,9 @@ def after_bytes(root: Path, entries: list[dict[str, Any]], item: dict[str, Any])
         return None, "deleted"
     path = root / str(item.get("path"))
     if file_digest(path) == sha:
-        try:
-            return path.read_bytes(), "the file now"
-        except OSError:
-            pass
+        got = read_bounded(path, follow_links=False)
+        if got.raw is not None:
+            return got.raw, "the file now"
     for e in entries:
         for f in e.get("files") or []:
             if isinstance(f, dict) and f.get("path") == item.get("path"):

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from rcs_tui.files.io import read_bounded
 from rcs_tui.views.text import ago, strip_controls
 
 WRITER_FIELDS = ("source", "updated_by", "owner", "writer", "session_id", "pid")
@@ -33,10 +34,12 @@ def refused_path(message: str) -> str:
 
 def writer_of(path: Path) -> str:
     """What the file itself says about its writer (`source`, `owner`, `session_id`…), bounded read."""
+    got = read_bounded(path, max_bytes=64 * 1024, part="head")  # never blocks on a FIFO swapped in
+    if got.raw is None:
+        return ""
     try:
-        with path.open("rb") as fh:
-            data = json.loads(fh.read(64 * 1024))
-    except (OSError, ValueError, RecursionError):
+        data = json.loads(got.raw)
+    except (ValueError, RecursionError):
         return ""
     if not isinstance(data, dict):
         return ""
