@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from rcs_tui.core.times import iso_of
 from rcs_tui.files.io import append_line, atomic_write, dump_json
 from rcs_tui.state.session import pid_start_ticks
 
@@ -32,7 +33,7 @@ TASK_PATH = ("codegen", "review", "test", "accept", "done")
 
 
 def iso(t: datetime) -> str:
-    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+    return iso_of(t)
 
 
 @dataclass

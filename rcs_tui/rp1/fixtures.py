@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rcs_tui.core.machine import StateMachine
+from rcs_tui.core.times import iso_of
 from rcs_tui.rp1.machines import MachineRegistry
 
 _NOW_SQL = "(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))"
@@ -121,8 +122,7 @@ V6_RUN_STATUSES = frozenset({"not_started", "running", "waiting", "completed", "
 
 def iso_ms(dt: datetime) -> str:
     """rp1's timestamp format: ISO-8601 UTC, milliseconds, `Z`."""
-    dt = dt.astimezone(UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    return iso_of(dt)
 
 
 class FakeClock:

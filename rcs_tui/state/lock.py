@@ -15,6 +15,7 @@ import stat
 import time
 from collections.abc import Iterator
 
+from rcs_tui.core.times import iso
 from rcs_tui.files.fsafe import Refused, Tree, open_leaf, read_at, write_all
 
 LOCK_REL = ".rcs/logs/rcs-tui.lock"
@@ -59,7 +60,7 @@ def store_lock(tree: Tree, actor: str, timeout: float | None = None) -> Iterator
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, 0)
                 write_all(fd, json.dumps({"holder": actor, "pid": os.getpid(),
-                                          "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}).encode())
+                                          "since": iso(time.time())}).encode())
             yield
         finally:
             os.close(fd)  # closing releases the flock

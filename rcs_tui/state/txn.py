@@ -21,10 +21,10 @@ import socket
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from rcs_tui.core.times import iso
 from rcs_tui.files import fsafe
 from rcs_tui.files.fsafe import Refused, Tree, digest
 from rcs_tui.files.io import loads_strict, rel_of
@@ -116,8 +116,7 @@ class Plan:
 
 def now_iso() -> str:
     """UTC timestamp with milliseconds and `Z`, as the runtime writes them."""
-    now = datetime.now(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+    return iso(time.time(), ms=True)
 
 
 def default_actor(via: str = "cli") -> str:

@@ -9,9 +9,9 @@ Building and following documents is `rcs_tui.project.feed`; the attention rules 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
+from rcs_tui.core import times
 from rcs_tui.views.world import World
 
 CONTRACT_VERSION = "1.1"
@@ -59,7 +59,7 @@ def summarise(doc: dict[str, Any], keep: int = 200) -> dict[str, Any]:
 def iso(ts: float | None) -> str | None:
     if ts is None:
         return None
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return times.iso(ts)
 
 
 def contract_major(version: Any) -> int | None:

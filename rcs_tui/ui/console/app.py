@@ -11,7 +11,6 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +19,7 @@ from textual.binding import Binding
 from textual.screen import ModalScreen
 from textual.widgets import Input
 
+from rcs_tui.core import times
 from rcs_tui.core.modes import BadName
 from rcs_tui.project.loader import WorldLoader
 from rcs_tui.state.txn import ChangedUnderneath, Plan, TxnError, default_actor
@@ -44,8 +44,8 @@ MESSAGE_SECONDS = 8.0  # a refusal's line in the status bar clears after this lo
 
 
 def iso(ts: float) -> str:
-    dt = datetime.fromtimestamp(ts, UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    """The runtime's timestamp form, for what an operator action records."""
+    return times.iso(ts, ms=True)
 
 
 class ConsoleApp(App):
