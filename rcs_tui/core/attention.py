@@ -63,7 +63,8 @@ def resurrected(snap: Any, entries: list[dict[str, Any]], now: float,
     undone = undone_ids(entries)
     out: set[str] = set()
     for entry in entries:
-        summary = entry.get("summary") if isinstance(entry.get("summary"), dict) else {}
+        raw = entry.get("summary")
+        summary: dict[str, Any] = raw if isinstance(raw, dict) else {}
         at = parse_time(entry.get("at"))
         if (not str(entry.get("action", "")).startswith("state clear ") or not entry.get("complete")
                 or entry["id"] in undone or at is None or now - at > COMEBACK_WINDOW):

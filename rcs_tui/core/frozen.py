@@ -29,7 +29,7 @@ class Frozen:
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is self.__class__:
-            return self._values(self._compared) == other._values(self._compared)  # type: ignore[attr-defined]
+            return self._values(self._compared) == other._values(self._compared)
         return NotImplemented
 
     def __hash__(self) -> int:
@@ -47,4 +47,4 @@ class Frozen:
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Copies and pickles are rebuilt by the constructor, which takes every slot in order."""
-        return self.__class__, self._values(self.__slots__)  # type: ignore[arg-type]
+        return self.__class__, self._values(self.__slots__)

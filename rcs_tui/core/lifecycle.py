@@ -51,7 +51,8 @@ class Outcome:
 
 def has_question(data: Mapping[str, Any]) -> bool:
     """True when question metadata proves a blocking question was asked."""
-    for source in (data, data.get("state") if isinstance(data.get("state"), Mapping) else {}):
+    state = data.get("state")
+    for source in (data, state if isinstance(state, Mapping) else {}):
         for key in _QUESTION_KEYS:
             if source.get(key):
                 return True

@@ -20,7 +20,7 @@ import os
 import platform
 import stat
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -279,7 +279,7 @@ def fsync_fd(dfd: int) -> None:
 
 # --- renameat2 -------------------------------------------------------------------------------------------
 
-def _load_renameat2():
+def _load_renameat2() -> Callable[[int, bytes, int, bytes, int], int] | None:
     if platform.system() != "Linux":
         return None
     libc = ctypes.CDLL(None, use_errno=True)  # the C library already loaded; no ldconfig subprocess
@@ -287,16 +287,16 @@ def _load_renameat2():
     if func is not None:
         func.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
         func.restype = ctypes.c_int
-        return func
+        return func  # type: ignore[no-any-return]
     number = _SYS_RENAMEAT2.get(platform.machine())
     if number is None:
         return None
     syscall = libc.syscall
     syscall.restype = ctypes.c_long
 
-    def via_syscall(a, b, c, d, flags):
-        return syscall(ctypes.c_long(number), ctypes.c_int(a), ctypes.c_char_p(b), ctypes.c_int(c),
-                       ctypes.c_char_p(d), ctypes.c_uint(flags))
+    def via_syscall(a: int, b: bytes, c: int, d: bytes, flags: int) -> int:
+        return int(syscall(ctypes.c_long(number), ctypes.c_int(a), ctypes.c_char_p(b), ctypes.c_int(c),
+                           ctypes.c_char_p(d), ctypes.c_uint(flags)))
 
     return via_syscall
 

@@ -11,6 +11,8 @@ recorder's top directory, because whether a path exists is decided by its parent
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from typing import Any
 
 from rcs_tui.files.host import pid_alive, pid_start_ticks
 
@@ -135,6 +137,7 @@ def listdir(path: str | os.PathLike[str]) -> list[str]:
     return os.listdir(path)
 
 
-def scandir(path: str | os.PathLike[str]) -> os.ScandirIterator[str]:
+def scandir(path: str | os.PathLike[str]) -> Iterator[os.DirEntry[str]] | Any:
+    """`os.scandir` (a context manager too), with the directory recorded."""
     note(path)
     return os.scandir(os.fspath(path))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -75,17 +76,17 @@ def _member_findings(snap: Snapshot, layout: Layout, sid: str | None) -> list[Fi
             out.append(Finding(fid, "stale-member", "warn", where, m.mode,
                                f"{m.mode} is in the canonical set of {where} but {m.reason.split('but ')[-1]}",
                                "drop the stale canonical entry (the mode file is kept)",
-                               lambda mode=m.mode, t=target: plan_drop_entry(root, mode, t)))
+                               partial(plan_drop_entry, root, m.mode, target)))
         elif m.health == "orphan":
             out.append(Finding(fid, "orphan", "warn", where, m.mode,
                                f"{m.mode} has an active mode file in {where} that no canonical entry lists",
                                "clear the orphaned mode file",
-                               lambda mode=m.mode, t=target: plan_clear(root, mode, t)))
+                               partial(plan_clear, root, m.mode, target)))
         elif m.health == "root-survivor" and (current or sid is None or _pointed(snap, sid)):
             out.append(Finding(fid, "root-survivor", "error", "root", m.mode,
                                f"root {m.mode}-state.json is still active ({m.reason}); it can resurrect "
                                f"{m.mode} after a clear", "clear the root copy",
-                               lambda mode=m.mode: plan_clear(root, mode, ROOT_SCOPE)))
+                               partial(plan_clear, root, m.mode, ROOT_SCOPE)))
     return out
 
 
@@ -124,7 +125,7 @@ def _dead_owner_findings(root: Path, scope: Any, sid: str | None) -> list[Findin
                                        _scope_name(sid), mode,
                                        f"{mode} is marked active but its owner process is gone ({why})",
                                        "clear the mode",
-                                       lambda m=mode, t=(ROOT_SCOPE if sid is None else sid): plan_clear(root, m, t)))
+                                       partial(plan_clear, root, mode, ROOT_SCOPE if sid is None else sid)))
                 break
     return out
 
@@ -139,7 +140,8 @@ def _state_findings(snap: Snapshot, cache: FindingCache | None = None) -> list[F
     layout = Layout(snap.root)
     scopes: list[str | None] = [None, *sorted(snap.sessions)]
 
-    def cached(kind: str, sid: str | None, inputs: tuple[Any, ...], compute: Callable[[], list[Finding]]):
+    def cached(kind: str, sid: str | None, inputs: tuple[Any, ...],
+               compute: Callable[[], list[Finding]]) -> list[Finding]:
         if cache is None:
             return compute()
         hit = cache.get((kind, sid))
@@ -155,16 +157,17 @@ def _state_findings(snap: Snapshot, cache: FindingCache | None = None) -> list[F
     for sid in scopes:
         scope = snap.scope(sid)
         # the root's view depends on every session (tombstones); a session's on itself and the root
-        inputs = (snap.root_scope, *snap.sessions.values()) if sid is None else (snap.root_scope, scope)
+        inputs: tuple[Any, ...] = ((snap.root_scope, *snap.sessions.values()) if sid is None
+                                   else (snap.root_scope, scope))
         inputs += (sid == snap.session_id, _pointed(snap, sid))
-        for f in cached("members", sid, inputs, lambda sid=sid: _member_findings(snap, layout, sid)):
+        for f in cached("members", sid, inputs, partial(_member_findings, snap, layout, sid)):
             if f.id not in seen:
                 seen.add(f.id)
                 out.append(f)
     for sid in scopes:
         scope = snap.scope(sid)
         out += _dead_owner_findings(snap.root, scope, sid)
-        out += cached("softeners", sid, (scope,), lambda scope=scope, sid=sid: _softener_findings(scope, sid))
+        out += cached("softeners", sid, (scope,), partial(_softener_findings, scope, sid))
     if cache is not None:
         live = set(scopes)
         for key in [k for k in cache if k[1] not in live]:
@@ -182,7 +185,8 @@ def _state_findings(snap: Snapshot, cache: FindingCache | None = None) -> list[F
 
 def _journal_findings(root: Path) -> list[Finding]:
     """Operator actions whose process died mid-way, journal lines that were skipped, leftover temp files."""
-    from rcs_tui.files.fsafe import Refused, Tree, digest, leftover_temps
+    from rcs_tui.files.fsafe import Refused, Tree, leftover_temps
+    from rcs_tui.files.io import digest
     from rcs_tui.state.journal import find_interrupted
 
     out = []
@@ -221,11 +225,12 @@ def _journal_findings(root: Path) -> list[Finding]:
 class TempCleanup(Operation):
     """Removes rcs-tui's own leftover temp files under the store lock (not journaled: they hold no state)."""
 
-    def run(self, root: Path, actor: str | None = None) -> dict[str, Any]:
+    def run(self, root: Path, actor: str | None = None, expect_plan: str | None = None) -> dict[str, Any]:
         from rcs_tui.files.fsafe import Tree, remove_temp
         from rcs_tui.state.lock import LockBusy, store_lock
         from rcs_tui.state.txn import TxnError, default_actor
 
+        self.plan.confirm(root, expect_plan)
         try:
             with store_lock(Tree(root), actor or default_actor()):
                 for rel in self.plan.summary["remove"]:

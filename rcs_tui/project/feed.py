@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +79,7 @@ class SnapshotFeed:
         sections = self.loader.sections_for(paths) if paths is not None else None
         if self.loader.deferred:  # after first_look(): the full read (it sees every change so far)
             world = self.loader.world
+            assert world is not None  # first_look() loaded it
             while self.loader.deferred:
                 world = self.loader.load_deferred() or world
             sections = None
@@ -144,8 +145,8 @@ class SnapshotFeed:
 
     def _build(self, world: World) -> dict[str, Any]:
         snap = world.snapshot
-        doc = {"version": CONTRACT_VERSION, "kind": "snapshot", "seq": 0, "taken_at": iso(self.clock()),
-               "has_rcs": self.loader.layout.rcs.is_dir()}
+        doc: dict[str, Any] = {"version": CONTRACT_VERSION, "kind": "snapshot", "seq": 0,
+                               "taken_at": iso(self.clock()), "has_rcs": self.loader.layout.rcs.is_dir()}
         if self.summary:
             doc.update(snapshot_json(snap, with_scopes=False), scopes=summary_scopes(snap))
         else:
@@ -173,7 +174,7 @@ class SnapshotFeed:
 
 
 async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_after: float = 0.5,
-                           gate: Any = None, first_look: bool = False):
+                           gate: Any = None, first_look: bool = False) -> AsyncIterator[dict[str, Any]]:
     """The first document, then one per batch of changes the watcher sees (what arrives meanwhile is merged).
 
     The watcher needs a moment to start; `resync_after` seconds in, the files written since just before the
@@ -185,7 +186,7 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_aft
     import asyncio
     import contextlib
 
-    def gated():
+    def gated() -> Any:
         return gate if gate is not None else contextlib.nullcontext()
 
     from rcs_tui.project.watch import native_batches, poll_batches, scan, watch_targets

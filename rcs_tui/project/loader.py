@@ -117,9 +117,10 @@ class WorldLoader:
     def _load_config(self) -> tuple[HudConfig, tuple[Badge, ...]]:
         config, error = read_hud_config(self.layout.hud_config, self.layout.rcs)
         if error:
-            prev = self._values.get("config")
-            kept = prev is not None and config.note is None
-            return (prev if kept else config), (Badge("config", self.layout.hud_config, error, kept),)
+            prev: HudConfig | None = self._values.get("config")
+            if prev is not None and config.note is None:
+                return prev, (Badge("config", self.layout.hud_config, error, True),)
+            return config, (Badge("config", self.layout.hud_config, error, False),)
         return config, ()
 
     def _load_tasks(self) -> tuple[tuple[TaskInfo, ...], tuple[Badge, ...]]:
@@ -144,7 +145,8 @@ class WorldLoader:
             if read.ok and phase not in machine.states:
                 error = f'field "phase": unknown phase {str(phase)[:40]!r}'
                 phase = None
-            out.append(TaskInfo(name, phase, error, inputs.mtime(path), bool(phase) and is_terminal(phase, machine)))
+            terminal = isinstance(phase, str) and bool(phase) and is_terminal(phase, machine)
+            out.append(TaskInfo(name, phase, error, inputs.mtime(path), terminal))
             if error:
                 badges.append(Badge("tasks", path, error))
         return tuple(out), tuple(badges)

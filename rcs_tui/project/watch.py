@@ -15,9 +15,10 @@ import asyncio
 import errno
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rcs_tui.project.loader import WorldLoader
 
@@ -56,7 +57,7 @@ def watch_targets(loader: WorldLoader) -> WatchTargets:
 
 
 async def watch_batches(targets: WatchTargets, *, stop_event: asyncio.Event | None = None,
-                        debounce_ms: int = DEBOUNCE_MS):
+                        debounce_ms: int = DEBOUNCE_MS) -> AsyncIterator[frozenset[Path]]:
     """Yield sets of relevant changed paths (native events, our filter, small debounce)."""
     from watchfiles import awatch
 
@@ -122,7 +123,7 @@ class TreeWatch:
                     continue
         return files
 
-    def paths_of(self, event, targets: WatchTargets) -> tuple[set[Path], bool]:
+    def paths_of(self, event: Any, targets: WatchTargets) -> tuple[set[Path], bool]:
         """The relevant paths one event names, and whether the kernel queue overflowed."""
         mask = int(event.mask)  # plain ints: the flag type's own operators cost microseconds per event
         if mask & _OVERFLOW:
@@ -198,7 +199,8 @@ class _Batch:
         self.timer: asyncio.TimerHandle | None = None
 
 
-async def inotify_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_MS, quiet_ms: int = QUIET_MS):
+async def inotify_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_MS,
+                          quiet_ms: int = QUIET_MS) -> AsyncIterator[frozenset[Path]]:
     """Yield sets of relevant changed paths from inotify: a batch closes `quiet_ms` after its latest
     event or `debounce_ms` after its first relevant one.
 
@@ -270,7 +272,7 @@ async def inotify_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_
         tree.close()
 
 
-def native_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_MS):
+def native_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_MS) -> AsyncIterator[frozenset[Path]]:
     """inotify on Linux, watchfiles elsewhere."""
     if sys.platform.startswith("linux"):
         return inotify_batches(targets, debounce_ms=debounce_ms)
@@ -300,7 +302,8 @@ def scan(targets: WatchTargets, limit: int = 20_000) -> dict[Path, tuple[int, in
     return out
 
 
-async def poll_batches(targets: WatchTargets, interval: float = POLL_MS / 1000, *, resync: bool = False):
+async def poll_batches(targets: WatchTargets, interval: float = POLL_MS / 1000, *,
+                       resync: bool = False) -> AsyncIterator[frozenset[Path]]:
     """Polling fallback: compare stat signatures (inode included, so same-second renames count).
 
     `resync`: first yield every file, for a start after native watching failed, which may have lost
