@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from rcs_tui.config.paths import QUICK_KEYS, read_config_bytes, remember_checked
 from rcs_tui.config.settings import DEFAULTS, ConfigError
-from rcs_tui.fleet.attention import ALERT_KINDS
+from rcs_tui.core.attention import ALERT_KINDS
 
 
 class Alerts(BaseModel):

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rcs_tui.config.paths import ENV_KEYS, config_absent, config_path, export_file_paths, set_by_user
-from rcs_tui.fleet.attention import ALERT_KINDS
+from rcs_tui.core.attention import ALERT_KINDS
 
 # Every key and its default, `[alerts]` keys as `alerts.<key>`; the file's schema takes its defaults from here.
 DEFAULTS: dict[str, Any] = {

@@ -1,20 +1,69 @@
-"""Who needs the operator, and why: the attention rules over one project's snapshot, pure.
+"""Who needs the operator, and why: the kinds of attention, their words, and the rules that sort a
+project's members, runs and workers into them, pure.
 
-`attention` sorts members, rp1 runs and workers into the kinds a fleet row and alerts use; `resurrected`
-finds members that came back after an operator cleared them; `dead_worker_findings` turns dead team
-workers into doctor findings. Inputs are the snapshot (duck-typed: scopes, modes, members), the parts
-of the snapshot document already built, journal entries and the time; nothing here reads a file.
+Each kind says how urgent it makes a project (`rank`), which alert it raises (root survivors alert as
+`stale`; running work raises none), how a count reads ("2 dead workers"), its heading, and what an
+alert says about a member of it. `attention` sorts members, rp1 runs and workers into the kinds;
+`rank` turns that into a project's urgency; `resurrected` finds members that came back after an
+operator cleared them; `dead_worker_findings` turns dead team workers into doctor findings. Inputs are
+the snapshot (duck-typed: scopes, modes, members), the parts of the snapshot document already built,
+journal entries and the time; nothing here reads a file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rcs_tui.core.history import undone_ids
 
 WAITING_OUTCOMES = frozenset({"askuserQuestion", "userinterlude"})
 COMEBACK_WINDOW = 15 * 60  # a mode active again this soon after an operator cleared it "came back"
+RANKS = ("waiting", "failed", "trouble", "running", "idle")  # a project's urgency, most urgent first
+
+
+@dataclass(frozen=True)
+class Kind:
+    key: str  # the list in the document's `attention`
+    rank: str  # the row rank it puts a project in (see rows.RANKS)
+    alert: str | None  # the alert kind a new entry raises (None: no alert)
+    noun: str  # a count of it: "1 dead worker"
+    plural: str  # "2 dead workers"
+    heading: str  # the project view's heading for its entries
+    news: str  # what an alert says: "<member> worker died"
+
+
+KINDS: tuple[Kind, ...] = (
+    Kind("waiting", "waiting", "waiting", "waiting", "waiting", "waiting for you", "is waiting for you"),
+    Kind("failed", "failed", "failed", "failed", "failed", "failed", "failed"),
+    Kind("dead", "trouble", "dead", "dead worker", "dead workers", "dead workers", "worker died"),
+    Kind("stale", "trouble", "stale", "stale", "stale", "stale", "turned stale"),
+    Kind("root_survivors", "trouble", "stale", "root survivor", "root survivors", "root survivors", "turned stale"),
+    Kind("resurrected", "trouble", "resurrected", "came back", "came back", "came back after a clear",
+         "came back after a clear"),
+    Kind("running", "running", None, "running", "running", "running", "is running"),
+)
+BY_KEY = {k.key: k for k in KINDS}
+KEYS: tuple[str, ...] = tuple(k.key for k in KINDS)
+NEEDS_YOU: tuple[Kind, ...] = tuple(k for k in KINDS if k.alert is not None)  # what a "needs you" reason names
+ALERT_KINDS: tuple[str, ...] = tuple(dict.fromkeys(k.alert for k in NEEDS_YOU if k.alert))
+ALERT_NEWS = {k.alert: k.news for k in NEEDS_YOU if k.alert and k.key == k.alert}
+
+
+def count_words(kind: Kind, n: int) -> str:
+    return f"{n} {kind.noun if n == 1 else kind.plural}"
+
+
+def rank(attention_lists: Mapping[str, Sequence[str]] | None, rp1_running: int) -> str:
+    """How urgent a project is: the most urgent kind it has entries of (running rp1 runs count as running
+    work); a project that cannot be read (`attention_lists` None) is trouble, so it is seen."""
+    if attention_lists is None:
+        return "trouble"
+    ranks = [RANKS.index(k.rank) for k in KINDS if attention_lists.get(k.key)]
+    if rp1_running:
+        ranks.append(RANKS.index("running"))
+    return RANKS[min(ranks, default=RANKS.index("idle"))]
 
 
 def dead_worker_findings(teams: dict[str, Any]) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rcs_tui.fleet.attention import ALERT_KINDS, ALERT_NEWS, NEEDS_YOU
+from rcs_tui.core.attention import ALERT_KINDS, ALERT_NEWS, NEEDS_YOU
 from rcs_tui.fleet.rows import Row
 from rcs_tui.views.text import strip_controls
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from rich.text import Text
 
+from rcs_tui.core import attention
 from rcs_tui.core.health import WORKER_CONDITIONS
-from rcs_tui.fleet import attention
 from rcs_tui.fleet.projects import Project
 from rcs_tui.state.metrics import parse_time
 from rcs_tui.state.team import worker_condition
@@ -24,7 +24,7 @@ from rcs_tui.views.health import HEALTH_GLYPH, HEALTH_STYLE, WORKER_GLYPH
 from rcs_tui.views.snapshot_doc import CONTRACT_MAJOR, CONTRACT_VERSION, contract_major, summarise
 from rcs_tui.views.text import ago, strip_controls
 
-RANKS = ("waiting", "failed", "trouble", "running", "idle")
+RANKS = attention.RANKS
 
 
 def inert(value: Any, limit: int = 200) -> str:
@@ -84,12 +84,8 @@ class Row:
     # -- derived ----------------------------------------------------------------------------
     @property
     def rank(self) -> int:
-        if self.doc is None or self.error:
-            return RANKS.index("trouble")
-        ranks = [RANKS.index(k.rank) for k in attention.KINDS if self.attention.get(k.key)]
-        if self._rp1_count("running"):
-            ranks.append(RANKS.index("running"))
-        return min(ranks, default=RANKS.index("idle"))
+        readable = self.doc is not None and not self.error
+        return RANKS.index(attention.rank(self.attention if readable else None, self._rp1_count("running")))
 
     @property
     def needs_you_now(self) -> bool:

@@ -16,8 +16,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from rcs_tui.core.attention import NEEDS_YOU
 from rcs_tui.fleet.actions import ActionError, CliActions, PlanChangedError
-from rcs_tui.fleet.attention import NEEDS_YOU
 from rcs_tui.fleet.rows import Row, inert
 from rcs_tui.ui.console.confirm import ConfirmPlan
 from rcs_tui.ui.console.format import STATUS_STYLE
