@@ -34,7 +34,8 @@ def test_waiting_and_failed_members_and_runs_are_listed_by_scope(tmp_path):
     mode(tmp_path, "ralph", None, active=False, current_phase="cleared", lifecycle_outcome="failed")  # tombstone
     canonical(tmp_path, ["deep-interview"], "s-1")
     d = doc(rp1={"waiting": [{"id": "r1"}], "failed": [{"id": "r2"}]},
-            team={"crew": {"workers": [{"name": "w1", "dead_reason": "pid gone"}, {"name": "w2", "dead_reason": None}]}},
+            team={"crew": {"workers": [{"name": "w1", "dead_reason": "pid gone"},
+                                       {"name": "w2", "dead_reason": None}]}},
             doctor={"findings": [{"kind": "stale-member", "scope": "s-1", "subject": "team"},
                                  {"kind": "orphan", "scope": "root", "subject": "ultraqa"},
                                  {"kind": "root-survivor", "scope": "root", "subject": "forge"},
