@@ -445,15 +445,6 @@ def atomic_write(path: Path, data: bytes) -> None:
     fsync_dir(path.parent)
 
 
-def atomic_delete(path: Path) -> None:
-    """Remove a file (missing is fine) and make the removal durable."""
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        return
-    fsync_dir(path.parent)
-
-
 def append_line(path: Path, line: str) -> None:
     """Append one line with a single O_APPEND write, starting a new line if the file lacks one."""
     path.parent.mkdir(parents=True, exist_ok=True)

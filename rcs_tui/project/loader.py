@@ -13,7 +13,6 @@ import os
 import time
 from _thread import allocate_lock
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -260,12 +259,6 @@ class WorldLoader:
         self.world = self._build()
         return self.world
 
-    def touch(self) -> World:
-        """Same data, fresh `loaded_at` (used when only the clock moved)."""
-        assert self.world is not None
-        self.world = replace(self.world, loaded_at=self.clock())
-        return self.world
-
     def _build(self) -> World:
         snap: Snapshot = self._values["state"]
         scope = snap.authoritative
@@ -292,8 +285,3 @@ class WorldLoader:
             extra.append(scope.canonical.path)
         times = [t for t in (snap.mode_newest, *(inputs.mtime(p) for p in extra)) if t is not None]
         return max(times) if times else None
-
-
-def load_world(root: Path, **kwargs: Any) -> World:
-    """One-shot convenience: a fresh loader, everything loaded once."""
-    return WorldLoader(root, **kwargs).load()

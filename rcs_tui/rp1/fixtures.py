@@ -117,7 +117,6 @@ CREATE TABLE tasks (
 """
 
 SCHEMAS = {6: SCHEMA_V6, 17: SCHEMA_V17}
-V6_RUN_STATUSES = frozenset({"not_started", "running", "waiting", "completed", "failed", "skipped"})
 
 
 def iso_ms(dt: datetime) -> str:

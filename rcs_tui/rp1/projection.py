@@ -16,7 +16,6 @@ from rcs_tui.files.io import loads_strict
 
 STEP_STATUSES = ("not_started", "running", "waiting", "completed", "failed", "skipped")
 RUN_STATUSES = STEP_STATUSES + ("inactive", "cancelled", "abandoned")
-TERMINAL_RUN_STATUSES = frozenset({"completed", "failed", "cancelled", "abandoned"})
 MANUAL_END = frozenset({"cancelled", "abandoned"})
 # The only event types the projection reads; every other row leaves a run's status unchanged.
 STATUS_EVENT_TYPES = ("status_change", "waiting_for_user")
