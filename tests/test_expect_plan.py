@@ -107,3 +107,45 @@ def test_doctor_fix_applies_only_the_confirmed_repairs(run_cli, tmp_path):
         args += ["--only", fid, "--expect-plan", fp]
     refused(run_cli(*args))
     assert tree_digest(root) == before
+
+
+def test_a_repair_whose_plan_changed_after_an_earlier_repair_is_not_applied(tmp_path):
+    """Two confirmed repairs; while the first is applied a member becomes live (the orphan ultraqa is now
+    listed). The second repair, planned again, would clear a live member and rewrite the canonical set:
+    it is not the plan the operator confirmed, so it stops (and says so), and nothing of it is written."""
+    from dataclasses import replace
+
+    from rcs_tui.project.doctor import diagnose, fix
+
+    root = tmp_path / "p"
+    mode(root, "forge", phase="execute")
+    mode(root, "ultraqa", phase="execute")  # active, not listed: an orphan
+    canonical(root, ["forge", "team"])  # team listed without a file: a stale member
+    findings = diagnose(root)
+    chosen = [f for f in findings if f.kind in ("stale-member", "orphan")]
+    assert [f.kind for f in chosen] == ["orphan", "stale-member"]
+    confirmed = [f.plan().plan.fingerprint(root) for f in chosen]
+    first = chosen[0] if chosen[0].kind == "stale-member" else chosen[1]
+    second = chosen[1] if first is chosen[0] else chosen[0]
+
+    class ThenTheRuntimeMoves:
+        """The first repair as planned; right after it is applied, the runtime lists ultraqa (live now)."""
+
+        def __init__(self):
+            self.op = first.plan()
+            self.plan = self.op.plan
+
+        def run(self, *args, **kwargs):
+            out = self.op.run(*args, **kwargs)
+            canonical(root, ["forge", "ultraqa"])
+            return out
+
+    before_canonical = (root / ".rcs" / "state" / "skill-active-state.json")
+    ordered = [replace(first, plan=ThenTheRuntimeMoves), second]
+    result = fix(root, ordered, expected=confirmed)
+    assert [a["id"] for a in result["applied"]] == [first.id]
+    assert [(f["id"], f["kind"]) for f in result["failed"]] == [(second.id, "plan_changed")]
+    assert "not one you confirmed" in result["failed"][0]["error"]
+    ultraqa = json.loads((root / ".rcs" / "state" / "ultraqa-state.json").read_text())
+    assert ultraqa.get("active") is not False  # the live member was not cleared
+    assert json.loads(before_canonical.read_text())["active_skills"][1]["skill"] == "ultraqa"

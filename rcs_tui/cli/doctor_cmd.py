@@ -51,7 +51,8 @@ def doctor(do_fix, only, expect_plan, session_id, db, idle_minutes, root, as_jso
         if not apply:
             return remaining_code(findings)
     if apply and repairable:
-        report["fix"] = fix(root_path, findings, list(only) or None, session_id=session_id, rp1_db=db)
+        report["fix"] = fix(root_path, findings, list(only) or None, session_id=session_id, rp1_db=db,
+                            expected=list(expect_plan) if expect_plan else None)
         findings = diagnose(root_path, session_id, rp1_db=db, idle_seconds=idle_minutes * 60)
         report["remaining"] = [f.id for f in findings]
     emit(report, as_json, _human)

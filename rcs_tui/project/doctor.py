@@ -282,20 +282,32 @@ def diagnose(root: Path, session_id: str | None = None, *, rp1_db: str | None = 
 
 
 def fix(root: Path, findings: list[Finding], ids: list[str] | None = None, *, session_id: str | None = None,
-        actor: str | None = None, rp1_db: str | None = None) -> dict[str, Any]:
-    """Apply the repairs of the chosen findings (all repairable ones by default), then prove they held."""
+        actor: str | None = None, rp1_db: str | None = None, expected: list[str] | None = None) -> dict[str, Any]:
+    """Apply the repairs of the chosen findings (all repairable ones by default), then prove they held.
+
+    `expected`: the plan fingerprints the operator confirmed. Each repair is planned again right before it
+    is applied and must be one of them (its files are then checked again under the store lock, so what
+    is written is what was confirmed); the first that is not stops it and every later repair.
+    """
     chosen = [f for f in findings if f.plan is not None and (ids is None or f.id in ids)]
     applied: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
+    confirmed = None if expected is None else list(expected)
     rollbacks = [f for f in chosen if f.kind == "interrupted-action"]
     if rollbacks:
         # An interrupted action leaves a half-changed tree whose other findings are artefacts of it:
         # roll those back first, then diagnose again and repair only what is still wrong.
-        _run_repairs(root, rollbacks, actor, applied, failed)
+        if not _run_repairs(root, rollbacks, actor, applied, failed, confirmed):
+            return _outcome(root, session_id, rp1_db, applied, failed)
         fresh = diagnose(root, session_id, rp1_db=rp1_db)
         chosen = [f for f in fresh if f.plan is not None and f.kind != "interrupted-action"
                   and (ids is None or f.id in ids)]
-    _run_repairs(root, chosen, actor, applied, failed)
+    _run_repairs(root, chosen, actor, applied, failed, confirmed)
+    return _outcome(root, session_id, rp1_db, applied, failed)
+
+
+def _outcome(root: Path, session_id: str | None, rp1_db: str | None, applied: list[dict[str, Any]],
+             failed: list[dict[str, Any]]) -> dict[str, Any]:
     after = {f.id for f in diagnose(root, session_id, rp1_db=rp1_db)}
     for item in applied:
         item["held"] = item["id"] not in after
@@ -303,13 +315,28 @@ def fix(root: Path, findings: list[Finding], ids: list[str] | None = None, *, se
 
 
 def _run_repairs(root: Path, chosen: list[Finding], actor: str | None, applied: list[dict[str, Any]],
-                 failed: list[dict[str, Any]]) -> None:
-    for finding in chosen:
+                 failed: list[dict[str, Any]], confirmed: list[str] | None) -> bool:
+    """Plan and apply each repair in turn; False when one was not a confirmed plan (it and the rest are
+    not applied, each saying why)."""
+    from rcs_tui.state.txn import PLAN_CHANGED
+
+    for n, finding in enumerate(chosen):
         try:
-            result = finding.plan().run(root, actor=actor)  # type: ignore[misc]
+            op = finding.plan()  # type: ignore[misc]
+            fingerprint = op.plan.fingerprint(root) if confirmed is not None else None
+            if confirmed is not None and fingerprint not in confirmed:
+                failed.append({"id": finding.id, "kind": "plan_changed",
+                               "error": f"{PLAN_CHANGED} (the repair planned now is not one you confirmed)"})
+                failed += [{"id": f.id, "kind": "not_run", "error": f"not run: the repair of {finding.id} "
+                            "was no longer the plan you confirmed"} for f in chosen[n + 1:]]
+                return False
+            if confirmed is not None and fingerprint is not None:
+                confirmed.remove(fingerprint)
+            result = op.run(root, actor=actor, expect_plan=fingerprint)
             applied.append({"id": finding.id, "journal_id": result.get("journal_id")})  # None: nothing to change
         except Exception as exc:  # noqa: BLE001 - report each refusal, continue with the rest
             failed.append({"id": finding.id, "error": str(exc)})
+    return True
 
 
 def snapshot_findings(snap: Snapshot, cache: FindingCache | None = None) -> list[Finding]:
