@@ -61,6 +61,10 @@ def failure_reason(returncode: int | None, stderr: str, project: Project) -> str
             except (ValueError, AttributeError):
                 break
             if isinstance(message, str):
+                if ": no .rcs/ directory there" in message:  # the host refused the root we named
+                    return f"no .rcs/ in {project.path}"
+                if message.endswith(": not a directory"):
+                    return f"no such directory: {project.path}"
                 if "No such command" in message or "No such option" in message or "no such option" in message:
                     return f"rcs-tui on {project.host} is too old for the fleet ({message})"
                 return message
