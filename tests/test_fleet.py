@@ -553,7 +553,7 @@ def _gone(pid: int) -> bool:
 async def test_ending_a_session_ends_what_it_started_too(tmp_path):
     """An ssh session that lingers is ended with everything in its process group (a ProxyCommand, a
     wrapper's command): nothing it started keeps running, or keeps its pipes open, after the fleet lets go."""
-    from rcs_tui.fleet.hub import _end
+    from rcs_tui.fleet.remote import end_session
 
     pidfile = tmp_path / "child.pid"
     proc = await asyncio.create_subprocess_exec(
@@ -564,7 +564,7 @@ async def test_ending_a_session_ends_what_it_started_too(tmp_path):
             break
         await asyncio.sleep(0.02)
     child = int(pidfile.read_text())
-    await _end(proc)
+    await end_session(proc)
     assert proc.returncode is not None
     for _ in range(50):
         if _gone(child):

@@ -7,13 +7,12 @@ JSON (the same shapes the console previews and reports) or raises ActionError wi
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from typing import Any
 
 from rcs_tui.core.exit_codes import FINDINGS_REMAIN
 from rcs_tui.files.io import loads_strict
 from rcs_tui.fleet.projects import Project
+from rcs_tui.fleet.source import CannotRun, ProjectSource, open_source
 from rcs_tui.fleet.transport import Ssh, failure_reason
 from rcs_tui.state.txn import PLAN_CHANGED
 from rcs_tui.views.text import strip_controls
@@ -30,43 +29,37 @@ class PlanChangedError(ActionError):
 
 
 class CliActions:
-    """clear / undo / override / doctor for one project, local or remote."""
+    """clear / undo / override / doctor for one project, through its source (local or remote alike)."""
 
-    def __init__(self, project: Project, ssh: Ssh | None = None, timeout: float = TIMEOUT) -> None:
+    def __init__(self, project: Project, ssh: Ssh | None = None, timeout: float = TIMEOUT,
+                 source: ProjectSource | None = None) -> None:
         self.project = project
-        self.ssh = ssh or Ssh()
+        self.source = source or open_source(project, ssh=ssh)
         self.timeout = timeout
 
     @property
     def where(self) -> str:
         return self.project.host_label
 
-    def argv(self, args: list[str]) -> list[str]:
-        full = [*args, "--root", self.project.path, "--json"]
-        if self.project.remote:
-            return self.ssh.argv(self.project, full)
-        return [sys.executable, "-m", "rcs_tui", *full]
-
     def run(self, args: list[str]) -> dict[str, Any]:
         try:
-            proc = subprocess.run(self.argv(args), capture_output=True, timeout=self.timeout, stdin=subprocess.DEVNULL,
-                                  check=False)
-        except subprocess.TimeoutExpired:
+            ran = self.source.run([*args, "--root", self.project.path, "--json"], self.timeout)
+        except TimeoutError:
             raise ActionError(f"no answer from {self.where} within {self.timeout:g}s; the action may or may not "
                               "have run: check the journal") from None
-        except OSError as exc:
-            raise ActionError(f"cannot run {'ssh' if self.project.remote else 'rcs-tui'}: {exc}") from None
-        out = proc.stdout.decode("utf-8", "replace")
-        err = proc.stderr.decode("utf-8", "replace")
+        except CannotRun as exc:
+            raise ActionError(str(exc)) from None
+        out = ran.stdout.decode("utf-8", "replace")
+        err = ran.stderr.decode("utf-8", "replace")
         # a refusal exits 1 with its JSON on stderr; the doctor exits FINDINGS_REMAIN with its report on stdout
-        if proc.returncode in (0, 1, FINDINGS_REMAIN) and out.strip().startswith("{"):
+        if ran.returncode in (0, 1, FINDINGS_REMAIN) and out.strip().startswith("{"):
             try:
                 data = loads_strict(out)
             except ValueError:
                 data = None
             if isinstance(data, dict):
                 return data
-        reason = strip_controls(failure_reason(proc.returncode, err, self.project))
+        reason = strip_controls(failure_reason(ran.returncode, err, self.project))
         raise (PlanChangedError if reason == PLAN_CHANGED else ActionError)(reason)
 
     # -- actions ----------------------------------------------------------------------------

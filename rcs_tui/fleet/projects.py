@@ -75,6 +75,8 @@ def parse_project(spec: str) -> Project:
     host = host.rsplit(":", 1)[0] if host.count(":") == 1 else host  # ssh config aliases keep their case
     if not host or not HOST_RE.fullmatch(host):
         raise ProjectSpecError(f"{spec!r}: no usable host name (ssh://HOST/PATH or ssh://USER@HOST:PORT/PATH)")
+    if host.startswith("-"):
+        raise ProjectSpecError(f"{spec!r}: a host name may not start with '-' (ssh would read it as an option)")
     try:
         port = parts.port
     except ValueError as exc:
@@ -82,6 +84,8 @@ def parse_project(spec: str) -> Project:
     user = unquote(parts.username) if parts.username else None
     if user is not None and not USER_RE.fullmatch(user):
         raise ProjectSpecError(f"{spec!r}: bad user name {user!r}")
+    if user is not None and user.startswith("-"):
+        raise ProjectSpecError(f"{spec!r}: a user name may not start with '-' (ssh would read it as an option)")
     path = unquote(parts.path)
     if path.startswith("/~/") or path == "/~":
         path = path[1:]

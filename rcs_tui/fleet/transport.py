@@ -10,7 +10,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from rcs_tui.files.io import loads_strict
-from rcs_tui.fleet.projects import Project
+from rcs_tui.fleet.projects import Project, ProjectSpecError
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,16 @@ class Ssh:
     connect_timeout: int = 10
 
     def argv(self, project: Project, remote_args: list[str]) -> list[str]:
-        """`ssh … DEST -- COMMAND`: COMMAND is the remote rcs-tui with `remote_args`, quoted for the remote shell."""
+        """`ssh … DEST -- COMMAND`: COMMAND is the remote rcs-tui with `remote_args`, quoted for the remote shell.
+
+        A host or user starting with `-` is refused (ProjectSpecError): ssh would read DEST as an option.
+        """
+        if not project.host:
+            raise ProjectSpecError(f"{project.spec!r}: no host to reach over ssh")
+        for what, name in (("host", project.host), ("user", project.user)):
+            if name and name.startswith("-"):
+                raise ProjectSpecError(f"{project.spec!r}: refusing {what} {name!r}: ssh would read a name "
+                                       "starting with '-' as an option")
         out = [self.binary, "-T", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={self.connect_timeout}",
                "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3"]
         if self.config_file:
@@ -61,6 +70,10 @@ def failure_reason(returncode: int | None, stderr: str, project: Project) -> str
             except (ValueError, AttributeError):
                 break
             if isinstance(message, str):
+                if ": no .rcs/ directory there" in message:  # the host refused the root we named
+                    return f"no .rcs/ in {project.path}"
+                if message.endswith(": not a directory"):
+                    return f"no such directory: {project.path}"
                 if "No such command" in message or "No such option" in message or "no such option" in message:
                     return f"rcs-tui on {project.host} is too old for the fleet ({message})"
                 return message

@@ -1,0 +1,77 @@
+"""LocalProject: a project on this machine, read in-process the way `rcs-tui snapshot --json --follow` reads
+it (a `SnapshotFeed` rebuilt section by section on the watcher's batches); its actions run this
+interpreter's rcs-tui."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import AsyncGenerator
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any
+
+from rcs_tui.fleet.projects import Project
+from rcs_tui.fleet.source import CannotRun, Ran, Unreadable
+
+
+def local_problem(root: Path) -> str | None:
+    """Why a local project cannot be read (None when it can)."""
+    try:
+        if not root.is_dir():
+            return f"no such directory: {root}"
+        if not (root / ".rcs").is_dir():
+            return f"no .rcs/ in {root}"
+        os.listdir(root / ".rcs")
+    except PermissionError:
+        return f"permission denied: {root}"
+    except OSError as exc:
+        return f"cannot read {root}: {exc.strerror or exc}"
+    return None
+
+
+class LocalProject:
+    """A local root: documents from an in-process feed, actions through `python -m rcs_tui`.
+
+    With `first_look`, a quick partial document comes first; full reads wait at `gate` (when given), so
+    many local projects do not all build at once.
+    """
+
+    def __init__(self, project: Project, *, poll: bool = False, first_look: bool = True,
+                 gate: AbstractAsyncContextManager[Any] | None = None) -> None:
+        self.project = project
+        self.root = Path(project.path)
+        self.poll = poll
+        self.first_look = first_look
+        self.gate = gate
+
+    async def documents(self) -> AsyncGenerator[dict[str, Any], None]:
+        from rcs_tui.project.feed import SnapshotFeed, follow_documents
+
+        problem = await asyncio.to_thread(local_problem, self.root)
+        if problem:
+            raise Unreadable(problem)
+        try:
+            feed = SnapshotFeed(self.root, summary=True)
+            async for doc in follow_documents(feed, poll=self.poll, gate=self.gate, first_look=self.first_look):
+                yield doc
+        except Exception as exc:  # noqa: BLE001 - one project's failure stays in its row
+            raise Unreadable(f"read error: {type(exc).__name__}: {exc}") from exc
+
+    def argv(self, args: list[str]) -> list[str]:
+        return [sys.executable, "-m", "rcs_tui", *args]
+
+    def run(self, args: list[str], timeout: float) -> Ran:
+        try:
+            proc = subprocess.run(self.argv(args), capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL,
+                                  check=False)
+        except subprocess.TimeoutExpired:
+            raise TimeoutError(f"rcs-tui ran past {timeout:g}s") from None
+        except OSError as exc:
+            raise CannotRun(f"cannot run rcs-tui: {exc}") from None
+        return Ran(proc.returncode, proc.stdout, proc.stderr)
+
+    async def close(self) -> None:
+        """Nothing outlives a local read: its watcher ends with the iterator."""
