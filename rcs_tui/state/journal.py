@@ -22,10 +22,10 @@ from typing import Any
 from rcs_tui.core.history import undone_ids
 from rcs_tui.files.fsafe import Refused, Tree, check_rel, digest, open_leaf
 from rcs_tui.files.io import loads_strict
+from rcs_tui.state.journal_format import MAX_LINE, entry_problem
 from rcs_tui.state.txn import JOURNAL_KEEP, JOURNAL_REL, FileChange, Plan, TxnError, apply, rotated_name
 
 BLOCK = 1 << 20
-MAX_LINE = 64 * 1024 * 1024
 DEFAULT_LIMIT = 2000
 UNDOABLE = (".rcs/state", ".rcs/tasks")
 
@@ -94,38 +94,6 @@ def _line_numbers(fd: int, offsets: list[int]) -> dict[int, int]:
     return out
 
 
-def _problem(entry: dict[str, Any]) -> str | None:
-    """Why a parsed line is not a usable entry (None: it is)."""
-    if not isinstance(entry.get("id"), str):
-        return '"id" is not a string'
-    if "action" in entry and not isinstance(entry["action"], str):
-        return '"action" is not a string'
-    if not isinstance(entry.get("files"), list):
-        return '"files" is not a list'
-    for i, item in enumerate(entry["files"]):
-        if not isinstance(item, dict):
-            return f"files[{i}] is not an object"
-        if not isinstance(item.get("path"), str):
-            return f"files[{i}].path is not a string"
-        for key in ("before_b64", "after_sha"):
-            if item.get(key) is not None and not isinstance(item[key], str):
-                return f"files[{i}].{key} is not a string"
-    appends = entry.get("appends", [])
-    if not isinstance(appends, list):
-        return '"appends" is not a list'
-    for i, item in enumerate(appends):
-        if not isinstance(item, dict) or not isinstance(item.get("path"), str) or not isinstance(item.get("line"), str):
-            return f"appends[{i}] is not an object with a path and a line"
-        size = item.get("size_before")
-        if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 0):
-            return f"appends[{i}].size_before is not a non-negative integer"
-    if "undoes" in entry and not isinstance(entry["undoes"], str):
-        return '"undoes" is not a string'
-    if entry.get("state", "pending") not in ("pending", "done", "aborted"):
-        return '"state" is not pending, done or aborted'
-    return None
-
-
 def scan(root: Path, scan_state: JournalScan | None = None) -> Iterator[dict[str, Any]]:
     """Usable entries, newest first, across the journal and its rotated generations.
 
@@ -189,7 +157,7 @@ def _entries(fd: int, size: int, st: JournalScan, bad: list[tuple[int, str]]) ->
         if "id" not in entry and isinstance(entry.get("abort"), str):
             st.aborts.add(entry["abort"])
             continue
-        why = _problem(entry)
+        why = entry_problem(entry)
         if why:
             bad.append((offset, why))
             continue

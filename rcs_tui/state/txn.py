@@ -28,6 +28,7 @@ from rcs_tui.core.times import iso
 from rcs_tui.files import fsafe
 from rcs_tui.files.fsafe import Refused, Tree, digest
 from rcs_tui.files.io import loads_strict, rel_of
+from rcs_tui.state.journal_format import line_problem
 from rcs_tui.state.lock import LockBusy, store_lock
 
 JOURNAL_REL = Path(".rcs/logs/rcs-tui-journal.jsonl")
@@ -368,6 +369,12 @@ def _apply_locked(tree: Tree, plan: Plan, rels: list[str], append_rels: list[str
             line = _journal_line(entry)
         except ValueError as exc:
             raise TxnError(f"the change holds a value JSON cannot carry ({exc}); nothing was changed") from None
+        unreadable = line_problem(line)
+        if unreadable:
+            # What undo could not read back must never be applied: refuse before anything changes.
+            raise TxnError(f"this action cannot be recorded so that it can be undone: its journal entry would be "
+                           f"{unreadable}; nothing was changed (act on fewer files at a time, e.g. one session "
+                           "or scope per command)")
         start = write_ahead(tree, line)
     except BaseException:
         _drop_temps(steps)

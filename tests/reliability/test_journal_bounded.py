@@ -137,3 +137,27 @@ def test_load_returns_newest_entries(tree):
         ops.plan_clear(tree, mode, ops.ROOT_SCOPE).run(tree)
     entries, warnings = load(Path(tree), limit=1)
     assert [e["action"] for e in entries] == ["state clear team"] and warnings == []
+
+
+def test_an_action_too_large_to_undo_is_refused_before_anything_changes(tmp_path, monkeypatch):
+    """`state clear --all-sessions` over many sessions once wrote an entry longer than the reader reads, said
+    "cleared", and `undo` then found no such entry. An entry the reader would not return is now refused
+    before any file changes, saying why and what to do; a smaller action still goes through."""
+    import rcs_tui.state.journal_format as fmt
+
+    root = tmp_path / "proj"
+    for i in range(40):
+        sf.mode(root, "forge", f"s-{i:03d}", current_phase="executing", notes="x" * 400)
+        sf.canonical(root, ["forge"], f"s-{i:03d}")
+    monkeypatch.setattr(fmt, "MAX_LINE", 16 * 1024)  # the reader's limit, scaled to this tree
+    before = tree_digest(root)
+    with pytest.raises(txn.TxnError) as refused:
+        ops.plan_clear(root, "forge", all_sessions=True).run(root)
+    message = str(refused.value)
+    assert "cannot be recorded so that it can be undone" in message and "nothing was changed" in message
+    assert "one session" in message
+    after = {k: v for k, v in tree_digest(root).items() if not k.endswith("rcs-tui.lock")}
+    assert after == before  # no state file changed and no journal entry was written
+    assert load(root)[0] == []
+    done = ops.plan_clear(root, "forge", "s-000").run(root)  # a small action is recorded and undoable
+    assert find_entry(root, done["journal_id"]) is not None
