@@ -15,12 +15,14 @@ from __future__ import annotations
 import json
 import os
 import stat
+import time
 
 from rcs_tui.files.host import find_root_dir, nearest_root
 from rcs_tui.views.line_fit import Seg, place, plain, spans_from_json, to_ansi
 
 MAX_STDIN_BYTES = 256 * 1024
 STDIN_GAP = 0.05  # seconds to wait for the rest of a payload once its first bytes are in
+STDIN_DEADLINE = 0.25  # seconds a payload may take in all: a pipe that keeps trickling is not waited on
 
 
 # -- the statusline payload ----------------------------------------------------------------------
@@ -28,7 +30,8 @@ def read_stdin_payload(fd: int = 0) -> dict[str, object] | None:
     """The JSON object an agent statusline pipes to stdin, or None (a terminal, nothing ready, not JSON).
 
     Only a pipe, socket or regular file is read; nothing is waited for unless bytes are already there,
-    and the read stops at EOF, at `MAX_STDIN_BYTES`, or when no more bytes arrive for `STDIN_GAP` s.
+    and the read stops at EOF, at `MAX_STDIN_BYTES`, when no more bytes arrive for `STDIN_GAP` s, or
+    `STDIN_DEADLINE` s after the first bytes (a payload cut off by a limit is no payload).
     """
     try:
         mode = os.fstat(fd).st_mode
@@ -42,6 +45,7 @@ def read_stdin_payload(fd: int = 0) -> dict[str, object] | None:
     size = 0
     wait = 0.0
     try:
+        deadline: float | None = None
         while size <= MAX_STDIN_BYTES:
             ready, _, _ = select.select([fd], [], [], wait)
             if not ready:
@@ -51,7 +55,11 @@ def read_stdin_payload(fd: int = 0) -> dict[str, object] | None:
                 break
             chunks.append(chunk)
             size += len(chunk)
-            wait = STDIN_GAP
+            now = time.monotonic()
+            deadline = deadline if deadline is not None else now + STDIN_DEADLINE
+            if now >= deadline:
+                return None  # still trickling at the deadline: whatever came is cut off, not a payload
+            wait = min(STDIN_GAP, deadline - now)
     except (OSError, ValueError):
         return None
     if not chunks or size > MAX_STDIN_BYTES:

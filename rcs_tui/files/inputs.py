@@ -11,10 +11,13 @@ recorder's top directory, because whether a path exists is decided by its parent
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from typing import Any
 
 from rcs_tui.files.host import pid_alive, pid_start_ticks
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the status line's quick path does not import typing
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 Signature = list[int] | None
 

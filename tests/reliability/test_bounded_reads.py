@@ -243,3 +243,49 @@ def test_the_console_never_blocks_on_a_fifo_named_by_a_refusal_or_an_entry(tmp_p
     worker.join(5)
     assert not worker.is_alive(), "a read blocked on the FIFO"
     assert got[0] == ""
+
+
+def test_a_statusline_payload_that_keeps_trickling_is_not_waited_on():
+    """An agent statusline pipe that sends a byte every 5 ms (and never ends) once kept `hud --once` reading
+    forever; the payload now has an overall deadline, and a cut-off payload counts as none."""
+    import os
+    import threading
+    import time
+
+    from rcs_tui.cli.once import STDIN_DEADLINE, read_stdin_payload
+
+    read_end, write_end = os.pipe()
+    stop = threading.Event()
+
+    def trickle() -> None:
+        os.write(write_end, b'{"cwd": "/')
+        while not stop.is_set():
+            os.write(write_end, b"a")
+            time.sleep(0.005)
+
+    writer = threading.Thread(target=trickle, daemon=True)
+    writer.start()
+    try:
+        started = time.monotonic()
+        assert read_stdin_payload(read_end) is None
+        assert time.monotonic() - started < STDIN_DEADLINE + 0.5
+    finally:
+        stop.set()
+        writer.join(2)
+        os.close(read_end)
+        os.close(write_end)
+
+
+def test_a_whole_statusline_payload_is_still_read():
+    import json
+    import os
+
+    from rcs_tui.cli.once import read_stdin_payload
+
+    read_end, write_end = os.pipe()
+    os.write(write_end, json.dumps({"cwd": "/tmp/x", "workspace": {"current_dir": "/tmp/x"}}).encode())
+    os.close(write_end)
+    try:
+        assert read_stdin_payload(read_end) == {"cwd": "/tmp/x", "workspace": {"current_dir": "/tmp/x"}}
+    finally:
+        os.close(read_end)
