@@ -11,6 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from rcs_tui.core.values import number
 from rcs_tui.files.io import read_json
 
 PRESETS: tuple[str, ...] = ("minimal", "focused", "full")
@@ -28,9 +29,7 @@ PRESET_ELEMENTS: dict[str, frozenset[str]] = {
 
 
 def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if value == value and abs(value) != float("inf") else None
+    return number(value)
 
 
 def _int(value: Any) -> int | None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rcs_tui.core.lifecycle import Outcome, is_active_doc, lifecycle_outcome
+from rcs_tui.core.values import count
 from rcs_tui.files.io import rel_of
 from rcs_tui.state.session import Resolution
 
@@ -57,13 +58,11 @@ class ModeFile:
 
     @property
     def iteration(self) -> int | None:
-        value = (self.data or {}).get("iteration")
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
+        return count((self.data or {}).get("iteration"))
 
     @property
     def max_iterations(self) -> int | None:
-        value = (self.data or {}).get("max_iterations")
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
+        return count((self.data or {}).get("max_iterations"))
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from typing import Any
 from rcs_tui.core import health
 from rcs_tui.core.health import HEARTBEAT_STALE_SECONDS  # noqa: F401 (read here by the doctor)
 from rcs_tui.core.modes import TEAM_RE
+from rcs_tui.core.values import count
 from rcs_tui.files import inputs
 from rcs_tui.files.io import loads_strict, read_bounded, read_json
 from rcs_tui.state.session import process_matches
@@ -111,6 +112,11 @@ def _pid_running(pid: int | None) -> bool | None:
 
 
 def _int(value: Any) -> int | None:
+    return count(value)
+
+
+def _pid(value: Any) -> int | None:
+    """Any whole number names a pid to check (one no process can have is reported as not running)."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
@@ -183,7 +189,7 @@ def read_team(team_dir: Path, *, within: Path | None = None, event_limit: int = 
         alive = beat.get("alive") if isinstance(beat.get("alive"), bool) else None
         workers.append(Worker(wname, state, _str(status.get("current_task_id")), _str(status.get("reason")),
                               alive, _int(beat.get("turn_count")), _str(beat.get("last_turn_at")),
-                              _int(beat.get("pid")), _pid_running(_int(beat.get("pid")))))
+                              _pid(beat.get("pid")), _pid_running(_pid(beat.get("pid")))))
     count = _int(config.get("worker_count"))
     if count is None and isinstance(config.get("workers"), list):
         count = len(config["workers"])

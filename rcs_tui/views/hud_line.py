@@ -10,6 +10,7 @@ tokens, quota, session age, last activity, lifetime turns, data age.
 
 from __future__ import annotations
 
+from rcs_tui.core.values import count
 from rcs_tui.state.metrics import PRESET_ELEMENTS, parse_time
 from rcs_tui.state.snapshot import Member, ModeFile
 from rcs_tui.views.health import ASCII_GLYPHS, HEALTH_STYLE
@@ -90,7 +91,8 @@ def member_detail(m: Member, world: World) -> tuple[str, str]:
         label = clean(team_name, 30) if isinstance(team_name, str) and team_name else (phase or "active")
         bits = []
         workers = team.worker_count if team and team.worker_count is not None else data.get("agent_count")
-        if isinstance(workers, int) and not isinstance(workers, bool) and workers > 0:
+        workers = count(workers)
+        if workers:
             bits.append(f"{workers} workers")
         if team and team.total:
             bits.append(f"{team.done}/{team.total} done")

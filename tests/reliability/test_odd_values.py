@@ -55,3 +55,23 @@ def test_files_written_for_the_runtime_are_strict_json(tmp_path, run_cli):
                      parse_constant=lambda name: {"not strict JSON": name})
     assert doc["big"] == 10**300 and doc["keep"] == {"a": [1.5, None]} and doc["iteration"] == 2
     json.loads(json.dumps(doc, allow_nan=False))
+
+
+def test_counts_past_any_range_are_unknown_values_not_crashes(tmp_path, run_cli):
+    """`iteration: 10**320` is valid JSON but no count (it cannot even become a float): it once ended
+    `hud --once` in "internal error: OverflowError". Such counts and measures show as unknown everywhere."""
+    huge = 10**320
+    sf.mode(tmp_path, "forge", current_phase="executing", iteration=huge, max_iterations=10)
+    sf.canonical(tmp_path, ["forge"])
+    sf.write(tmp_path / ".rcs/metrics.json", {"session_turns": huge, "five_hour_limit_pct": huge,
+                                              "session_total_tokens": -huge})
+    sf.write(tmp_path / ".rcs/state/team/alpha/config.json", {"worker_count": huge})
+    once = run_cli("hud", "--once", "--root", str(tmp_path), env={"NO_COLOR": "1", "COLUMNS": "200"})
+    assert once.code == 0 and "forge" in once.stdout and "1000000" not in once.stdout
+    as_json = run_cli("hud", "--once", "--json", "--root", str(tmp_path))
+    assert as_json.code == 0 and as_json.json["metrics"]["session_turns"] is None
+    overlay = run_cli("overlay", "--root", str(tmp_path))
+    assert overlay.code == 0 and "- forge: iteration ?/10" in overlay.stdout
+    for args in (["snapshot", "--json"], ["doctor", "--json"], ["state", "list-active"]):
+        res = run_cli(*args, "--root", str(tmp_path))
+        assert res.code in (0, 3), (args, res.stderr)
