@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 
 HEADER = "stateDiagram-v2"
 START = "[*]"
@@ -27,7 +27,7 @@ _SECTION = re.compile(r"## STATE-MACHINE\s*")
 _FENCE_OPEN = re.compile(r"```mermaid\s*")
 _FENCE_CLOSE = re.compile(r"```\s*")
 # One token of a statement line, tried in Mermaid's lexer order at each position.
-_TOKEN = re.compile(rf"(?P<edge>\[\*\])|(?P<arrow>-->)|(?P<descr>:[^:\n;]+)|(?P<id>{_ID})")
+_TOKEN = re.compile(rf"(?P<edge>\[\*\])|(?P<arrow>-->)|(?P<descr>:[^\n]+)|(?P<id>{_ID})")
 
 
 class MachineError(ValueError):
@@ -54,16 +54,35 @@ class StateMachine:
     terminal: tuple[str, ...]
     edges: tuple[Edge, ...]
 
+    @cached_property
+    def _out(self) -> dict[str, tuple[str, ...]]:
+        """Each state's distinct targets in diagram order: every graph question is then linear in the diagram."""
+        out: dict[str, dict[str, None]] = {}
+        for e in self.edges:
+            out.setdefault(e.source, {})[e.target] = None
+        return {k: tuple(v) for k, v in out.items()}
+
+    @cached_property
+    def _in(self) -> dict[str, tuple[str, ...]]:
+        into: dict[str, dict[str, None]] = {}
+        for e in self.edges:
+            into.setdefault(e.target, {})[e.source] = None
+        return {k: tuple(v) for k, v in into.items()}
+
+    @cached_property
+    def _state_set(self) -> frozenset[str]:
+        return frozenset(self.states)
+
     def next_states(self, state: str) -> tuple[str, ...]:
         """Distinct targets of edges leaving `state`, in diagram order."""
-        return _unique(e.target for e in self.edges if e.source == state)
+        return self._out.get(state, ())
 
     def has_edge(self, a: str, b: str) -> bool:
-        return any(e.source == a and e.target == b for e in self.edges)
+        return b in self._out.get(a, ())
 
     def direct_predecessors(self, state: str) -> tuple[str, ...]:
         """States with an edge into `state` (used for predecessor auto-completion)."""
-        return _unique(e.source for e in self.edges if e.target == state)
+        return self._in.get(state, ())
 
     def transitive_predecessors(self, state: str) -> frozenset[str]:
         """Every state from which `state` can be reached; includes `state` only on a cycle."""
@@ -79,19 +98,19 @@ class StateMachine:
 
     def bfs_order(self) -> tuple[str, ...]:
         """Breadth-first from the initial states, then unreached states in appearance order."""
-        seen: list[str] = []
+        seen: dict[str, None] = {}
         queue = deque(self.initial)
         while queue:
             state = queue.popleft()
             if state in seen:
                 continue
-            seen.append(state)
+            seen[state] = None
             queue.extend(s for s in self.next_states(state) if s not in seen)
         return tuple(seen) + tuple(s for s in self.states if s not in seen)
 
     def validate_step(self, step: str, current: str | None = None) -> str | None:
         """None if `step` is a state (or a namespaced `agent:state` step), else rp1's message."""
-        if ":" in step or step in self.states:
+        if ":" in step or step in self._state_set:
             return None
         msg = (f'step "{step}" is not a valid state in the "{self.name}" state machine. '
                f"Valid states: [{', '.join(self.states)}].")
@@ -116,7 +135,7 @@ class StateMachine:
                     f"{', '.join(self.initial)}")
         if src == dst or self.has_edge(src, dst):
             return None
-        if src not in self.states:
+        if src not in self._state_set:
             return f"Invalid transition from '{src}' to '{dst}'. '{src}' is not a state of \"{self.name}\""
         return (f"Invalid transition from '{src}' to '{dst}'. "
                 f"Valid next states: {', '.join(self.next_states(src)) or '(none)'}")
@@ -131,14 +150,6 @@ class StateMachine:
             found.add(state)
             queue.extend(step(state))
         return frozenset(found)
-
-
-def _unique(items: Iterable[str]) -> tuple[str, ...]:
-    out: list[str] = []
-    for item in items:
-        if item not in out:
-            out.append(item)
-    return tuple(out)
 
 
 def extract_state_machine(markdown: str) -> str | None:
@@ -249,16 +260,15 @@ def _statements(tokens: list[tuple[str, str]], where: str) -> list[tuple[str, st
 
 def parse_machine(text: str, name: str = "") -> StateMachine:
     """Parse a `stateDiagram-v2` body. Raises MachineError naming the offending line."""
-    states: list[str] = []
+    states: dict[str, None] = {}  # dicts as ordered sets: parsing stays linear in the diagram
     labels: dict[str, str] = {}
-    initial: list[str] = []
-    terminal: list[str] = []
-    edges: list[Edge] = []
+    initial: dict[str, None] = {}
+    terminal: dict[str, None] = {}
+    edges: dict[Edge, None] = {}
     header_seen = False
 
     def add(state: str) -> None:
-        if state not in states:
-            states.append(state)
+        states.setdefault(state, None)
 
     for number, raw in enumerate(text.split("\n"), start=1):
         where = f"line {number}: {raw.strip()[:120]!r}"
@@ -295,18 +305,14 @@ def parse_machine(text: str, name: str = "") -> StateMachine:
                 continue  # connects no state: Mermaid draws it, rp1 skips it
             elif src == START:
                 add(dst)
-                if dst not in initial:
-                    initial.append(dst)
+                initial.setdefault(dst, None)
             elif dst == START:
                 add(src)
-                if src not in terminal:
-                    terminal.append(src)
+                terminal.setdefault(src, None)
             else:
                 add(src)
                 add(dst)
-                edge = Edge(src, dst, label)
-                if edge not in edges:
-                    edges.append(edge)
+                edges.setdefault(Edge(src, dst, label), None)
 
     if not header_seen:
         raise MachineError(f"empty diagram: expected '{HEADER}'")

@@ -37,3 +37,35 @@ def test_transcript_reports_huge_integer_line_as_bad(tmp_path):
     path.write_bytes(b"\n".join([GOOD, HUGE_INT]) + b"\n")
     t = read_transcript(path)
     assert len(t.entries) == 1 and t.bad_lines == (2,)
+
+
+def _chain(n: int) -> str:
+    return "\n".join(["stateDiagram-v2", "[*] --> s0", *(f"s{i} --> s{i + 1} : step {i}" for i in range(n))]) + "\n"
+
+
+def _machine_cost(n: int) -> float:
+    """Best of three: parse a chain of `n` edges and ask every graph question a timeline and a check ask."""
+    import time
+
+    from rcs_tui.core.machine import parse_machine
+
+    text = _chain(n)
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        m = parse_machine(text, "chain")
+        m.bfs_order()
+        m.sinks()
+        m.transitive_predecessors(f"s{n}")
+        m.reachable_from("s0")
+        m.validate_transition(f"s{n - 1}", f"s{n}")
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def test_a_huge_diagram_costs_in_proportion_to_its_size():
+    """A 0.5 MB SKILL.md (a 16 000-edge chain, under the size cap) once made `rp1 check`, `show` and
+    `machines` run past 10 s: parsing and every graph question were quadratic. Eight times the edges now
+    cost about eight times as much (a quadratic cost would be about sixty-four times)."""
+    small, large = _machine_cost(2000), _machine_cost(16000)
+    assert large / small < 24, (small, large)
