@@ -26,6 +26,9 @@ from rcs_tui.state.journal_format import MAX_LINE, entry_problem
 from rcs_tui.state.txn import JOURNAL_KEEP, JOURNAL_REL, FileChange, Plan, TxnError, apply, rotated_name
 
 BLOCK = 1 << 20
+# The most of one journal file any reader reads, from its end: rotation keeps a journal far smaller, so only a
+# damaged or foreign file reaches it, and a read must stay bounded in time and memory whatever it holds.
+READ_LIMIT = 4 * MAX_LINE
 DEFAULT_LIMIT = 2000
 UNDOABLE = (".rcs/state", ".rcs/tasks")
 
@@ -46,35 +49,42 @@ def _gen_rel(gen: int) -> str:
     return str(JOURNAL_REL.parent / rotated_name(gen))
 
 
-def _lines_backwards(fd: int, size: int) -> Iterator[tuple[int, bytes | None]]:
-    """(offset, line) from the end of the file; line None for a line over MAX_LINE (skipped unread)."""
+def _lines_backwards(fd: int, size: int, floor: int = 0) -> Iterator[tuple[int, bytes | None]]:
+    """(offset, line) from the end of the file down to `floor`; line None for a line over MAX_LINE (skipped
+    unread). A line is kept as its pieces until its start is found, so a long one costs one copy, not one
+    per block; above `floor` the first, cut line is dropped."""
     pos = size
-    buf = b""
+    parts: list[bytes] = []  # the pieces of the line being read, the newest piece first
+    held = 0
     overlong = False
-    while True:
-        if pos > 0:
-            n = min(BLOCK, pos)
-            pos -= n
-            buf = os.pread(fd, n, pos) + buf
-        end = len(buf)
-        idx = buf.rfind(b"\n", 0, end)
+    while pos > floor:
+        n = min(BLOCK, pos - floor)
+        pos -= n
+        block = os.pread(fd, n, pos)
+        if not block:
+            return
+        end = len(block)
+        idx = block.rfind(b"\n", 0, end)
         while idx != -1:
             if overlong:
                 yield pos + idx + 1, None
-                overlong = False
-            elif idx + 1 < end:
-                yield pos + idx + 1, buf[idx + 1:end]
+            else:
+                line = block[idx + 1:end] + b"".join(reversed(parts)) if parts else block[idx + 1:end]
+                if line:
+                    yield pos + idx + 1, line
+            parts, held, overlong = [], 0, False
             end = idx
-            idx = buf.rfind(b"\n", 0, end)
-        buf = buf[:end]
-        if pos == 0:
-            if overlong:
-                yield 0, None
-            elif buf:
-                yield 0, buf
-            return
-        if len(buf) > MAX_LINE:
-            overlong, buf = True, b""
+            idx = block.rfind(b"\n", 0, end)
+        if end and not overlong:
+            parts.append(block[:end])
+            held += end
+            if held > MAX_LINE:
+                overlong, parts, held = True, [], 0
+    if floor == 0:
+        if overlong:
+            yield 0, None
+        elif parts:
+            yield 0, b"".join(reversed(parts))
 
 
 def _line_numbers(fd: int, offsets: list[int]) -> dict[int, int]:
@@ -120,13 +130,20 @@ def scan(root: Path, scan_state: JournalScan | None = None) -> Iterator[dict[str
                         continue
                     st.generations = gen + 1
                     bad: list[tuple[int, str]] = []
+                    floor = max(0, info.st_size - READ_LIMIT)
+                    if floor:
+                        st.warnings.append(f"{rel} is {info.st_size / 1048576:.0f} MiB, larger than a journal "
+                                           f"grows ({READ_LIMIT // 1048576} MiB are read): only its newest "
+                                           "entries are shown; older ones cannot be undone from here")
                     try:
-                        yield from _entries(fd, info.st_size, st, bad)
+                        yield from _entries(fd, info.st_size, st, bad, floor)
                     finally:
-                        if bad:
+                        if bad and not floor:
                             numbers = _line_numbers(fd, [off for off, _ in bad])
                             st.warnings.extend(f"{rel} line {numbers.get(off, '?')}: {why}; skipped"
                                                for off, why in sorted(bad))
+                        elif bad:  # counting lines would read the whole file: name byte offsets instead
+                            st.warnings.extend(f"{rel} at byte {off}: {why}; skipped" for off, why in sorted(bad))
                 finally:
                     os.close(fd)
         except FileNotFoundError:
@@ -136,8 +153,9 @@ def scan(root: Path, scan_state: JournalScan | None = None) -> Iterator[dict[str
             return
 
 
-def _entries(fd: int, size: int, st: JournalScan, bad: list[tuple[int, str]]) -> Iterator[dict[str, Any]]:
-    for offset, raw in _lines_backwards(fd, size):
+def _entries(fd: int, size: int, st: JournalScan, bad: list[tuple[int, str]],
+             floor: int = 0) -> Iterator[dict[str, Any]]:
+    for offset, raw in _lines_backwards(fd, size, floor):
         if raw is None:
             bad.append((offset, f"longer than {MAX_LINE} bytes"))
             continue
@@ -231,7 +249,8 @@ def find_entry(root: Path, entry_id: str | None) -> dict[str, Any]:
     if entry_id:
         gone = (f"; older entries are dropped when the journal rotates (the newest {JOURNAL_KEEP + 1} files are kept)"
                 if st.generations > 1 else "")
-        raise TxnError(f"no journal entry {entry_id!r} in {JOURNAL_REL}{gone}")
+        cut = [w for w in st.warnings if "only its newest entries are shown" in w]
+        raise TxnError(f"no journal entry {entry_id!r} in {JOURNAL_REL}{gone}" + (f" ({cut[0]})" if cut else ""))
     raise TxnError("nothing to undo: the journal has no undoable entry")
 
 

@@ -161,3 +161,23 @@ def test_an_action_too_large_to_undo_is_refused_before_anything_changes(tmp_path
     assert load(root)[0] == []
     done = ops.plan_clear(root, "forge", "s-000").run(root)  # a small action is recorded and undoable
     assert find_entry(root, done["journal_id"]) is not None
+
+
+def test_a_huge_journal_without_newlines_is_read_within_a_bound(tree, run_cli):
+    """A 20 GB sparse journal (NUL bytes, no newline) once kept `journal`, `undo` and `doctor` reading for
+    minutes. Only its newest part is read (a journal that rotates never grows that large), and each
+    command says so instead of hanging."""
+    import time
+
+    done = ops.plan_clear(tree, "forge", ops.ROOT_SCOPE).run(tree)  # one real entry first
+    path = tree / JOURNAL
+    with path.open("r+b") as fh:
+        fh.truncate(20 * 1024**3)  # a hole of NUL bytes after the entry, no newline
+    started = time.monotonic()
+    listing = run_cli("journal", "--json", "--root", str(tree), timeout=60)
+    doctor = run_cli("doctor", "--json", "--root", str(tree), timeout=60)
+    undo = run_cli("undo", done["journal_id"], "--root", str(tree), timeout=60)
+    assert time.monotonic() - started < 45
+    assert listing.code == 0 and "only its newest entries are shown" in listing.stdout + listing.stderr
+    assert doctor.code in (0, 3)
+    assert undo.code == 1 and "only its newest entries are shown" in undo.stdout + undo.stderr + undo.error
