@@ -111,7 +111,26 @@ def member_row(mode_name: str, view: str | None = SESSION, scope: str | None = S
 async def open_override(pilot, task_id: str = "login-api") -> None:
     """Tasks view, select `task_id`, press `o`: the override dialog is open."""
     await pilot.press("3")
-    await pilot.pause()
+    await settle(pilot)
     select_row(pilot.app, "tasks-table", task_id)
     await pilot.press("o")
-    await pilot.pause()
+    await settle(pilot)
+
+
+async def settle(pilot, rounds: int = 100) -> None:
+    """Wait until the console's reads and writes run off the UI thread have answered and been drawn
+    (an answer may start another read: the loop ends after two idle passes). The live watcher's worker
+    runs for as long as the console does and is not waited for."""
+    app = pilot.app
+    idle = 0
+    for _ in range(rounds):
+        await pilot.pause()
+        busy = [w for w in app.workers if w.group != "rcs-watcher" and not w.is_finished]
+        if busy:
+            idle = 0
+            await app.workers.wait_for_complete(busy)
+        else:
+            idle += 1
+            if idle == 2:
+                return
+    raise AssertionError("the console's workers never settled")

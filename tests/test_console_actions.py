@@ -10,7 +10,7 @@ from rcs_tui.ui.console.confirm import ConfirmPlan
 from rcs_tui.ui.console.doctor import DoctorScreen
 from rcs_tui.ui.console.notice import Notice
 from tests.conftest import tree_digest
-from tests.console_fixtures import OTHER, SESSION, app, member_row, open_override, select_row
+from tests.console_fixtures import OTHER, SESSION, app, member_row, open_override, select_row, settle
 from tests.statefix import canonical, mode, read, state_dir
 
 SIZE = (100, 32)
@@ -23,7 +23,7 @@ def text_of(screen) -> str:
 async def open_clear(pilot, key: str, press: str = "d") -> None:
     select_row(pilot.app, "scopes-table", key)
     await pilot.press(press)
-    await pilot.pause()
+    await settle(pilot)
     assert isinstance(pilot.app.screen, ConfirmPlan)
     assert pilot.app.focused.id == "cancel"  # a stray enter never clears
 
@@ -39,7 +39,7 @@ async def test_clear_team_from_team_forge_session_keeps_forge(tmp_path):
         assert "DELETE" in preview and "team-state.json" in preview
         assert f"{SESSION}  forge + team → forge" in preview  # this scope, before → after
         await pilot.press("y")
-        await pilot.pause()
+        await settle(pilot)
     assert not (state_dir(root, SESSION) / "team-state.json").exists()
     assert forge.read_bytes() == forge_bytes
     skills = [e["skill"] for e in read(state_dir(root, SESSION) / "skill-active-state.json")["active_skills"]]
@@ -53,7 +53,7 @@ async def test_cancel_changes_nothing(tmp_path):
     async with a.run_test(size=SIZE) as pilot:
         await open_clear(pilot, member_row("team"))
         await pilot.press("enter")  # focus is on Cancel
-        await pilot.pause()
+        await settle(pilot)
     assert tree_digest(a.root) == before
 
 
@@ -65,7 +65,7 @@ async def test_clear_across_all_sessions(tmp_path):
         await open_clear(pilot, member_row("team"), press="C")
         assert "ALL SESSIONS" in text_of(pilot.app.screen)
         await pilot.press("y")
-        await pilot.pause()
+        await settle(pilot)
     assert not list(root.rglob("team-state.json"))
     assert (state_dir(root, SESSION) / "forge-state.json").exists()
     assert [e["skill"] for e in read(state_dir(root, OTHER) / "skill-active-state.json")["active_skills"]] == [
@@ -90,7 +90,7 @@ async def test_confirm_replans_when_a_planned_file_changes(tmp_path):
         assert "skill-active-state.json changed" in shown
         assert pilot.app.focused.id == "cancel"  # focus goes back to Cancel after a re-plan
         await pilot.press("y")
-        await pilot.pause()
+        await settle(pilot)
     assert not (state_dir(a.root, SESSION) / "team-state.json").exists()
     assert [e["skill"] for e in read(cpath)["active_skills"]] == []  # applied on the fresh bytes
 
@@ -103,11 +103,11 @@ async def test_y_on_a_moved_plan_replans_instead_of_applying(tmp_path):
         team.write_text(json.dumps({"active": True, "current_phase": "team-fix", "source": "hook"}))
         after_write = tree_digest(a.root)
         await pilot.press("y")  # before the modal's own poll noticed: it re-plans, it does not apply
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(pilot.app.screen, ConfirmPlan) and pilot.app.screen.replans == 1
         assert tree_digest(a.root) == after_write
         await pilot.press("y")
-        await pilot.pause()
+        await settle(pilot)
     assert not team.exists()
 
 
@@ -136,7 +136,7 @@ async def test_clear_under_a_writer_thread_applies_the_plan_on_screen(tmp_path):
                 break
         assert pilot.app.screen.replans >= 1
         await pilot.press("y")
-        await pilot.pause()
+        await settle(pilot)
         stop.set()
     assert not forge.exists()
     entries = [json.loads(line) for line in (a.root / ".rcs/logs/rcs-tui-journal.jsonl").read_text().splitlines()]
@@ -158,17 +158,17 @@ async def test_refusal_offers_replan_and_repeated_refusals_name_the_writer(tmp_p
         await open_clear(pilot, member_row("team"))
         after_write = None
         await pilot.press("y")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(pilot.app.screen, Notice)
         body = text_of(pilot.app.screen)
         assert "changed underneath since it was read" in body and "r re-plan with fresh data" in body
         assert "Refused" not in body
         after_write = tree_digest(a.root)
         await pilot.press("r")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(pilot.app.screen, ConfirmPlan) and pilot.app.focused.id == "cancel"
         await pilot.press("y")
-        await pilot.pause()
+        await settle(pilot)
         body = text_of(pilot.app.screen)
         assert "Refused 2 times" in body and "team-state.json keeps changing" in body
         assert "source=simulator" in body and "pause the runtime" in body and "doctor (D)" in body
@@ -184,7 +184,7 @@ async def test_denial_leaves_every_file_identical(tmp_path):
     async with a.run_test(size=SIZE) as pilot:
         select_row(pilot.app, "scopes-table", member_row("team"))
         await pilot.press("d")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(pilot.app.screen, Notice)
         assert "nothing was changed" in text_of(pilot.app.screen)
         await pilot.press("escape")
@@ -198,13 +198,13 @@ async def test_undo_restores_bytes(tmp_path):
     async with a.run_test(size=SIZE) as pilot:
         await open_clear(pilot, member_row("team"))
         await pilot.press("y")
-        await pilot.pause()
+        await settle(pilot)
         assert {k: v for k, v in tree_digest(a.root).items() if "logs" not in k} != before
         await pilot.press("u")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(pilot.app.screen, ConfirmPlan)
         await pilot.press("y")
-        await pilot.pause()
+        await settle(pilot)
     assert {k: v for k, v in tree_digest(a.root).items() if "logs" not in k} == before
 
 
@@ -213,11 +213,11 @@ async def test_undo_refused_when_file_changed_since(tmp_path):
     async with a.run_test(size=SIZE) as pilot:
         await open_clear(pilot, member_row("team"))
         await pilot.press("y")
-        await pilot.pause()
+        await settle(pilot)
         canonical(a.root, ["forge"], SESSION, source="hook")
         before = tree_digest(a.root)
         await pilot.press("u")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(pilot.app.screen, Notice)
         assert "changed since" in text_of(pilot.app.screen)
     assert tree_digest(a.root) == before
@@ -232,14 +232,14 @@ async def test_override_writes_state_and_transcript(tmp_path):
         phases = [str(o.prompt) for o in modal.query_one("#override-phase").options]
         assert "codegen" not in phases and "test" in phases  # reachable only, never the current phase
         modal.query_one("#override-phase").highlighted = phases.index("test")
-        await pilot.pause()
+        await settle(pilot)
         assert modal.query_one("#apply").disabled  # a reason is required
         modal.query_one("#override-reason").focus()
         await pilot.press(*"flaky ci")
-        await pilot.pause()
+        await settle(pilot)
         assert '"reason": "flaky ci"' in text_of(modal)
         await pilot.click("#apply")
-        await pilot.pause()
+        await settle(pilot)
     state = read(tdir / "state.json")
     assert state["phase"] == "test" and state["ticket"] == "RCS-42"
     last = json.loads((tdir / "transcript.jsonl").read_text().splitlines()[-1])
@@ -252,17 +252,17 @@ async def test_doctor_fix_repairs_a_resurrecting_root_survivor(tmp_path):
     survivor = mode(a.root, "forge", None, current_phase="executing")
     async with a.run_test(size=SIZE) as pilot:
         await pilot.press("D")
-        await pilot.pause()
+        await settle(pilot)
         doctor = pilot.app.screen
         assert isinstance(doctor, DoctorScreen)
         key = "root-survivor:root:forge"
         assert key in [f.id for f in doctor.findings]
         select_row(pilot.app, "doctor-table", key)
         await pilot.press("a")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(pilot.app.screen, ConfirmPlan)
         await pilot.press("y")
-        await pilot.pause()
+        await settle(pilot)
         assert doctor.last_result["applied"] == [{"id": key, "journal_id": doctor.last_result["applied"][0][
             "journal_id"], "held": True}]
         assert "repaired" in text_of(doctor)
@@ -276,7 +276,7 @@ async def test_resurrection_after_clear_is_reported_loudly(tmp_path):
     async with a.run_test(size=SIZE) as pilot:
         await open_clear(pilot, member_row("team"))
         await pilot.press("y")
-        await pilot.pause()
+        await settle(pilot)
         assert not team.exists()
         team.write_text(json.dumps({"active": True, "current_phase": "team-exec", "source": "keyword-detector",
                                     "transition_source": "native-hook"}))
@@ -286,7 +286,7 @@ async def test_resurrection_after_clear_is_reported_loudly(tmp_path):
         assert "CAME BACK" in body and "team-state.json" in body
         assert "source=keyword-detector" in body and "transition_source=native-hook" in body
         await pilot.press("D")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(pilot.app.screen, DoctorScreen)
 
 
@@ -295,14 +295,14 @@ async def test_whatif_shows_the_decision_and_writes_nothing(tmp_path):
     before = tree_digest(a.root)
     async with a.run_test(size=SIZE) as pilot:
         await pilot.press("w")
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press(*"autopilot")
-        await pilot.pause()
+        await settle(pilot)
         body = text_of(pilot.app.screen)
         assert "DENY" in body and "Cannot activate autopilot" in body
         field = pilot.app.screen.query_one("#whatif-input")
         field.value = "$blueprint $team $forge fix it"
-        await pilot.pause()
+        await settle(pilot)
         body = text_of(pilot.app.screen)
         assert "deferred skills: team, forge" in body
     assert tree_digest(a.root) == before
@@ -315,7 +315,7 @@ async def test_readonly_hides_mutating_actions(tmp_path, key):
     async with a.run_test(size=SIZE) as pilot:
         select_row(pilot.app, "scopes-table", member_row("team"))
         await pilot.press(key)
-        await pilot.pause()
+        await settle(pilot)
         assert not isinstance(pilot.app.screen, ConfirmPlan | Notice)
         names = [c[2] for c in pilot.app.palette_commands()]
         assert "clear" not in names and "undo" not in names and "doctor" in names
@@ -328,7 +328,7 @@ async def test_bad_mode_file_shows_a_badge_not_a_crash(tmp_path):
     async with a.run_test(size=SIZE) as pilot:
         for key in ("1", "2", "3", "4", "5", "1"):
             await pilot.press(key)
-            await pilot.pause()
+            await settle(pilot)
         status = str(pilot.app.screen.query_one("#status").render())
         assert "unreadable file" in status
 
@@ -338,14 +338,14 @@ async def test_cursor_stays_in_the_scope_after_a_clear(tmp_path):
     async with a.run_test(size=SIZE) as pilot:
         await open_clear(pilot, member_row("team"))
         await pilot.press("y")
-        await pilot.pause()
+        await settle(pilot)
         assert pilot.app.screen.query_one("ScopesPane").selected() == member_row("forge")  # the next row
         await open_clear(pilot, member_row("blueprint"))  # the scope's last row: the one before it
         await pilot.press("y")
-        await pilot.pause()
+        await settle(pilot)
         assert pilot.app.screen.query_one("ScopesPane").selected() == member_row("forge")
         await pilot.press("r")
-        await pilot.pause()
+        await settle(pilot)
         assert pilot.app.screen.query_one("ScopesPane").selected() == member_row("forge")
 
 
@@ -356,10 +356,10 @@ async def test_done_task_says_it_is_terminal_once(tmp_path):
     make_task(a.root, "shipped", "done")
     async with a.run_test(size=(80, 40)) as pilot:
         await pilot.press("3")
-        await pilot.pause()
+        await settle(pilot)
         select_row(pilot.app, "tasks-table", "shipped")
         await pilot.press("enter")
-        await pilot.pause()
+        await settle(pilot)
         body = text_of(pilot.app.screen)
         assert body.count("is terminal") == 1 and "task redo shipped" in body
 
@@ -370,18 +370,18 @@ async def test_journal_state_column_says_done_undone_interrupted(tmp_path):
     async with a.run_test(size=SIZE) as pilot:
         await open_clear(pilot, member_row("team"))
         await pilot.press("y")
-        await pilot.pause()
+        await settle(pilot)
         pilot.app.watches.clear()  # the undo brings team back on purpose
         await pilot.press("u")
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press("y")
-        await pilot.pause()
+        await settle(pilot)
         clear = json.loads(journal.read_text().splitlines()[0])
         # a write-ahead entry whose commit marker never followed: the process died mid-way
         with journal.open("a") as f:
             f.write(json.dumps({**clear, "id": "j-interrupted", "state": "pending"}) + "\n")
         await pilot.press("5")
-        await pilot.pause()
+        await settle(pilot)
         table = pilot.app.screen.query_one("#journal-table")
         col = table.labels.index("state")
         states = {key: table.drawn(key)[col] for key in table.keys}
@@ -395,20 +395,20 @@ async def test_slash_filters_team_and_journal(tmp_path):
     async with a.run_test(size=SIZE) as pilot:
         await open_clear(pilot, member_row("team"))
         await pilot.press("y")
-        await pilot.pause()
+        await settle(pilot)
         await open_clear(pilot, member_row("forge"))
         await pilot.press("y")
-        await pilot.pause()
+        await settle(pilot)
         screen = pilot.app.screen
         await pilot.press("2", "slash", *"worker-2")
-        await pilot.pause()
+        await settle(pilot)
         assert screen.query_one("#team-workers").row_count == 1
         assert screen.query_one("#team-tasks").keys == ["login-flow/2"]  # its owner
         await pilot.press("enter", "5")
-        await pilot.pause()
+        await settle(pilot)
         assert screen.query_one("#journal-table").row_count == 2
         await pilot.press("slash", *"forge-state")  # a file path the entry changed
-        await pilot.pause()
+        await settle(pilot)
         table = screen.query_one("#journal-table")
         assert table.row_count == 1 and "forge" in table.drawn(table.keys[0])[1]
 
@@ -431,23 +431,23 @@ async def test_command_palette_runs_doctor(tmp_path, opener):
 
     a = app(tmp_path)
     async with a.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press(opener)
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(pilot.app.screen, CommandPalette)
         names = await palette_names(pilot, "doctor")
         assert names and names[0].startswith("Doctor"), names
         await pilot.press("enter")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(pilot.app.screen, DoctorScreen)
 
 
 async def test_readonly_palette_hides_mutating_commands(tmp_path):
     a = app(tmp_path, readonly=True)
     async with a.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press("colon")
-        await pilot.pause()
+        await settle(pilot)
         for query, hidden in (("clear", "Clear selected"), ("undo", "Undo last"), ("override", "Override task")):
             names = await palette_names(pilot, query)
             assert not any(n.startswith(hidden) for n in names), names

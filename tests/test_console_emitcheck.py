@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 
 from rcs_tui.ui.console.emitcheck import EmitCheckModal, parse_request
-from tests.console_fixtures import app, select_row
+from tests.console_fixtures import app, select_row, settle
 
 SIZE = (110, 34)
 
@@ -26,12 +26,12 @@ async def test_check_key_on_the_run_timeline(tmp_path):
     before = hashlib.sha256(db.read_bytes()).hexdigest()
     async with a.run_test(size=SIZE) as pilot:
         await pilot.press("4")
-        await pilot.pause()
+        await settle(pilot)
         select_row(a, "runs-table", "run-0003-build")
         await pilot.press("enter")
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press("c")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(a.screen, EmitCheckModal)
         field = a.screen.query_one("#emitcheck-input")
         assert field.value == "build"  # prefilled with the step after the current one
@@ -39,14 +39,14 @@ async def test_check_key_on_the_run_timeline(tmp_path):
         assert "emit build build (running) into run run-0003-build: ACCEPTED" in body
         assert "would auto-complete: tasks" in body and "esc close" in body
         field.value = "verify"
-        await pilot.pause()
+        await settle(pilot)
         body = text_of(a.screen)
         assert "REJECTED" in body
         assert "Error: Invalid transition from 'tasks' to 'verify'. Valid next states: build" in body
         field.value = "biulding"
-        await pilot.pause()
+        await settle(pilot)
         assert ('Current state: "tasks". Valid transitions from "tasks": [build].' in text_of(a.screen))
         await pilot.press("escape")
-        await pilot.pause()
+        await settle(pilot)
         assert not isinstance(a.screen, EmitCheckModal)
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from rcs_tui.ui.console.statusbar import clip_words, status_text
-from tests.console_fixtures import NOW, app
+from tests.console_fixtures import NOW, app, settle
 from tests.statefix import mode
 
 COUNTS = re.compile(r"2 live 1 stale 1 survivor|2● 1◌ 1▲")
@@ -49,7 +49,7 @@ async def test_status_bar_shows_every_count_at_80_and_60_columns(tmp_path, size)
     a = app(tmp_path)
     mode(a.root, "ultrawork", None, started_at="2026-11-25T19:45:00.000Z")
     async with a.run_test(size=size) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         line = str(pilot.app.screen.query_one("#status").render())
         assert COUNTS.search(line), line
         assert len(line) <= size[0] - 2
@@ -81,7 +81,7 @@ def cells_fit(table) -> list[str]:
 async def test_tables_fit_without_cutting_words(tmp_path, size):
     a = app(tmp_path)
     async with a.run_test(size=size) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         scopes = cells_fit(pilot.app.screen.query_one("#scopes-table"))
         assert "forge+team" in scopes and "team+ultrawork" in scopes
         if size[0] >= 80:
@@ -89,7 +89,7 @@ async def test_tables_fit_without_cutting_words(tmp_path, size):
         for key, table in (("2", "#team-workers"), ("2", "#team-tasks"), ("3", "#tasks-table"),
                            ("4", "#runs-table"), ("5", "#journal-table")):
             await pilot.press(key)
-            await pilot.pause()
+            await settle(pilot)
             cells = cells_fit(pilot.app.screen.query_one(table))
             if table == "#runs-table":
                 assert "waiting (1?)" in cells and "deep-research" in cells
@@ -100,16 +100,16 @@ async def test_resize_refits_columns_and_keeps_the_cursor(tmp_path):
 
     a = app(tmp_path)
     async with a.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         select_row(pilot.app, "scopes-table", member_row("forge"))
         await pilot.resize_terminal(60, 20)
-        await pilot.pause()
+        await settle(pilot)
         table = pilot.app.screen.query_one("#scopes-table")
         assert table.labels == ["scope / mode", "health", "label", "age"]
         assert pilot.app.screen.query_one("ScopesPane").selected() == member_row("forge")
         cells_fit(table)
         await pilot.resize_terminal(80, 24)
-        await pilot.pause()
+        await settle(pilot)
         assert len(table.labels) == 6
         assert pilot.app.screen.query_one("ScopesPane").selected() == member_row("forge")
 

@@ -13,7 +13,7 @@ from rcs_tui.ui.console.help import HelpModal
 from rcs_tui.ui.console.main import MainScreen
 from rcs_tui.ui.console.override import OverrideModal
 from tests.conftest import tree_digest
-from tests.console_fixtures import SESSION, app, member_row, open_override, select_row
+from tests.console_fixtures import SESSION, app, member_row, open_override, select_row, settle
 from tests.statefix import mode, read, state_dir
 
 SIZE = (100, 32)
@@ -26,7 +26,7 @@ def text_of(screen) -> str:
 async def test_help_has_a_legend_for_every_glyph_the_console_draws(tmp_path):
     async with app(tmp_path).run_test(size=SIZE) as pilot:
         await pilot.press("question_mark")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(pilot.app.screen, HelpModal)
         shown = text_of(pilot.app.screen)
         for glyph in ("◆", "◇", "▸", "●", "◌", "◍", "▲", "♥ alive", "✖ dead", "◌ silent", "waiting (1?)", "↻", "⚠",
@@ -41,13 +41,13 @@ async def test_help_has_a_legend_for_every_glyph_the_console_draws(tmp_path):
 async def test_esc_clears_an_active_filter_and_hides_its_bar(tmp_path):
     async with app(tmp_path).run_test(size=SIZE) as pilot:
         await pilot.press("3", "slash", "l", "o", "g")
-        await pilot.pause()
+        await settle(pilot)
         field = pilot.app.screen.query_one("#tasks-filter")
         table = pilot.app.screen.query_one("#tasks-table")
         assert field.value == "log" and table.row_count == 1
         await pilot.press("enter")  # back to the table, the filter stays
         await pilot.press("escape")
-        await pilot.pause()
+        await settle(pilot)
         assert field.value == "" and not field.has_class("shown") and table.row_count == 2
         assert pilot.app.focused is table
 
@@ -55,7 +55,7 @@ async def test_esc_clears_an_active_filter_and_hides_its_bar(tmp_path):
 async def test_ctrl_c_quits(tmp_path):
     async with app(tmp_path).run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+c")
-        await pilot.pause()
+        await settle(pilot)
         assert not pilot.app.is_running
 
 
@@ -64,7 +64,7 @@ async def test_doctor_list_moves_with_j_and_k(tmp_path):
     mode(a.root, "ralph", None)  # a second finding: an orphan in root
     async with a.run_test(size=SIZE) as pilot:
         await pilot.press("D")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(pilot.app.screen, DoctorScreen)
         table = pilot.app.screen.query_one("#doctor-table")
         assert table.row_count >= 2 and table.cursor == 0
@@ -82,27 +82,29 @@ async def test_enter_in_the_journal_opens_the_entry_then_undo_and_redo_from_it(t
     async with a.run_test(size=SIZE) as pilot:
         select_row(pilot.app, "scopes-table", member_row("team"))
         await pilot.press("d", "y")
-        await pilot.pause()
+        await settle(pilot)
         assert not team.exists()
-        await pilot.press("5", "enter")
-        await pilot.pause()
+        await pilot.press("5")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
         assert isinstance(pilot.app.screen, EntryScreen)
         shown = text_of(pilot.app.screen)
         assert "state clear team" in shown and "operator@console" in shown
         assert f".rcs/state/sessions/{SESSION}/team-state.json" in shown and "(deleted)" in shown
         assert '-  "current_phase": "team-exec",' in shown  # the before-image, line by line
         await pilot.press("u")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(pilot.app.screen, ConfirmPlan) and pilot.app.focused.id == "cancel"
         await pilot.press("y")
-        await pilot.pause()
+        await settle(pilot)
         assert team.read_bytes() == before
         assert isinstance(pilot.app.screen, MainScreen)
         await pilot.press("U")  # redo the undone clear through the same checked path
-        await pilot.pause()
+        await settle(pilot)
         assert "Redo: redo state clear team" in text_of(pilot.app.screen)
         await pilot.press("y")
-        await pilot.pause()
+        await settle(pilot)
         assert not team.exists()
     actions = [json.loads(x).get("action") for x in (a.root / ".rcs/logs/rcs-tui-journal.jsonl").read_text()
                .splitlines() if '"action"' in x]
@@ -119,7 +121,7 @@ async def test_e_opens_the_selected_file_in_the_editor_and_reloads(tmp_path, mon
     async with a.run_test(size=SIZE) as pilot:
         select_row(pilot.app, "scopes-table", member_row("team"))
         await pilot.press("e")
-        await pilot.pause()
+        await settle(pilot)
         assert (tmp_path / "edited").read_text().strip() == str(team)
         assert read(team)["current_phase"] == "team-fix"
         cells = pilot.app.screen.query_one("#scopes-table").drawn(member_row("team"))
@@ -133,7 +135,7 @@ async def test_e_is_refused_read_only_and_without_a_selection(tmp_path, monkeypa
     async with a.run_test(size=SIZE) as pilot:
         select_row(pilot.app, "scopes-table", member_row("team"))
         await pilot.press("e")
-        await pilot.pause()
+        await settle(pilot)
     assert tree_digest(a.root) == before
 
 
@@ -143,7 +145,7 @@ async def test_y_copies_the_selected_path_or_id(tmp_path):
         await pilot.press("y")
         assert pilot.app.clipboard == str(state_dir(pilot.app.root, SESSION) / "team-state.json")
         await pilot.press("4")
-        await pilot.pause()
+        await settle(pilot)
         select_row(pilot.app, "runs-table", "run-0002-review")
         await pilot.press("y")
         assert pilot.app.clipboard == "run-0002-review"
@@ -160,7 +162,7 @@ async def test_override_modal_shows_its_keys_and_speaks_the_console_s_words(tmp_
         await pilot.press("enter")  # phase chosen → reason field
         await pilot.press(*"hotfix verified")
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(pilot.app.screen, MainScreen)
     lines = (a.root / ".rcs/tasks/login-api/transcript.jsonl").read_text().splitlines()
     assert json.loads(lines[-1])["reason"] == "hotfix verified"
@@ -184,7 +186,7 @@ async def test_hud_has_help_and_a_key_hint_that_fits_40_columns(tmp_path):
     async with hud.run_test(size=(40, 8)) as pilot:
         assert hud.query_one("#hud-keys").display and "? help" in str(hud.query_one("#hud-keys").render())
         await pilot.press("question_mark")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(hud.screen, HudHelp)
         assert "root survivor" in text_of(hud.screen)
     async with HudApp(root, watch=False, rp1_db=False).run_test(size=(80, 1)) as pilot:
@@ -204,21 +206,21 @@ async def test_detail_lines_follow_the_highlighted_row(tmp_path):
     mode(a.root, "ralph", None)  # a second doctor finding: an orphan in root
     async with a.run_test(size=SIZE) as pilot:
         select_row(pilot.app, "scopes-table", member_row("team"))
-        await pilot.pause()
+        await settle(pilot)
         detail = pilot.app.screen.query_one("#scopes-detail")
         assert str(detail.render()).startswith("team live")
         await pilot.press("j")
-        await pilot.pause()
+        await settle(pilot)
         assert str(detail.render()).startswith("forge live")
         await pilot.click("#scopes-table", offset=(2, 1))  # the header is line 0: line 1 is root
-        await pilot.pause()
+        await settle(pilot)
         assert str(detail.render()).startswith("root")
         await pilot.press("D")
-        await pilot.pause()
+        await settle(pilot)
         doctor = pilot.app.screen.query_one("#doctor-detail")
         first = str(doctor.render())
         await pilot.press("j")
-        await pilot.pause()
+        await settle(pilot)
         assert str(doctor.render()) != first and " in " in str(doctor.render()).splitlines()[0]
 
 
@@ -230,19 +232,19 @@ async def test_a_view_switch_rebuilds_no_rows_of_a_view_whose_data_did_not_chang
     monkeypatch.setattr(scopes, "scope_rows", lambda *a, **k: built.append(1) or real(*a, **k))
     now = [1_795_000_000.0]
     async with app(tmp_path, clock=lambda: now[0]).run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         assert built
         built.clear()
         await pilot.press("2", "1")
-        await pilot.pause()
+        await settle(pilot)
         assert built == []  # same World, same second: the rows on screen are still right
         now[0] += 1.0
         await pilot.press("2", "1")
-        await pilot.pause()
+        await settle(pilot)
         assert built == [1]  # a second later its ages are drawn again, once
         mode(pilot.app.root, "team", SESSION, current_phase="team-verify")
         await pilot.press("r")  # a new World: drawn again in the same second
-        await pilot.pause()
+        await settle(pilot)
         assert len(built) == 2
         assert "team-verify" in pilot.app.screen.query_one("#scopes-table").drawn(member_row("team"))
 
@@ -253,13 +255,13 @@ async def test_a_burst_of_updates_is_drawn_once_from_the_latest_world(tmp_path):
     a = app(tmp_path)
     drawn: list[object] = []
     async with a.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         real = a.refresh_views
         a.refresh_views = lambda: (drawn.append(a.world), real())[1]  # type: ignore[method-assign]
         worlds = [a.loader.load() for _ in range(5)]
         for world in worlds:  # arriving faster than the console draws
             a.post_message(WorldUpdated(world, frozenset()))
-        await pilot.pause()
+        await settle(pilot)
         assert drawn == [worlds[-1]]
 
 
@@ -271,7 +273,7 @@ async def test_a_view_key_draws_the_view_once_before_the_next_frame_and_a_click_
     drawn: list[str] = []
     console = app(tmp_path)
     async with console.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         real = ConsoleApp.refresh_views
 
         def spy(self) -> None:
@@ -282,10 +284,10 @@ async def test_a_view_key_draws_the_view_once_before_the_next_frame_and_a_click_
         console.screen.show_tab("tasks")
         assert drawn == ["tasks"]  # drawn in the same call, before any frame
         assert console.screen.query_one("#tasks-table").row_count == 2
-        await pilot.pause()
+        await settle(pilot)
         assert drawn == ["tasks"]  # the tabs' own announcement draws nothing again
         await pilot.click("#--content-tab-team")
-        await pilot.pause()
+        await settle(pilot)
         assert console.screen.tab == "team" and drawn == ["tasks", "team"]
 
 
@@ -309,8 +311,8 @@ async def test_the_first_frame_holds_the_sessions_and_the_start_is_kept_out_of_f
     MainScreen.on_mount = on_mount  # type: ignore[method-assign]
     try:
         async with app(tmp_path).run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            await pilot.pause()
+            await settle(pilot)
+            await settle(pilot)
             assert pilot.app.screen.views_built
     finally:
         MainScreen.on_mount = real  # type: ignore[method-assign]

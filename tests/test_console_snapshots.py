@@ -8,13 +8,24 @@ from pathlib import Path
 
 import pytest
 
-from tests.console_fixtures import SESSION, app, member_row, select_row
+from tests.console_fixtures import SESSION, app, member_row, select_row, settle
 from tests.statefix import mode
 
 
 @pytest.fixture
 def console(tmp_path):
     return app(tmp_path)
+
+
+def _keys(*keys: str):
+    """Press `keys`, each after what the one before read off the UI thread (a feed, the journal, a
+    diagnosis) is drawn."""
+    async def run(pilot) -> None:
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot)
+    return run
 
 
 def _select(table: str, key: str):
@@ -46,19 +57,19 @@ class TestViews:
         assert snap_compare(console, terminal_size=(80, 40), press=["3", "_", "enter"])
 
     def test_rp1_feed(self, console, snap_compare):
-        assert snap_compare(console, terminal_size=(80, 24), press=["4"])
+        assert snap_compare(console, terminal_size=(80, 24), run_before=_keys("4"))
 
     def test_run_timeline(self, console, snap_compare):
         async def pick(pilot) -> None:
             await pilot.press("4")
-            await pilot.pause()
+            await settle(pilot)
             select_row(pilot.app, "runs-table", "run-0003-build")
             await pilot.press("enter")
-            await pilot.pause()
+            await settle(pilot)
         assert snap_compare(console, terminal_size=(80, 30), run_before=pick)
 
     def test_journal_empty(self, console, snap_compare):
-        assert snap_compare(console, terminal_size=(80, 24), press=["5"])
+        assert snap_compare(console, terminal_size=(80, 24), run_before=_keys("5"))
 
 
 class TestModals:
@@ -88,7 +99,7 @@ class TestModals:
     def test_doctor(self, tmp_path, snap_compare):
         a = app(tmp_path)
         mode(a.root, "forge", None, current_phase="executing")
-        assert snap_compare(a, terminal_size=(80, 24), press=["D"])
+        assert snap_compare(a, terminal_size=(80, 24), run_before=_keys("D"))
 
     def test_whatif(self, console, snap_compare):
         assert snap_compare(console, terminal_size=(80, 30), press=["w", *"autopilot"])
@@ -139,12 +150,12 @@ class TestWide:
     def test_journal(self, tmp_path, snap_compare):
         a = app(tmp_path)
         _journal_with_a_clear(a.root)
-        assert snap_compare(a, terminal_size=(120, 36), press=["5"])
+        assert snap_compare(a, terminal_size=(120, 36), run_before=_keys("5"))
 
     def test_doctor(self, tmp_path, snap_compare):
         a = app(tmp_path)
         mode(a.root, "forge", None, current_phase="executing")
-        assert snap_compare(a, terminal_size=(120, 36), press=["D"])
+        assert snap_compare(a, terminal_size=(120, 36), run_before=_keys("D"))
 
     def test_clear_all_sessions_confirm(self, console, snap_compare):
         assert snap_compare(console, terminal_size=(120, 36), press=["C"],
@@ -156,12 +167,12 @@ class TestRecovery:
     def test_journal_entry(self, tmp_path, snap_compare):
         a = app(tmp_path)
         _journal_with_a_clear(a.root)
-        assert snap_compare(a, terminal_size=(80, 24), press=["5", "enter"])
+        assert snap_compare(a, terminal_size=(80, 24), run_before=_keys("5", "enter"))
 
     def test_journal_entry_narrow(self, tmp_path, snap_compare):
         a = app(tmp_path)
         _journal_with_a_clear(a.root)
-        assert snap_compare(a, terminal_size=(60, 20), press=["5", "enter"])
+        assert snap_compare(a, terminal_size=(60, 20), run_before=_keys("5", "enter"))
 
     def test_confirm_replanned(self, console, snap_compare):
         from tests.statefix import canonical, state_dir

@@ -11,6 +11,8 @@ same way and the loop restarts. Nothing here writes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import threading
 from pathlib import Path
 
 from textual.message import Message
@@ -44,15 +46,22 @@ BACKGROUND_MS = 250  # batches touching only sessions the views do not show: del
 
 
 def start_watcher(node: MessagePump, loader: WorldLoader, *, force_polling: bool = False,
-                  debounce_ms: int = DEBOUNCE_MS, background_ms: int = BACKGROUND_MS) -> Worker[None]:
+                  debounce_ms: int = DEBOUNCE_MS, background_ms: int = BACKGROUND_MS,
+                  lock: threading.Lock | None = None) -> Worker[None]:
     """Run the watcher as a worker of `node` (an App, Screen or Widget); messages go to `node`.
 
     A batch that touches what the views show is loaded and posted at once (with any background paths
     still pending). A batch touching only other sessions (`loader.off_view`) changes nothing on screen
     but the age of the newest write and those sessions' rows, so such batches are pooled and loaded
     together at most once per `background_ms`: a runtime writing 50 times a second elsewhere costs a
-    few loads a second, not fifty. Loads never overlap (one lock), so the loader sees them in order.
+    few loads a second, not fifty. Loads never overlap (one lock), so the loader sees them in order;
+    `lock`, when given, is held around each load too (the node's own reloads take it as well).
     """
+    held = lock if lock is not None else contextlib.nullcontext()
+
+    def load(batch: frozenset[Path] | None = None) -> World | None:
+        with held:
+            return loader.load_deferred() if batch is None else loader.load(batch)
 
     async def run() -> None:
         polling = force_polling
@@ -60,18 +69,18 @@ def start_watcher(node: MessagePump, loader: WorldLoader, *, force_polling: bool
                                       "polling requested" if polling else ""))
         failures = 0
         loop = asyncio.get_running_loop()
-        lock = asyncio.Lock()
+        in_order = asyncio.Lock()
         pending: set[Path] = set()
         flush: asyncio.Task[None] | None = None
         last_flush = -1e9
 
         async def deliver(paths: frozenset[Path]) -> None:
-            async with lock:
+            async with in_order:
                 batch = paths | pending
                 pending.clear()
                 if not batch:
                     return
-                world = await asyncio.to_thread(loader.load, batch)
+                world = await asyncio.to_thread(load, frozenset(batch))
                 if node.app.is_running:  # shutting down: its widgets may be gone already
                     node.post_message(WorldUpdated(world, frozenset(batch)))
 
@@ -84,7 +93,7 @@ def start_watcher(node: MessagePump, loader: WorldLoader, *, force_polling: bool
             except Exception as exc:  # noqa: BLE001 - the watcher must never take the app down
                 node.post_message(WatchStatus("error", f"watcher error ({exc}); retrying"))
 
-        while (deferred := await asyncio.to_thread(loader.load_deferred)) is not None:  # e.g. the console's
+        while (deferred := await asyncio.to_thread(load)) is not None:  # e.g. the console's
             if not node.app.is_running:  # sessions, then its rp1 section
                 return
             node.post_message(WorldUpdated(deferred, frozenset()))

@@ -3,12 +3,15 @@
 The console decides nothing: every preview, write, refusal and repair comes from `rcs_tui.state`
 and `rcs_tui.core`; this module only wires them to screens. The shared watcher reloads changed
 sections in a thread and posts `WorldUpdated`; the handler owns `self.world` and skips redraws
-while a modal is open.
+while a modal is open. A reload and every write run in thread workers too (`background.off_thread`),
+and answer with a message: the UI thread never waits on the store lock, a database or the loader, so
+keys keep working while a write waits for the lock (the status bar says what is being applied).
 """
 
 from __future__ import annotations
 
 import gc
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +26,7 @@ from rcs_tui.core import times
 from rcs_tui.core.modes import BadName
 from rcs_tui.project.loader import WorldLoader
 from rcs_tui.state.txn import ChangedUnderneath, Plan, TxnError, default_actor
+from rcs_tui.ui.console.background import Answered, off_thread
 from rcs_tui.ui.console.clearwatch import DEFAULT_WATCH_SECONDS, ClearWatch
 from rcs_tui.ui.console.commands import ConsoleCommands
 from rcs_tui.ui.console.editor import edit_file
@@ -107,6 +111,8 @@ class ConsoleApp(App):
         self._redraw_due = False
         self._settled = False  # the whole first World is loaded and drawn (its objects then live long)
         self.refusals: dict[str, list[Refusal]] = {}
+        self.applying: str | None = None  # the write a worker is applying now (one at a time)
+        self.load_lock = threading.Lock()  # the loader's reloads and the watcher's loads never overlap
         if theme:
             self.theme = theme
 
@@ -131,7 +137,12 @@ class ConsoleApp(App):
         self.push_screen(MainScreen())
         self.set_interval(0.5, self._check_watches)
         if self.live:  # after the first frame: its deferred loads would only slow that frame down
-            self.call_after_refresh(start_watcher, self, self.loader, force_polling=self.force_polling)
+            self.call_after_refresh(start_watcher, self, self.loader, force_polling=self.force_polling,
+                                    lock=self.load_lock)
+
+    def on_answered(self, message: Answered) -> None:
+        """The answer of a read or write run off the UI thread (see `background`)."""
+        message.deliver()
 
     def on_world_updated(self, message: WorldUpdated) -> None:
         """Keep the newest World; draw once for a run of updates that queued up while drawing.
@@ -169,9 +180,20 @@ class ConsoleApp(App):
             self.last_error, self._passing = message.detail, False
             self.refresh_views()
 
-    def reload_now(self) -> None:
-        self.world = self.loader.load()
-        self.refresh_views()
+    def reload_now(self, note: str | None = None) -> None:
+        """Read everything again in a worker; the new World is drawn when it comes (then `note` is said)."""
+
+        def load() -> World:
+            with self.load_lock:
+                return self.loader.load()
+
+        def loaded(world: World, _: BaseException | None) -> None:
+            self.world = world  # drawn even while paused, as an explicit reload always was
+            self.refresh_views()
+            if note:
+                self.notify(note, timeout=1.5)
+
+        off_thread(self, load, loaded, group="reload")
 
     def refresh_views(self) -> None:
         """Redraw the visible screen; skipped while a modal is open (it redraws when the modal closes)."""
@@ -182,7 +204,7 @@ class ConsoleApp(App):
         world = self.world
         for bar in screen.query(StatusBar):
             bar.show(world, now, paused=self.paused, readonly=self.readonly, last_error=self.last_error,
-                     watching=self.watch_mode)
+                     watching=self.watch_mode, busy=self.applying)
         if isinstance(screen, MainScreen):
             tab = screen.tab
             panes = screen.query(f"#{'runs' if tab == 'rp1' else tab}-pane")
@@ -192,14 +214,14 @@ class ConsoleApp(App):
             if tab in ("scopes", "team", "tasks"):
                 pane.show(world, now)
             elif tab == "rp1":
-                pane.show(self.rp1, now)
+                pane.show(lambda: self.rp1, now)  # opened (and read) in the pane's worker
             elif tab == "journal":
                 pane.show(self.root)
             return
         from rcs_tui.ui.console.run import RunScreen  # not needed for the first frame
 
         if isinstance(screen, RunScreen):
-            screen.show(world, now, self.rp1)
+            screen.show(world, now, lambda: self.rp1)
         elif hasattr(screen, "show"):
             screen.show(world, now)
 
@@ -313,8 +335,7 @@ class ConsoleApp(App):
         field.focus()
 
     def action_reload(self) -> None:
-        self.reload_now()
-        self.notify("reloaded", timeout=1.5)
+        self.reload_now(note="reloaded")
 
     def action_pause(self) -> None:
         self.paused = not self.paused
@@ -358,8 +379,35 @@ class ConsoleApp(App):
                          self.action_doctor() if choice == "doctor" else None)
         self.refresh_views()
 
+    # -- writes -----------------------------------------------------------------------------
+    def _still_applying(self) -> bool:
+        """One write at a time: a second one is planned on the bytes the first is about to change."""
+        if self.applying is None:
+            return False
+        self.notify(f"still applying {self.applying}; try again when it is done", severity="warning", timeout=3)
+        return True
+
+    def _apply(self, what: str, write: Callable[[], object], done: Callable[[object], None],
+               refused: Callable[[BaseException], None]) -> None:
+        """Run `write` in a worker (it may wait up to the store lock's timeout); then `done(result)` or
+        `refused(error)` on the UI thread. Meanwhile the status bar says what is being applied."""
+        self.applying = what
+
+        def answered(result: object, error: BaseException | None) -> None:
+            self.applying = None
+            if error is not None:
+                refused(error)
+            else:
+                done(result)
+            self.refresh_views()
+
+        off_thread(self, write, answered, group="write", exclusive=False, errors=(TxnError, BadName))
+        self.refresh_views()
+
     # -- clear ------------------------------------------------------------------------------
     def action_clear(self) -> None:
+        if self._still_applying():
+            return
         member = self._selected_member()
         if member is None:
             self.notify("select a member row in Scopes first (enter opens it)", severity="warning")
@@ -373,6 +421,8 @@ class ConsoleApp(App):
                             mode, sid, everywhere=False)
 
     def action_clear_all(self) -> None:
+        if self._still_applying():
+            return
         member = self._selected_member()
         if member is None:
             self.notify("select a member row in Scopes first", severity="warning")
@@ -397,20 +447,29 @@ class ConsoleApp(App):
 
     def _run_clear(self, op: Operation, mode: str, sid: str | None, everywhere: bool = False,
                    again: Callable[[], None] | None = None) -> None:
-        try:
-            result = op.run(self.root, actor=self.actor)
-        except (TxnError, BadName) as exc:
-            self._refuse(f"Clear {mode} refused", exc, again)
+        if self._still_applying():
             return
+        scopes = [None, *sorted(self.world.snapshot.sessions)] if everywhere and self.world else [sid]
+
+        def write() -> tuple[dict, list[ClearWatch]]:
+            result = op.run(self.root, actor=self.actor)
+            if result.get("cleared") is False:
+                return result, []
+            # Watched from right after the write (in this thread): a rewrite a moment later is caught too.
+            now = time.time()
+            return result, [ClearWatch.start(self.root, mode, scope, now, self.watch_seconds) for scope in scopes]
+
+        self._apply(f"clear {mode}", write, lambda answer: self._cleared(*answer, mode),  # type: ignore[misc]
+                    lambda exc: self._refuse(f"Clear {mode} refused", exc, again))
+
+    def _cleared(self, result: dict, watches: list[ClearWatch], mode: str) -> None:
         self.last_error = None
         self.refusals.pop(f"Clear {mode} refused", None)
         if result.get("cleared") is False:
             self.notify(strip_controls(result.get("message") or "nothing to clear"), timeout=4)
             self.reload_now()
             return
-        scopes = [None, *sorted(self.world.snapshot.sessions)] if everywhere and self.world else [sid]
-        for scope in scopes:
-            self.watches.append(ClearWatch.start(self.root, mode, scope, time.time(), self.watch_seconds))
+        self.watches.extend(watches)
         self.notify(f"cleared {mode}; watching it for {self.watch_seconds:.0f}s in case something rewrites it",
                     timeout=4)
         from rcs_tui.ui.console.member import MemberScreen
@@ -420,6 +479,8 @@ class ConsoleApp(App):
         self.reload_now()
 
     def _check_watches(self) -> None:
+        if self.applying is not None:
+            return  # an undo being applied brings files back on purpose: its answer says which
         now = time.time()
         for watch in list(self.watches):
             found = watch.check()
@@ -439,6 +500,8 @@ class ConsoleApp(App):
 
     # -- override / undo --------------------------------------------------------------------
     def action_override(self) -> None:
+        if self._still_applying():
+            return
         task_id = self._selected_task()
         if task_id is None:
             self.notify("select a task in Tasks first", severity="warning")
@@ -457,12 +520,13 @@ class ConsoleApp(App):
             return
         from rcs_tui.state.tasks import apply_plan
 
-        plan, actor = result
-        try:
-            apply_plan(self.root, plan, actor=actor)
-        except (TxnError, BadName) as exc:
-            self._refuse("Override refused", exc)
+        if self._still_applying():
             return
+        plan, actor = result
+        self._apply(f"override {plan.summary['task']}", lambda: apply_plan(self.root, plan, actor=actor),
+                    lambda _: self._overridden(plan), lambda exc: self._refuse("Override refused", exc))
+
+    def _overridden(self, plan: Plan) -> None:
         self.last_error = None
         self.notify(f"task {plan.summary['task']}: {plan.summary['from']} → {plan.summary['to']} (recorded)")
         self.reload_now()
@@ -485,6 +549,8 @@ class ConsoleApp(App):
         """Undo or redo: previewed (following the files while open), then applied through the core."""
         from rcs_tui.ui.console.confirm import ConfirmPlan
 
+        if self._still_applying():
+            return
         try:
             modal = ConfirmPlan("", confirm_label=verb, planner=planner, root=self.root)
         except (TxnError, BadName) as exc:
@@ -495,11 +561,13 @@ class ConsoleApp(App):
         self.push_screen(modal, lambda op: self._run_history(verb, op, again) if op else None)
 
     def _run_history(self, verb: str, op: Operation, again: Callable[[], None]) -> None:
-        try:
-            result = op.run(self.root, actor=self.actor)
-        except (TxnError, BadName) as exc:
-            self._refuse(f"{verb} refused", exc, again)
+        if self._still_applying():
             return
+        self._apply(verb.lower(), lambda: op.run(self.root, actor=self.actor),
+                    lambda result: self._history_done(verb, result),  # type: ignore[arg-type]
+                    lambda exc: self._refuse(f"{verb} refused", exc, again))
+
+    def _history_done(self, verb: str, result: dict) -> None:
         self.last_error = None
         restored = " ".join(result["restored"])  # the operator brought these back: not a resurrection
         self.watches = [w for w in self.watches if f"{w.mode}-state.json" not in restored]

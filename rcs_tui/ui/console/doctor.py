@@ -1,5 +1,8 @@
 """The doctor: findings with their proposed repairs; a repair runs only after confirmation, through the
-core, and the doctor re-diagnoses afterwards to show whether it held."""
+core, and the doctor re-diagnoses afterwards to show whether it held.
+
+The diagnosis and the repairs run in workers (they read the rp1 database and take the store lock): the
+dialog says "diagnosing…" / "applying…" meanwhile and keeps taking keys."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from rcs_tui.project.doctor import Finding, diagnose, fix
+from rcs_tui.ui.console.background import off_thread
 from rcs_tui.ui.console.confirm import ConfirmPlan
 from rcs_tui.ui.console.format import plain, styled
 from rcs_tui.ui.console.table import Column, project, set_columns
@@ -59,6 +63,8 @@ class DoctorScreen(ModalScreen[None]):
         self.actor = actor
         self.findings: list[Finding] = []
         self.last_result: dict[str, Any] | None = None
+        self.diagnosed = False  # `findings` hold an answer (not only the empty list it starts with)
+        self.applying = False  # a repair is being applied in a worker
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog wide"):
@@ -89,10 +95,26 @@ class DoctorScreen(ModalScreen[None]):
         return self.app.size.width - 4  # the dialog's border and padding
 
     def on_resize(self) -> None:
-        self.action_rediagnose()
+        self._draw()  # refit what was found; nothing is read again
+
+    def _diagnose(self) -> list[Finding]:
+        return diagnose(self.root, self.session_id, rp1_db=self.rp1_db, now=self.clock())
 
     def action_rediagnose(self) -> None:
-        self.findings = diagnose(self.root, self.session_id, rp1_db=self.rp1_db, now=self.clock())
+        """Diagnose again in a worker; the findings on screen stay until the answer."""
+        if self.applying:
+            return  # the repair re-diagnoses when it is done
+        if not self.diagnosed:
+            self.query_one("#doctor-detail", Static).update(Text("diagnosing…", style="dim"))
+        off_thread(self, self._diagnose, self._diagnosed, group="diagnose")
+
+    def _diagnosed(self, findings: list[Finding], _: BaseException | None) -> None:
+        if self.applying:
+            return  # read before the repair: the repair's own diagnosis comes with its result
+        self.findings, self.diagnosed = findings, True
+        self._draw()
+
+    def _draw(self) -> None:
         rows = [(f.id, [Text(f.severity, style=SEVERITY_STYLE.get(f.severity, "")), styled(f.kind),
                         styled(f.scope), styled(f.subject),
                         Text("yes" if f.plan else "-", style="green" if f.plan else "dim")])
@@ -109,7 +131,9 @@ class DoctorScreen(ModalScreen[None]):
     def _detail(self, key: str | None) -> None:
         f = next((x for x in self.findings if x.id == key), None)
         out = Text()
-        if not self.findings:
+        if not self.diagnosed:
+            out.append("diagnosing…", style="dim")
+        elif not self.findings:
             out.append("No problems found.", style="green")
         elif f is not None:
             out.append(f"{plain(f.kind)} in {plain(f.scope)}: {plain(f.subject)}\n", style="bold")
@@ -127,7 +151,14 @@ class DoctorScreen(ModalScreen[None]):
         if not self.readonly:
             self.action_repair()
 
+    def _still_applying(self) -> bool:
+        if self.applying:
+            self.notify("a repair is still being applied; wait for its result", severity="warning", timeout=3)
+        return self.applying
+
     def action_repair(self) -> None:
+        if self._still_applying():
+            return
         f = self._selected()
         if f is None or f.plan is None:
             self.notify("this finding has no automatic repair", severity="warning")
@@ -141,6 +172,8 @@ class DoctorScreen(ModalScreen[None]):
                              lambda ok: self._apply([f.id]) if ok else None)
 
     def action_repair_all(self) -> None:
+        if self._still_applying():
+            return
         chosen = [f for f in self.findings if f.plan is not None]
         if not chosen:
             self.notify("nothing to repair automatically", severity="warning")
@@ -155,15 +188,35 @@ class DoctorScreen(ModalScreen[None]):
                              lambda ok: self._apply([f.id for f in chosen]) if ok else None)
 
     def _apply(self, ids: list[str]) -> None:
-        self.last_result = fix(self.root, self.findings, ids, session_id=self.session_id, actor=self.actor,
-                               rp1_db=self.rp1_db)
-        self.action_rediagnose()
+        """Repair in a worker (the write waits for the store lock), then diagnose again there."""
+        if self._still_applying():
+            return
+        self.applying = True
+        self.app.workers.cancel_group(self, "diagnose")
+        findings = list(self.findings)
+        self.query_one("#doctor-result", Static).update(Text("applying the repair…", style="bold yellow"))
+
+        def repair() -> tuple[dict[str, Any], list[Finding]]:
+            result = fix(self.root, findings, ids, session_id=self.session_id, actor=self.actor, rp1_db=self.rp1_db)
+            return result, self._diagnose()
+
+        off_thread(self, repair, self._repaired, group="repair", exclusive=False)
+
+    def _repaired(self, answer: tuple[dict[str, Any], list[Finding]], _: BaseException | None) -> None:
+        self.applying = False
+        self.last_result, self.findings = answer
+        self.diagnosed = True
+        self._draw()
         self.query_one("#doctor-result", Static).update(result_text(self.last_result))
         reload = getattr(self.app, "reload_now", None)
         if reload:
             reload()
 
     def action_close(self) -> None:
+        if self.applying:  # its result (held or not) is what the operator is waiting for
+            self.notify("a repair is being applied; its result shows here when it is done", severity="warning",
+                        timeout=3)
+            return
         self.dismiss(None)
 
 

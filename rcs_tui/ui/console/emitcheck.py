@@ -1,5 +1,6 @@
 """Check an emit against the open run: type a step (optionally a status and `unit=U`) and see what
-rp1 would answer, exactly as `rcs-tui rp1 check` prints it. Reads the run; writes nothing."""
+rp1 would answer, exactly as `rcs-tui rp1 check` prints it. Reads the run (in a worker: the database
+may be busy, the field keeps taking keys); writes nothing."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from textual.widgets import Input, Static
 
 from rcs_tui.rp1.check import EMIT_STATUSES, CheckError, check_in_source, check_lines
 from rcs_tui.rp1.source import Rp1Source
+from rcs_tui.ui.console.background import off_thread
 from rcs_tui.ui.console.format import plain
 
 KEYS_HINT = "type: STEP [status] [unit=U]   esc close"
@@ -73,8 +75,10 @@ class EmitCheckModal(ModalScreen[None]):
         self._update(field.value)
 
     def _update(self, value: str) -> None:
-        self.query_one("#emitcheck-result", Static).update(
-            check_text(self.source, self.workflow, self.run_id, value))
+        """Check `value` in a worker; a newer keystroke's check replaces one still running."""
+        source, workflow, run_id = self.source, self.workflow, self.run_id
+        off_thread(self, lambda: check_text(source, workflow, run_id, value),
+                   lambda text, _: self.query_one("#emitcheck-result", Static).update(text), group="emitcheck")
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self._update(event.value)

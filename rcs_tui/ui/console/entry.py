@@ -23,6 +23,7 @@ from rcs_tui.core.history import undone_ids
 from rcs_tui.files.io import digest, file_digest, read_bounded
 from rcs_tui.state.journal import interrupted, read_journal
 from rcs_tui.state.txn import JOURNAL_REL
+from rcs_tui.ui.console.background import off_thread
 from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.format import plain
 from rcs_tui.ui.console.statusbar import StatusBar
@@ -123,6 +124,7 @@ class EntryScreen(Screen):
     def __init__(self, entry_id: str) -> None:
         super().__init__()
         self.entry_id = entry_id
+        self.answered = False
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
@@ -137,4 +139,13 @@ class EntryScreen(Screen):
         return self.app.root / JOURNAL_REL, self.entry_id  # type: ignore[attr-defined]
 
     def show(self, world: object, now: float) -> None:
-        self.query_one("#entry-text", Static).update(entry_text(self.app.root, self.entry_id))  # type: ignore[attr-defined]
+        """Read the entry (the whole journal) in a worker, then draw it."""
+        root, entry_id = self.app.root, self.entry_id  # type: ignore[attr-defined]
+        text = self.query_one("#entry-text", Static)
+        if not self.answered:
+            text.update(Text("reading the journal…", style="dim"))
+        off_thread(self, lambda: entry_text(root, entry_id), self._draw, group="entry")
+
+    def _draw(self, text: Text, _: BaseException | None) -> None:
+        self.answered = True
+        self.query_one("#entry-text", Static).update(text)

@@ -1,4 +1,7 @@
-"""The journal of operator actions, newest first; enter opens an entry, `u` / `U` undo / redo it."""
+"""The journal of operator actions, newest first; enter opens an entry, `u` / `U` undo / redo it.
+
+The journal is read in a worker (it grows with every action); the rows on screen stay until the answer.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +15,9 @@ from textual.widgets import Input, Static
 from rcs_tui.core.history import undone_ids
 from rcs_tui.state.journal import interrupted, read_journal
 from rcs_tui.state.txn import JOURNAL_REL
+from rcs_tui.ui.console.background import OneAtATime
 from rcs_tui.ui.console.format import plain, styled
-from rcs_tui.ui.console.table import Column, DrawnFrom, Row, matches, project, set_columns
+from rcs_tui.ui.console.table import Column, Row, matches, project, set_columns
 from rcs_tui.ui.linetable import LineTable
 
 JOURNAL_KEYS = "enter details · u undo · U redo (refused if a file changed since)"
@@ -59,7 +63,8 @@ def journal_stamp(root: Path) -> tuple[int, int, int]:
 class JournalPane(Vertical):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.drawn = DrawnFrom()
+        self.reads = OneAtATime("journal")
+        self.drawn: tuple[object, ...] | None = None  # (journal stamp, filter, width) of the rows on screen
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter by action/path…", id="journal-filter", classes="filter")
@@ -69,10 +74,23 @@ class JournalPane(Vertical):
         yield Static(Text(JOURNAL_KEYS, style="dim"), id="journal-note", classes="detail")
 
     def show(self, root: Path) -> None:
+        """Read the journal in a worker and draw it; nothing is read again while it and the view stay the same."""
         needle = self.query_one("#journal-filter", Input).value.strip()
-        if self.drawn.same(0, *journal_stamp(root), needle, self.app.size.width):
+        width, drawn = self.app.size.width, self.drawn
+
+        def read() -> tuple[tuple[object, ...], list[Row]] | None:
+            key = (journal_stamp(root), needle, width)
+            return None if key == drawn else (key, journal_rows(root, needle))
+
+        if drawn is None:
+            self.query_one("#journal-note", Static).update(Text("reading the journal…", style="dim"))
+        self.reads.run(self, read, self._draw)
+
+    def _draw(self, answer: tuple[tuple[object, ...], list[Row]] | None, _: BaseException | None) -> None:
+        if answer is None:
             return
-        rows = journal_rows(root, needle)
+        self.drawn, rows = answer
+        needle = self.drawn[1]
         table = self.query_one("#journal-table", LineTable)
         table.set_rows(project(rows, COLUMNS, set_columns(table, COLUMNS, self.app.size.width)))
         note = self.query_one("#journal-note", Static)

@@ -1,7 +1,10 @@
 """One rp1 run's step timeline: steps in machine order with durations, retries, units, sub-agents,
-artifacts, prompts and validation violations. Refreshed live as events arrive."""
+artifacts, prompts and validation violations. Refreshed live as events arrive; read in a worker (the
+database may be busy), the timeline on screen staying until the fresh one comes."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -12,6 +15,7 @@ from textual.widgets import Static
 
 from rcs_tui.rp1.source import Rp1Source
 from rcs_tui.rp1.timeline import SubEntry, Timeline
+from rcs_tui.ui.console.background import OneAtATime
 from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.format import STATUS_STYLE, plain
 from rcs_tui.ui.console.statusbar import StatusBar
@@ -85,6 +89,10 @@ class RunScreen(Screen):
     def __init__(self, run_id: str) -> None:
         super().__init__()
         self.run_id = run_id
+        self.reads = OneAtATime("timeline")
+        self.timeline: Timeline | None = None  # the one on screen
+        self.source: Rp1Source | None = None  # the source it was read from
+        self.answered = False
 
     def selection(self) -> tuple[None, str]:
         return None, self.run_id
@@ -95,22 +103,34 @@ class RunScreen(Screen):
             yield Static(id="run-text")
         yield FittedFooter()
 
-    def show(self, world: World, now: float, source: Rp1Source | None = None) -> None:
-        text = Text("no rp1 database", style="yellow")
-        if source is not None:
-            with source.lock:  # the state is the one this read ended with, not the loader's next read
-                t = source.timeline(self.run_id)
-                problem = source.state.message
-            text = timeline_text(t) if t is not None else Text(
-                f"run {plain(self.run_id)} not found ({plain(problem or 'unknown run')})", style="yellow")
+    def show(self, world: World, now: float, source: Callable[[], Rp1Source | None] = lambda: None) -> None:
+        """Read the timeline from `source()` in a worker, then draw it."""
+        run_id = self.run_id
+
+        def read() -> tuple[Rp1Source | None, Timeline | None, Text]:
+            opened = source()
+            if opened is None:
+                return None, None, Text("no rp1 database", style="yellow")
+            with opened.lock:  # the state is the one this read ended with, not the loader's next read
+                t = opened.timeline(run_id)
+                problem = opened.state.message
+            return opened, t, timeline_text(t) if t is not None else Text(
+                f"run {plain(run_id)} not found ({plain(problem or 'unknown run')})", style="yellow")
+
+        if not self.answered:
+            show_content(self.query_one("#run-text", Static), Text("loading the timeline…", style="dim"))
+        self.reads.run(self, read, self._draw)
+
+    def _draw(self, answer: tuple[Rp1Source | None, Timeline | None, Text], _: BaseException | None) -> None:
+        self.answered = True
+        self.source, self.timeline, text = answer
         show_content(self.query_one("#run-text", Static), text)
 
     def action_check_emit(self) -> None:
         """What rp1 would answer to an emit into this run, prefilled with the step after the current one."""
         from rcs_tui.ui.console.emitcheck import EmitCheckModal
 
-        source = getattr(self.app, "rp1", None)
-        t = source.timeline(self.run_id) if source is not None else None
+        source, t = self.source, self.timeline  # as last read (by the worker): nothing is read here
         if source is None or t is None:
             self.app.bell()
             return

@@ -1,7 +1,12 @@
-"""The rp1 run feed: this project's runs by latest activity, filtered by status, workflow and text."""
+"""The rp1 run feed: this project's runs by latest activity, filtered by status, workflow and text.
+
+The feed is read in a worker (the database may be busy, or the loader reading it): the rows on screen
+stay (and keys keep working) until the answer comes; the first read says "loading…".
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -10,6 +15,7 @@ from textual.containers import Vertical
 from textual.widgets import Input, Static
 
 from rcs_tui.rp1.source import FEED_FILTERS, Rp1Source, RunSummary
+from rcs_tui.ui.console.background import OneAtATime
 from rcs_tui.ui.console.format import STATUS_STYLE, age, parse_ts, plain, styled
 from rcs_tui.ui.console.table import Column, Row, project, set_columns
 from rcs_tui.ui.linetable import LineTable
@@ -92,7 +98,9 @@ def run_rows(source: Rp1Source, flt: RunFilter, now: float, id_width: int = 8,
 class RunsPane(Vertical):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self.reads = OneAtATime("rp1-feed")
         self._rows: dict[str, tuple[tuple[object, ...], Row]] = {}
+        self.answered = False  # a read of the feed has been drawn
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="status:waiting wf:build text…  (/)", id="runs-filter", classes="filter")
@@ -101,16 +109,34 @@ class RunsPane(Vertical):
         yield table
         yield Static(id="runs-note", classes="detail")
 
-    def show(self, source: Rp1Source | None, now: float) -> None:
+    def show(self, source: Callable[[], Rp1Source | None], now: float) -> None:
+        """Read the feed of `source()` (called in the worker: opening it may read too) and draw it."""
+        table = self.query_one("#runs-table", LineTable)
+        set_columns(table, COLUMNS, self.app.size.width)
+        flt = RunFilter.parse(self.query_one("#runs-filter", Input).value)
+        id_width = table.column_width("run") or 8
+        cache = dict(self._rows)  # the worker's own: a replaced read must not touch the one drawn
+
+        def read() -> tuple[list[Row], str | None, dict] | None:
+            opened = source()
+            if opened is None:
+                return None
+            return (*run_rows(opened, flt, now, id_width, cache), cache)
+
+        if not self.answered:
+            show_content(self.query_one("#runs-note", Static), Text("loading…", style="dim"))
+        self.reads.run(self, read, self._draw)
+
+    def _draw(self, answer: tuple[list[Row], str | None, dict] | None, _: BaseException | None) -> None:
+        self.answered = True
         note = self.query_one("#runs-note", Static)
         table = self.query_one("#runs-table", LineTable)
         shown = set_columns(table, COLUMNS, self.app.size.width)
-        if source is None:
+        if answer is None:
             table.set_rows([])
             show_content(note, Text("no rp1 database", style="dim"))
             return
-        flt = RunFilter.parse(self.query_one("#runs-filter", Input).value)
-        rows, message = run_rows(source, flt, now, table.column_width("run") or 8, self._rows)
+        rows, message, self._rows = answer
         table.set_rows(project(rows, COLUMNS, shown))
         show_content(note, Text(plain(message or ""), style="dim" if rows else "yellow"))
 

@@ -48,7 +48,7 @@ def _t(text: str, style: str = "") -> Text:
 
 
 def _parts(world: World, now: float, *, paused: bool, readonly: bool, last_error: str | None,
-           watching: str) -> dict[str, list[Text]]:
+           watching: str, busy: str | None = None) -> dict[str, list[Text]]:
     snap = world.snapshot
     res = snap.resolution
     name = plain(world.root.name)
@@ -77,6 +77,9 @@ def _parts(world: World, now: float, *, paused: bool, readonly: bool, last_error
         polling = " (polling)" if watching == "polling" else ""
         parts["live"] = [_t(f"● LIVE{polling}{data_age}", "bold green"), _t(f"● LIVE{data_age}", "bold green"),
                          _t("● LIVE", "bold green"), _t("●", "bold green"), Text()]
+    # A write being applied in the background (it may be waiting for the store lock): gives way first.
+    parts["busy"] = [_t(f"⟳ applying {plain(busy, 40)}…", "bold yellow"), _t("⟳ applying…", "bold yellow"),
+                     _t("⟳", "bold yellow")] if busy else [Text()]
     counts = Counter(m.health for m in snap.members)
     words, glyphs = Text(), Text()
     for health in (h for h in HEALTHS if counts.get(h)):
@@ -102,7 +105,7 @@ def _parts(world: World, now: float, *, paused: bool, readonly: bool, last_error
 
 def _join(parts: dict[str, list[Text]], level: dict[str, int]) -> Text:
     out = Text(no_wrap=True, overflow="ellipsis")
-    for key in ("project", "scope", "live", "counts", "readonly", "problem", "message"):
+    for key in ("project", "scope", "live", "busy", "counts", "readonly", "problem", "message"):
         forms = parts[key]
         piece = forms[min(level.get(key, 0), len(forms) - 1)]
         if piece.plain:
@@ -113,14 +116,17 @@ def _join(parts: dict[str, list[Text]], level: dict[str, int]) -> Text:
 
 
 def status_text(world: World | None, now: float, *, paused: bool, readonly: bool, last_error: str | None,
-                watching: str = "native", width: int | None = None) -> Text:
+                watching: str = "native", width: int | None = None, busy: str | None = None) -> Text:
     """The status line; with `width`, the longest form of it that fits (see STEPS)."""
     if world is None:
         return Text("loading…", no_wrap=True, overflow="ellipsis")
-    parts = _parts(world, now, paused=paused, readonly=readonly, last_error=last_error, watching=watching)
+    parts = _parts(world, now, paused=paused, readonly=readonly, last_error=last_error, watching=watching,
+                   busy=busy)
     level: dict[str, int] = {}
     out = _join(parts, level)
-    for step in ("message",) * (len(parts["message"]) - 1) + STEPS:
+    # What is being applied outlasts how the scope was chosen and the data's age, then gives way first.
+    busy_steps = ("scope", "live") + ("busy",) * (len(parts["busy"]) - 1) if busy else ()
+    for step in ("message",) * (len(parts["message"]) - 1) + busy_steps + STEPS:
         if width is None or out.cell_len <= width:
             break
         level[step] = level.get(step, 0) + 1
@@ -140,9 +146,9 @@ class StatusBar(Widget):
         self._shown: tuple[object, ...] | None = None
 
     def show(self, world: World | None, now: float, *, paused: bool, readonly: bool, last_error: str | None,
-             watching: str = "native") -> None:
+             watching: str = "native", busy: str | None = None) -> None:
         self._args = (world, now, {"paused": paused, "readonly": readonly, "last_error": last_error,
-                                   "watching": watching})
+                                   "watching": watching, "busy": busy})
         if content_key(self._text()) != self._shown:
             self.refresh()
 
