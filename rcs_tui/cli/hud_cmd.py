@@ -17,6 +17,7 @@ import click
 
 from rcs_tui.cli import PRESETS, color_enabled, print_once
 from rcs_tui.cli.common import CliError, dumps, echo_text, given_root, json_option, resolve_root, root_option, settings
+from rcs_tui.views.text import tmux_literal
 
 PRESET_CHOICE = click.Choice(list(PRESETS))
 
@@ -31,7 +32,9 @@ def _tmux_split(argv: list[str]) -> None:
         raise CliError("--tmux: the tmux command is not on PATH")
     exe = shutil.which("rcs-tui") or sys.argv[0]
     command = " ".join(shlex.quote(a) for a in [exe, "hud", *argv])
-    proc = subprocess.run(["tmux", "split-window", "-h", "-d", "-l", "48", "-c", os.getcwd(), command],
+    # tmux expands formats in the start directory (not in the command): a directory named `#(cmd)` must
+    # stay a name
+    proc = subprocess.run(["tmux", "split-window", "-h", "-d", "-l", "48", "-c", tmux_literal(os.getcwd()), command],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise CliError(f"tmux split-window failed: {proc.stderr.strip() or proc.returncode}")

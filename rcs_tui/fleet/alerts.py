@@ -21,7 +21,7 @@ from typing import Any
 
 from rcs_tui.core.attention import ALERT_KINDS, ALERT_NEWS, NEEDS_YOU
 from rcs_tui.fleet.rows import Row
-from rcs_tui.views.text import strip_controls
+from rcs_tui.views.text import strip_controls, tmux_literal
 
 MAX_LISTED = 500
 
@@ -96,7 +96,7 @@ class AlertTracker:
         if self.settings.bell and self.bell is not None:
             self.bell()
         if self.settings.tmux and os.environ.get("TMUX") and shutil.which("tmux"):
-            self._spawn(["tmux", "display-message", f"rcs-tui: {text}"], None)
+            self._spawn(["tmux", "display-message", "rcs-tui: " + tmux_literal(text)], None)
         if self.settings.command:
             env = {**os.environ, "RCS_ALERT_PROJECT": alert.project, "RCS_ALERT_HOST": alert.host,
                    "RCS_ALERT_KIND": alert.kind, "RCS_ALERT_MEMBER": alert.member, "RCS_ALERT_MESSAGE": text,

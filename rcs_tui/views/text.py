@@ -13,7 +13,7 @@ import re
 
 from rcs_tui.views.line_fit import ago
 
-__all__ = ["ago", "clip", "escape_markup", "safe", "strip_controls"]
+__all__ = ["ago", "clip", "escape_markup", "safe", "strip_controls", "tmux_literal"]
 
 # CSI, OSC (terminated by BEL or ST), other ESC sequences, then remaining C0/C1 controls except tab.
 _ANSI = re.compile(
@@ -69,6 +69,13 @@ def sanitize(data: object, *, keep_newlines: bool = False) -> object:
 def escape_markup(text: str) -> str:
     """Escape Rich/Textual markup so `[bold]` and `[link=…]` render literally (no Rich import)."""
     return re.sub(r"(\\*)(\[[a-zA-Z@/#$:.\-!~=])", lambda m: m.group(1) * 2 + "\\" + m.group(2), text)
+
+
+def tmux_literal(value: object) -> str:
+    """`value` as text tmux shows as it is wherever it expands formats (messages, titles, status lines, a
+    pane's start directory): controls stripped and every `#` doubled, so `#(cmd)`, `#{var}` and `#[style]`
+    from a file name or a remote host are never run, read or applied."""
+    return strip_controls(value).replace("#", "##")
 
 
 def safe(value: object, *, keep_newlines: bool = False) -> str:
