@@ -57,6 +57,11 @@ def _text(path: Path, text: str) -> None:
     atomic_write(path, text.encode("utf-8"))
 
 
+def _int(value: object, default: int) -> int:
+    """`value` when it is an int (as read from a state file), else `default`."""
+    return value if isinstance(value, int) else default
+
+
 def _mode(state: Path, mode: str, data: dict[str, Any]) -> None:
     _write(state / f"{mode}-state.json", data)
 
@@ -107,8 +112,9 @@ def _task(tasks: Path, tid: str, phase: str, at: str) -> None:
     tdir = tasks / tid
     order = ("planning", "plan_review", "codegen", "review", "test", "accept", "done")
     reached = order.index(phase)
-    actors = {p: {"status": "done" if i < reached else ("workshop" if i == reached else None)}
-              for i, p in enumerate(order[:-1])}
+    actors: dict[str, dict[str, str | int | None]] = {
+        p: {"status": "done" if i < reached else ("workshop" if i == reached else None)}
+        for i, p in enumerate(order[:-1])}
     actors["planning"]["round"] = 2
     _write(tdir / "state.json", {"phase": phase, "actors": actors, "title": tid.replace("-", " ")})
     if reached >= 1:
@@ -304,8 +310,8 @@ class Simulator:
         data = self._read(path)
         if data.get("active") is not True:
             return ""  # cleared or ended by the operator: a stopped loop does not tick (or recreate the file)
-        top = data.get("max_iterations") if isinstance(data.get("max_iterations"), int) else 10
-        i = data.get("iteration") if isinstance(data.get("iteration"), int) else 0
+        top = _int(data.get("max_iterations"), 10)
+        i = _int(data.get("iteration"), 0)
         data.update({"iteration": i + 1 if i < top else 1, "updated_at": at, "last_turn_at": at,
                      "current_phase": "verifying" if (i + 1) % 4 == 0 else "executing"})
         _write(path, data)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
+
+Health = Literal["live", "stale", "orphan", "root-survivor"]
 
 HEARTBEAT_STALE_SECONDS = 120.0
 """A worker whose last turn is older than this has stopped beating, whatever its `alive` flag says
@@ -44,7 +47,7 @@ class FileFacts:
 @dataclass(frozen=True)
 class Verdict:
     mode: str
-    health: str
+    health: Health
     in_root: bool
     reason: str
 

@@ -14,10 +14,19 @@ import os
 
 from rcs_tui.files.host import pid_alive, pid_start_ticks
 
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the status line's quick path does not import typing
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `hud --once` answers from its cache without importing typing
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from typing import Any
+    from typing import Protocol, Self
+
+    class DirEntries(Protocol):
+        """What `os.scandir` returns: an iterator of a directory's entries that is also a context manager
+        closing the directory (typeshed's own `os._ScandirIterator` is private)."""
+
+        def __iter__(self) -> Self: ...
+        def __next__(self) -> os.DirEntry[str]: ...
+        def __enter__(self) -> Self: ...
+        def __exit__(self, *args: object) -> None: ...
+        def close(self) -> None: ...
 
 Signature = list[int] | None
 
@@ -140,7 +149,7 @@ def listdir(path: str | os.PathLike[str]) -> list[str]:
     return os.listdir(path)
 
 
-def scandir(path: str | os.PathLike[str]) -> Iterator[os.DirEntry[str]] | Any:
+def scandir(path: str | os.PathLike[str]) -> DirEntries:
     """`os.scandir` (a context manager too), with the directory recorded."""
     note(path)
     return os.scandir(os.fspath(path))

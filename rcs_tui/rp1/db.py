@@ -125,7 +125,7 @@ _OPEN_FILES: dict[tuple[int, int], list[Any]] = {}  # (device, inode) -> [connec
 
 
 class Marks(NamedTuple):
-    """Where the database stood when a run list was read: newest event id, newest run rowid, run count,
+    """Where the database stood when a run list was read: newest event id, newest run rowid, run count (`runs`),
     latest `runs.updated_at`, and two anchors: the run of that newest event and the id of the run at
     that rowid. The counts tell what was added since; the anchors tell it is still the same database
     (a copy written over the file keeps its inode, and a deleted newest run's rowid is given to the
@@ -133,7 +133,7 @@ class Marks(NamedTuple):
 
     top: int
     rowid: int
-    count: int
+    runs: int  # not `count`, which would shadow tuple.count
     latest: str
     top_run: str | None
     last_run: str | None
@@ -315,8 +315,10 @@ class Rp1Db:
 
     @staticmethod
     def _release(key: tuple[int, int] | None) -> None:
+        if key is None:
+            return
         with _FILES_LOCK:
-            held = _OPEN_FILES.get(key) if key is not None else None
+            held = _OPEN_FILES.get(key)
             if held is not None:
                 held[0] -= 1
                 if not held[0]:
@@ -453,8 +455,8 @@ class Rp1Db:
     def _run_row(row: Sequence[Any]) -> RunRow:
         (rid, flow, *cells, last) = row
         if all(c.__class__ is str or c is None for c in cells):  # the usual row: every cell text already
-            return RunRow(_s(rid) or "", _s(flow) or "unknown", *cells, int(last or 0))
-        return RunRow(_s(rid) or "", _s(flow) or "unknown", *map(_s, cells), int(last or 0))
+            return RunRow._make((_s(rid) or "", _s(flow) or "unknown", *cells, int(last or 0)))
+        return RunRow._make((_s(rid) or "", _s(flow) or "unknown", *map(_s, cells), int(last or 0)))
 
     @classmethod
     def _run_rows(cls, raw: list[Any]) -> list[RunRow]:
@@ -501,11 +503,11 @@ class Rp1Db:
         database, plus one pass over `runs.updated_at` when it moved.
         """
         def q(conn: sqlite3.Connection, schema: Schema) -> tuple[list[RunRow], Marks] | None:
-            top, rowid, count, latest = marks.top, marks.rowid, marks.count, marks.latest
+            top, rowid, count, latest = marks.top, marks.rowid, marks.runs, marks.latest
             if not _same_database(conn, marks):
                 return None
             now = _read_marks(conn, schema)
-            new_rowid, new_count, new_latest = now.rowid, now.count, now.latest
+            new_rowid, new_count, new_latest = now.rowid, now.runs, now.latest
             added = new_count - count
             if added < 0 or new_rowid - rowid != added:
                 return None  # deleted or replaced rows
@@ -651,7 +653,8 @@ class Rp1Db:
             if not (schema.has("events", "data") and schema.has("events", "created_at")):
                 return {}, {_s(r[0]) or "" for r in conn.execute("SELECT DISTINCT run_id FROM events")}
             return self._latest_rows(conn, schema, scope, schema.events_index("run_id", "step"), run_ids)
-        return self.read(q, ({}, set()))
+        nothing: tuple[dict[str, list[StatusRow]], set[str]] = ({}, set())
+        return self.read(q, nothing)
 
     def _latest_rows(self, conn: sqlite3.Connection, schema: Schema, scope: Scope | None,
                      index: str | None, run_ids: Sequence[str] | None) -> tuple[dict[str, list[StatusRow]], set[str]]:

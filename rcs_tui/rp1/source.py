@@ -104,8 +104,9 @@ class Rp1Source:
         self._proj: dict[str, tuple[int, Projection]] = {}
         self._status: dict[str, tuple[int, str]] = {}  # run -> (newest event id, derived status)
         self._stored_status: dict[str, tuple[int, str | None]] = {}  # the same from a trusted store
-        self._runs_cache: tuple[tuple[Any, ...], list[RunRow]] | None = None
-        self._current_cache: tuple[tuple[Any, ...], RunSummary | None] | None = None
+        # (signature, answer); a None signature (`_key`: a commit may still be landing) never matches
+        self._runs_cache: tuple[tuple[Any, ...] | None, list[RunRow]] | None = None
+        self._current_cache: tuple[tuple[Any, ...] | None, RunSummary | None] | None = None
         self._store: StatusStore | None = None
         self._derived_from: tuple[list[RunRow], list[RunRow], set[str]] | None = None  # (old, merged, changed)
         self._last_statuses: tuple[list[RunRow], dict[str, str]] | None = None
@@ -165,6 +166,7 @@ class Rp1Source:
         sig = self.db.signature()
         if self._runs_cache and self._runs_cache[0] == sig and self.db.state.ok:
             return self._runs_cache[1]
+        marks: Marks | None
         head = sig[0][0] if sig[0] else None
         if self._runs_cache is None:
             seeded = self._stored()
@@ -200,9 +202,9 @@ class Rp1Source:
         if kept_runs is not None and self.db.state.ok:
             # The store describes this database up to `as_of`: its statuses and projections hold for the
             # runs whose newest event is still the one they were derived at (`_known` checks).
-            rows, marks, moved = kept_runs
+            rows, marks, moved_ids = kept_runs
             self._trust(store)
-            self._dirty = self._dirty or bool(moved) or len(rows) != len(store.entries)
+            self._dirty = self._dirty or bool(moved_ids) or len(rows) != len(store.entries)
         else:
             marks, rows, self._dirty = self.db.runs_marks(), self.db.runs(self.scope), True
         if self.db.state.ok and marks is not None:
@@ -262,10 +264,12 @@ class Rp1Source:
         for rid, proj in store.projections.items():
             self._proj.setdefault(rid, proj)
         rows = store.rows
-        if rows is not None and self._last_statuses is None and all(st is not None for _, st in store.entries.values()):
-            # Every stored run has its status: the next `_statuses` over the list merged from these rows
-            # looks only at the runs that moved (as after a refresh in the same process).
-            self._last_statuses = (rows, {rid: st for rid, (_, st) in store.entries.items()})  # type: ignore[misc]
+        if rows is not None and self._last_statuses is None:
+            statuses = {rid: st for rid, (_, st) in store.entries.items() if st is not None}
+            if len(statuses) == len(store.entries):
+                # Every stored run has its status: the next `_statuses` over the list merged from these rows
+                # looks only at the runs that moved (as after a refresh in the same process).
+                self._last_statuses = (rows, statuses)
 
     def _remember(self, run_id: str, last_event_id: int, status: str) -> None:
         self._status[run_id] = (last_event_id, status)
@@ -386,10 +390,10 @@ class Rp1Source:
                     kept[i] = row._replace(last_event_id=kept[i].last_event_id)
         out = []
         for s in page:
-            row = fresh.get(s.run.id)
+            again = fresh.get(s.run.id)
             if s.run.id not in gone:
-                out.append(s if row is None else RunSummary(row._replace(last_event_id=s.run.last_event_id),
-                                                            s.projection))
+                out.append(s if again is None else RunSummary(again._replace(last_event_id=s.run.last_event_id),
+                                                              s.projection))
         return out
 
     def feed(self, *, status: str | None = None, workflow: str | None = None, limit: int = 50,

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from rcs_tui.core.history import undone_ids
-from rcs_tui.files.fsafe import Refused, Tree, check_rel, digest, open_leaf
-from rcs_tui.files.io import loads_strict
+from rcs_tui.files.fsafe import Refused, Tree, check_rel, open_leaf
+from rcs_tui.files.io import digest, loads_strict
 from rcs_tui.state.journal_format import MAX_LINE, entry_problem
 from rcs_tui.state.txn import JOURNAL_KEEP, JOURNAL_REL, FileChange, Plan, TxnError, apply, rotated_name
 

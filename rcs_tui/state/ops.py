@@ -158,6 +158,8 @@ def read_mode(root: Path, mode: str, session_id: str | None = None) -> dict[str,
     """
     layout = Layout(root)
     mode = check_mode(mode)
+    resolved: str | None
+    scopes: tuple[str | None, ...]
     if session_id == ROOT_SCOPE:
         resolved, scopes = None, (None,)
     else:
@@ -415,9 +417,9 @@ def plan_write(root: Path, mode: str, payload: dict[str, Any], session_id: str |
         changes.append(FileChange(cpath, "write", dump_json(new_c), csha, f"canonical set: {decision.kind} {mode}"))
     elif merged.get("active") is False and mode in (snap.authoritative.canonical.members
                                                     if snap.authoritative.canonical else ()):
-        new_c, removed = reconcile.canonical_without(cdoc, [mode], sid, now)
-        if new_c is not None:
-            changes.append(FileChange(cpath, "write", dump_json(new_c), csha, f"canonical entry removed: {mode}"))
+        rest, _ = reconcile.canonical_without(cdoc, [mode], sid, now)
+        if rest is not None:
+            changes.append(FileChange(cpath, "write", dump_json(rest), csha, f"canonical entry removed: {mode}"))
     summary: dict[str, Any] = {"mode": mode, "scope": sid or "root",
                                "decision": decision.as_json() if decision else None,
                                "active_after": list(decision.active_after) if decision and decision.allowed

@@ -231,7 +231,7 @@ def compute_members(layout: Layout, resolution: Resolution, root: Scope,
     out = []
     for v in verdicts:
         where = root if v.in_root else scope
-        out.append(Member(v.mode, v.health, where.session_id, where.modes.get(v.mode),  # type: ignore[arg-type]
+        out.append(Member(v.mode, v.health, where.session_id, where.modes.get(v.mode),
                           entries.get(v.mode) if not v.in_root else None, v.reason))
     return tuple(out)
 
@@ -343,13 +343,13 @@ def refresh_snapshot(previous: Snapshot, changed: Iterable[Path | str], session_
     else:
         sessions = {}
         for name, link in listing.entries:
-            old = previous.sessions.get(name)
-            if old is None or link or old.linked:
+            kept = previous.sessions.get(name)
+            if kept is None or link or kept.linked:
                 sessions[name] = read_scope(layout, name, [], linked=link)
             elif name in dirty:
-                sessions[name] = read_scope(layout, name, [], previous=old, changed=dirty[name])
+                sessions[name] = read_scope(layout, name, [], previous=kept, changed=dirty[name])
             else:
-                sessions[name] = old
+                sessions[name] = kept
         linked = {n for n, sc in sessions.items() if sc.linked}
         erring = {n for n, sc in sessions.items() if sc.errors}
         newest = _newest(root_scope, sessions.values())

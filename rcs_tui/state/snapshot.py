@@ -5,14 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
+from rcs_tui.core.health import Health
 from rcs_tui.core.lifecycle import Outcome, is_active_doc, lifecycle_outcome
 from rcs_tui.core.values import count
 from rcs_tui.files.io import rel_of
 from rcs_tui.state.session import Resolution
-
-Health = Literal["live", "stale", "orphan", "root-survivor"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +49,7 @@ class ModeFile:
 
     @property
     def tombstone(self) -> bool:
-        return bool(self.data) and self.data.get("active") is False and self.phase == "cleared"
+        return (self.data or {}).get("active") is False and self.phase == "cleared"
 
     @property
     def outcome(self) -> Outcome:

@@ -172,7 +172,7 @@ def list_tasks(root: Path) -> list[dict[str, Any]]:
     base = tasks_dir(root)
     if not base.is_dir():
         return []
-    out = []
+    out: list[dict[str, Any]] = []
     for child in sorted(base.iterdir(), key=lambda p: p.name):
         if not child.is_dir() or child.name.startswith("."):
             continue

@@ -174,7 +174,8 @@ def read_team(team_dir: Path, *, within: Path | None = None, event_limit: int = 
         doc = load(team_dir / "tasks" / fname)
         if doc is None:
             continue
-        status = doc.get("status") if doc.get("status") in TASK_STATUSES else "pending"
+        raw = doc.get("status")
+        status = raw if isinstance(raw, str) and raw in TASK_STATUSES else "pending"
         counts[status] = counts.get(status, 0) + 1
         tasks.append(TeamTask(str(doc.get("id", fname[5:-5])), _str(doc.get("subject")) or "", status,
                               _str(doc.get("owner"))))
@@ -183,11 +184,12 @@ def read_team(team_dir: Path, *, within: Path | None = None, event_limit: int = 
         wdir = team_dir / "workers" / wname
         if not inputs.is_dir(wdir):
             continue
-        status = load(wdir / "status.json") or {}
+        wdoc = load(wdir / "status.json") or {}
         beat = load(wdir / "heartbeat.json") or {}
-        state = status.get("state") if status.get("state") in WORKER_STATES else "unknown"
+        raw = wdoc.get("state")
+        state = raw if isinstance(raw, str) and raw in WORKER_STATES else "unknown"
         alive = beat.get("alive") if isinstance(beat.get("alive"), bool) else None
-        workers.append(Worker(wname, state, _str(status.get("current_task_id")), _str(status.get("reason")),
+        workers.append(Worker(wname, state, _str(wdoc.get("current_task_id")), _str(wdoc.get("reason")),
                               alive, _int(beat.get("turn_count")), _str(beat.get("last_turn_at")),
                               _pid(beat.get("pid")), _pid_running(_pid(beat.get("pid")))))
     count = _int(config.get("worker_count"))

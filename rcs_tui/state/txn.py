@@ -26,8 +26,8 @@ from typing import Any, Literal
 
 from rcs_tui.core.times import iso
 from rcs_tui.files import fsafe
-from rcs_tui.files.fsafe import Refused, Tree, digest
-from rcs_tui.files.io import loads_strict, rel_of
+from rcs_tui.files.fsafe import Refused, Tree
+from rcs_tui.files.io import digest, loads_strict, rel_of
 from rcs_tui.state.journal_format import line_problem
 from rcs_tui.state.lock import LockBusy, store_lock
 

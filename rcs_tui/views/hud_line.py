@@ -125,7 +125,7 @@ def _team_rows(m: Member, world: World, ascii_only: bool) -> tuple[tuple[Span, .
     team = world.team_for(m.file.data.get("team_name") if isinstance(m.file.data.get("team_name"), str) else None)
     if team is None:
         return ()
-    rows = []
+    rows: list[tuple[Span, ...]] = []
     if team.phase:
         rows.append((("    phase ", "dim"), (clean(team.phase, 24), "")))
     for w in team.workers[:8]:

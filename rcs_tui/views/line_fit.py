@@ -33,6 +33,11 @@ class Seg:
     """
 
     __slots__ = ("kind", "spans", "short", "lines", "at")
+    kind: str
+    spans: tuple[Span, ...]
+    short: tuple[Span, ...] | None
+    lines: tuple[tuple[Span, ...], ...]
+    at: float | None
 
     def __init__(self, kind: str, spans: tuple[Span, ...], short: tuple[Span, ...] | None = None,
                  lines: tuple[tuple[Span, ...], ...] = (), at: float | None = None) -> None:
@@ -44,7 +49,7 @@ class Seg:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Seg) and self.as_json() == other.as_json()
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable (it defines __eq__); typeshed types it a method
 
     @property
     def rank(self) -> int:
@@ -74,7 +79,9 @@ class Seg:
     @classmethod
     def from_json(cls, value: object) -> Seg:
         """A Seg from `as_json()`; ValueError/TypeError on any other shape."""
-        kind, spans, short, lines, at = value  # type: ignore[misc]
+        if not isinstance(value, (list, tuple)):
+            raise TypeError("bad segment")
+        kind, spans, short, lines, at = value
         if not isinstance(kind, str) or not (at is None or isinstance(at, (int, float))):
             raise ValueError("bad segment")
         return cls(kind, _spans(spans), None if short is None else _spans(short),
@@ -82,8 +89,10 @@ class Seg:
 
 
 def _spans(value: object) -> tuple[Span, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise TypeError("bad spans")
     out = []
-    for text, style in value:  # type: ignore[attr-defined]
+    for text, style in value:
         if not isinstance(text, str) or not isinstance(style, str):
             raise ValueError("bad span")
         out.append((text, style))

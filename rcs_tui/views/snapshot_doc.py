@@ -41,7 +41,8 @@ def summarise(doc: dict[str, Any], keep: int = 200) -> dict[str, Any]:
     out = dict(doc)
     scopes = []
     for scope in doc.get("scopes") or []:
-        modes = scope.get("modes") if isinstance(scope, dict) and isinstance(scope.get("modes"), dict) else {}
+        raw = scope.get("modes") if isinstance(scope, dict) else None
+        modes = raw if isinstance(raw, dict) else {}
         kept = {m: {k: f.get(k) for k in SUMMARY_MODE_KEYS} for m, f in modes.items()
                 if isinstance(f, dict) and (f.get("active") or f.get("outcome"))}
         if kept:
