@@ -57,3 +57,25 @@ def test_the_fleet_command_refuses_a_dashed_host_before_running_anything(run_cli
     res = run_cli("fleet", "--once", "--project", f"ssh://-oProxyCommand{tmp_path}", timeout=30)
     assert res.code != 0
     assert "may not start with '-'" in res.stderr and "ssh://-oProxyCommand" in res.stderr
+
+
+async def test_a_host_sending_a_huge_cheap_line_costs_its_row_not_the_fleet(tmp_path):
+    """One 33 MB line of `[],[],…` from a host once cost the fleet 1.7 GB and 28 s for that row. The values a
+    document holds are counted before it is parsed: such a row says why, and the other rows go on."""
+    import resource
+
+    from rcs_tui.fleet import remote
+
+    fake_ssh = tmp_path / "ssh"
+    fake_ssh.write_text("#!/bin/sh\npython3 -c \"import sys; sys.stdout.write('[' + '[],' * 11000000 + '[]]\\\\n')\"\n"
+                        "cat > /dev/null\n")
+    fake_ssh.chmod(0o755)
+    project = parse_project(f"ssh://devbox{tmp_path}")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    hub = FleetHub([project], ssh=Ssh(binary=str(fake_ssh)), once=True)
+    hub.start()
+    await asyncio.wait(hub.tasks, timeout=60)
+    await hub.stop()
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert hub.rows[project.key].error == f"sent a document of more than {remote.MAX_VALUES:,} values; not read"
+    assert grown_mb < 400, grown_mb  # the line itself is read (bounded by its length), never parsed

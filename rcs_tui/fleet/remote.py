@@ -22,6 +22,14 @@ from rcs_tui.fleet.source import HEARTBEAT, CannotRun, Ran, Unreadable
 from rcs_tui.fleet.transport import Ssh, failure_reason
 
 MAX_LINE = 64 * 1024 * 1024
+# What one host's document may cost to read: a line of `[],[],…` is short for the memory and time its values
+# take once parsed, so the values are counted (one pass over the bytes) before anything is parsed.
+MAX_VALUES = 1_000_000
+
+
+def too_many_values(line: bytes) -> bool:
+    """Whether a document line holds more JSON values than a snapshot of any real project does."""
+    return line.count(b",") + line.count(b"[") + line.count(b"{") > MAX_VALUES
 
 
 async def end_session(proc: asyncio.subprocess.Process) -> None:
@@ -102,6 +110,9 @@ class SshProject:
                     reason = "sent a line too long to be a snapshot"
                     break
                 if not line:
+                    break
+                if too_many_values(line):
+                    reason = f"sent a document of more than {MAX_VALUES:,} values; not read"
                     break
                 try:
                     doc = loads_strict(line)  # bounded nesting: a hostile host costs its row only
