@@ -133,7 +133,13 @@ def test_undo_and_redo_decide_what_is_undone():
     a, b = {"id": "a"}, {"id": "b"}
     assert undone_ids([a, b]) == set()
     assert undone_ids([a, {"id": "u1", "undoes": "a"}]) == {"a"}
-    assert undone_ids([a, {"id": "u1", "undoes": "a"}, {"id": "r1", "redoes": "a"}]) == set()
+    assert undone_ids([a, {"id": "u1", "undoes": "a"}, {"id": "r1", "redoes": "a"}]) == {"u1"}
+    # clear, undo, redo, undo, redo: the clear holds; only the two undos are undone, nothing is left to redo
+    chain = [a, {"id": "u1", "undoes": "a"}, {"id": "r1", "redoes": "a"}, {"id": "u2", "undoes": "r1"},
+             {"id": "r2", "redoes": "r1"}]
+    assert undone_ids(chain) == {"u1", "u2"}
+    assert undone_ids([*chain, {"id": "u3", "undoes": "r2"}]) == {"a", "r1", "r2"}
+    assert undone_ids([{"id": "u9", "undoes": "gone"}]) == {"gone"}  # its original rotated away
     assert undone_ids([a, {"id": "u1", "undoes": "a"}, {"id": "r1", "redoes": "a"}, {"id": "u2", "undoes": "r1"}]) \
         == {"a", "r1"}
     assert undone_ids([a, {"id": "u1", "undoes": "a"}, {"id": "u2", "undoes": "u1"}]) == {"u1"}

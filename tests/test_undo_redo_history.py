@@ -1,0 +1,110 @@
+"""Undo and redo as one history: after any sequence of clears, undos and redos the files on disk are what
+that history says, `undo` offers exactly the actions in effect and `redo` exactly the ones undone."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rcs_tui.state import ops
+from rcs_tui.state.redo import redo_operation, undo_operation
+from rcs_tui.state.txn import TxnError
+from tests import statefix as sf
+
+MODES = ("forge", "team", "ultrawork")
+
+
+def seed(root: Path) -> dict[str, bytes | None]:
+    for m in MODES:
+        sf.mode(root, m, current_phase="executing")
+    sf.canonical(root, list(MODES))
+    return {m: (root / ".rcs/state" / f"{m}-state.json").read_bytes() for m in MODES}
+
+
+def state(root: Path) -> dict[str, bytes | None]:
+    """Each mode file's bytes (None: removed, as a clear in root does)."""
+    paths = {m: root / ".rcs/state" / f"{m}-state.json" for m in MODES}
+    return {m: p.read_bytes() if p.exists() else None for m, p in paths.items()}
+
+
+def test_clear_undo_redo_undo_redo_leaves_the_clear_in_effect_and_nothing_to_redo(tmp_path):
+    seed(tmp_path)
+    ops.plan_clear(tmp_path, "forge", ops.ROOT_SCOPE).run(tmp_path)
+    cleared = state(tmp_path)
+    for step in (undo_operation, redo_operation, undo_operation, redo_operation):
+        step(tmp_path).run(tmp_path)
+    assert state(tmp_path) == cleared
+    try:
+        redo_operation(tmp_path)
+    except TxnError as exc:
+        assert "nothing to redo" in str(exc)
+    else:
+        raise AssertionError("redo offered to redo a clear that is in effect")
+    undo_operation(tmp_path).run(tmp_path)  # and the clear can still be undone
+    assert state(tmp_path)["forge"] != cleared["forge"]
+
+
+def canonical_bytes(root: Path) -> bytes:
+    return (root / ".rcs/state/skill-active-state.json").read_bytes()
+
+
+@settings(max_examples=40, deadline=None)
+@given(steps=st.lists(st.one_of(st.tuples(st.just("clear"), st.sampled_from(MODES)),
+                                st.just(("undo",)), st.just(("redo",))), min_size=1, max_size=14))
+def test_any_sequence_of_clears_undos_and_redos_matches_the_history(steps):
+    """The model: each clear is an action; `undo` takes back the action most recently put in effect,
+    `redo` re-applies the one most recently taken back, and only while the files it would rewrite are as
+    its undo left them (a later action changed them: refused, nothing written). A mode file holds its
+    cleared bytes exactly while its clear is in effect."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        original = seed(root)
+        in_effect: list[tuple[str, bytes | None]] = []  # (mode, its cleared bytes), last put in effect last
+        taken_back: list[tuple[str, bytes | None, bytes]] = []  # (mode, cleared bytes, canonical its undo left)
+        for step in steps:
+            if step[0] == "clear":
+                mode = step[1]
+                if any(m == mode for m, _ in in_effect):
+                    continue  # nothing to clear: no action, no journal entry
+                ops.plan_clear(root, mode, ops.ROOT_SCOPE).run(root)
+                in_effect.append((mode, state(root)[mode]))
+            elif step[0] == "undo":
+                if not in_effect:
+                    try:
+                        undo_operation(root)
+                    except TxnError:
+                        continue
+                    raise AssertionError("undo offered something with no action in effect")
+                undo_operation(root).run(root)
+                mode, cleared = in_effect.pop()
+                taken_back.append((mode, cleared, canonical_bytes(root)))
+            else:
+                if not taken_back:
+                    try:
+                        redo_operation(root)
+                    except TxnError as exc:
+                        assert "nothing to redo" in str(exc)
+                        continue
+                    raise AssertionError("redo offered something with nothing undone")
+                mode, cleared, left = taken_back[-1]
+                if canonical_bytes(root) != left:
+                    before = state(root)
+                    try:
+                        redo_operation(root).run(root)
+                    except TxnError as exc:
+                        assert "changed since" in str(exc) and "nothing was changed" in str(exc)
+                    else:
+                        raise AssertionError("redo rewrote a file a later action had changed")
+                    assert state(root) == before
+                    continue
+                redo_operation(root).run(root)
+                taken_back.pop()
+                in_effect.append((mode, cleared))
+            now = state(root)
+            holding = dict(in_effect)
+            for m in MODES:
+                want = holding[m] if m in holding else original[m]
+                assert now[m] == want, (step, m)
