@@ -68,7 +68,7 @@ def test_a_record_made_by_other_validation_code_is_not_trusted(workspace, packag
     argv = ["rp1", "runs", "--json", "--root", str(workspace.project)]
     first = run_package(package, argv, env)
     assert first.returncode == 0 and json.loads(first.stdout)["db"] == str(workspace.rp1_db), first.stderr
-    attention = package / "rcs_tui" / "fleet" / "attention.py"
+    attention = package / "rcs_tui" / "core" / "attention.py"
     old = "ALERT_KINDS: tuple[str, ...] = tuple(dict.fromkeys(k.alert for k in NEEDS_YOU if k.alert))"
     assert old in attention.read_text()
     attention.write_text(attention.read_text().replace(
