@@ -10,7 +10,7 @@ from rcs_tui.ui.console.confirm import ConfirmPlan
 from rcs_tui.ui.console.doctor import DoctorScreen
 from rcs_tui.ui.console.notice import Notice
 from tests.conftest import tree_digest
-from tests.console_fixtures import OTHER, SESSION, app, member_row, open_override, select_row, settle
+from tests.console_fixtures import NOW, OTHER, SESSION, app, member_row, open_override, select_row, settle
 from tests.statefix import canonical, mode, read, state_dir
 
 SIZE = (100, 32)
@@ -245,6 +245,29 @@ async def test_override_writes_state_and_transcript(tmp_path):
     last = json.loads((tdir / "transcript.jsonl").read_text().splitlines()[-1])
     assert (last["from"], last["to"], last["kind"], last["reason"], last["actor"]) == \
         ("codegen", "test", "override", "flaky ci", "operator@console")
+
+
+async def test_an_override_records_when_it_was_applied_not_when_its_dialog_opened(tmp_path):
+    """The dialog was open for ten minutes: the transcript line carries the moment the phase changed."""
+    from rcs_tui.core.times import iso
+
+    now = [NOW]
+    a = app(tmp_path, clock=lambda: now[0])
+    tdir = a.root / ".rcs" / "tasks" / "login-api"
+    async with a.run_test(size=SIZE) as pilot:
+        await open_override(pilot)
+        modal = pilot.app.screen
+        phases = [str(o.prompt) for o in modal.query_one("#override-phase").options]
+        modal.query_one("#override-phase").highlighted = phases.index("test")
+        modal.query_one("#override-reason").focus()
+        await pilot.press(*"flaky ci")
+        await settle(pilot)
+        assert iso(NOW, ms=True) in text_of(modal)  # the preview shows the time as of now
+        now[0] = NOW + 600
+        await pilot.click("#apply")
+        await settle(pilot)
+    last = json.loads((tdir / "transcript.jsonl").read_text().splitlines()[-1])
+    assert last["at"] == iso(NOW + 600, ms=True) and last["to"] == "test"
 
 
 async def test_doctor_fix_repairs_a_resurrecting_root_survivor(tmp_path):

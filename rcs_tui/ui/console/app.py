@@ -515,15 +515,21 @@ class ConsoleApp(App):
             return
         self.push_screen(modal, self._run_override)
 
-    def _run_override(self, result: tuple[Plan, str] | None) -> None:
+    def _run_override(self, result: tuple[Plan, str, Callable[[str], Plan]] | None) -> None:
         if result is None:
             return
         from rcs_tui.state.tasks import apply_plan
 
         if self._still_applying():
             return
-        plan, actor = result
-        self._apply(f"override {plan.summary['task']}", lambda: apply_plan(self.root, plan, actor=actor),
+        plan, actor, replan = result
+        confirmed = plan.fingerprint(self.root)
+
+        def apply() -> object:
+            # made again now, so the record carries the time it is applied; it must be the confirmed plan
+            return apply_plan(self.root, replan(iso(self.clock())), actor=actor, expect_plan=confirmed)
+
+        self._apply(f"override {plan.summary['task']}", apply,
                     lambda _: self._overridden(plan), lambda exc: self._refuse("Override refused", exc))
 
     def _overridden(self, plan: Plan) -> None:

@@ -19,7 +19,7 @@ from rcs_tui.state.txn import Plan, TxnError
 from rcs_tui.ui.console.format import plain
 
 
-class OverrideModal(ModalScreen[tuple[Plan, str] | None]):
+class OverrideModal(ModalScreen[tuple[Plan, str, Callable[[str], Plan]] | None]):
     """Dismisses with (plan, actor) when the operator applies a valid override, else None."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "apply", "Apply", priority=True)]
@@ -70,6 +70,14 @@ class OverrideModal(ModalScreen[tuple[Plan, str] | None]):
     def _actor(self) -> str:
         return self.query_one("#override-actor", Input).value.strip() or self.default_actor
 
+    def _confirmed(self) -> tuple[Plan, str, Callable[[str], Plan]]:
+        """The plan on screen, who applies it, and how to make it again at the moment it is applied (the
+        transcript records when the phase changed, not when the dialog opened)."""
+        assert self.plan is not None
+        to, reason, actor = self._choice() or "", self.query_one("#override-reason", Input).value, self._actor()
+        root, task_id = self.root, self.task_id
+        return self.plan, actor, lambda at: plan_override(root, task_id, to, reason, actor=actor, at=at)
+
     def _preview(self) -> None:
         preview = self.query_one("#override-preview", Static)
         apply = self.query_one("#apply", Button)
@@ -111,18 +119,18 @@ class OverrideModal(ModalScreen[tuple[Plan, str] | None]):
         if event.input.id == "override-reason":
             self.query_one("#override-actor", Input).focus()
         elif self.plan is not None:
-            self.dismiss((self.plan, self._actor()))
+            self.dismiss(self._confirmed())
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         if event.button.id == "apply" and self.plan is not None:
-            self.dismiss((self.plan, self._actor()))
+            self.dismiss(self._confirmed())
         else:
             self.dismiss(None)
 
     def action_apply(self) -> None:
         if self.plan is not None:
-            self.dismiss((self.plan, self._actor()))
+            self.dismiss(self._confirmed())
 
     def action_cancel(self) -> None:
         self.dismiss(None)
