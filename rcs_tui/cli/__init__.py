@@ -14,6 +14,7 @@ import os
 import sys
 
 from rcs_tui.cli.quick import Option, Quick, run_quick
+from rcs_tui.core.exit_codes import OK
 
 # name -> "module:attribute"; each module owns one subcommand (group).
 SUBCOMMANDS: dict[str, str] = {
@@ -136,7 +137,7 @@ def _hud_once_fast(root: str | None, session: str | None, as_json: bool, width: 
     export_file_paths(from_file)
     preset = preset or from_file.get("hud_preset")
     print_once(once_root(root), session, as_json, width, ascii_only, preset, lines)
-    return 0
+    return OK
 
 
 HUD_ONCE = Quick(

@@ -11,6 +11,8 @@ import click
 
 from rcs_tui.cli.errors import CliError, exit_status, known_errors
 from rcs_tui.cli.jsonout import dumps, echo_text, emit, fail
+from rcs_tui.core import error_kinds as kinds
+from rcs_tui.core.exit_codes import ERROR, OK, USAGE
 
 __all__ = ["CliError", "dumps", "echo_text", "emit", "expect_plan_option", "fail", "json_option", "known_errors",
            "resolve_root", "root_option", "run"]
@@ -46,7 +48,7 @@ def resolve_root(root: str | None) -> Path:
     try:
         return find_root(root)
     except RootNotFound as exc:
-        raise CliError(str(exc)) from exc
+        raise CliError(str(exc), kinds.NO_PROJECT) from exc
 
 
 def settings(**flags: Any) -> Any:
@@ -59,11 +61,11 @@ def settings(**flags: Any) -> Any:
     try:
         return load_settings(flags)
     except ConfigError as exc:
-        raise CliError(str(exc)) from None
+        raise CliError(str(exc), kinds.BAD_CONFIG) from None
 
 
 def run(group: click.Group, argv: list[str] | None) -> int:
-    """Invoke the group; map usage errors to exit 2 and operator errors to exit 1, never a traceback."""
+    """Invoke the group; map usage errors to USAGE and operator errors to ERROR, never a traceback."""
     from rcs_tui.config.paths import config_absent, config_path
 
     if not config_absent(config_path()):  # without a file there is nothing to hand on: skip loading the schema
@@ -72,24 +74,26 @@ def run(group: click.Group, argv: list[str] | None) -> int:
         try:
             apply_environment(settings())
         except CliError as exc:
-            return fail(str(exc), 1)
+            return fail(str(exc), ERROR, kinds.kind_of(exc))
     try:
         rv = group.main(args=argv, prog_name="rcs-tui", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.exceptions.Abort:
-        return fail("aborted", 1)
+        return fail("aborted", ERROR, kinds.ABORTED)
     except click.UsageError as exc:
         # The usage line first, so a person sees how to call it; the JSON stays last.
         if exc.ctx is not None:
             sys.stderr.write(f"{exc.ctx.get_usage()}\nTry '{exc.ctx.command_path} --help' for help.\n")
         else:  # raised by the parser before a context existed: the command line as typed says which command
             sys.stderr.write("Usage: rcs-tui [OPTIONS] COMMAND [ARGS]...\nTry 'rcs-tui COMMAND --help' for help.\n")
-        return fail(exc.format_message(), 2)
+        return fail(exc.format_message(), USAGE, kinds.USAGE)
+    except click.FileError as exc:
+        return fail(exc.format_message(), exc.exit_code or ERROR, kinds.IO_ERROR)
     except click.ClickException as exc:
-        return fail(exc.format_message(), exc.exit_code or 1)
+        return fail(exc.format_message(), exc.exit_code or ERROR)
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - the contract is: never a traceback
         return exit_status(exc)
-    return rv if isinstance(rv, int) else 0
+    return rv if isinstance(rv, int) else OK
 
 

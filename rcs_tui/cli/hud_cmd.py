@@ -17,6 +17,7 @@ import click
 
 from rcs_tui.cli import PRESETS, color_enabled, print_once
 from rcs_tui.cli.common import CliError, dumps, echo_text, given_root, json_option, resolve_root, root_option, settings
+from rcs_tui.core import error_kinds as kinds
 
 PRESET_CHOICE = click.Choice(list(PRESETS))
 
@@ -59,7 +60,7 @@ def hud(root, session, once, as_json, width, lines, ascii_only, preset, inline, 
     or `cwd`) says which project to show.
     """
     if as_json and not once:
-        raise CliError("--json goes with --once")
+        raise CliError("--json goes with --once", kinds.BAD_INPUT)
     preset = settings(hud_preset=preset).hud_preset  # flag, else the config file, else hud-config.json
     if once:
         from rcs_tui.cli.once import once_root
@@ -68,7 +69,7 @@ def hud(root, session, once, as_json, width, lines, ascii_only, preset, inline, 
         try:
             found = once_root(given_root(root))  # `rcs-tui --root X hud --once` too
         except RootNotFound as exc:
-            raise CliError(str(exc)) from exc
+            raise CliError(str(exc), kinds.NO_PROJECT) from exc
         print_once(found, session, as_json, width, ascii_only, preset, lines)
         return
     path = resolve_root(root)

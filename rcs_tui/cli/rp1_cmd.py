@@ -10,6 +10,7 @@ import click
 
 from rcs_tui.cli.common import CliError, dumps, emit, given_root, json_option, root_option
 from rcs_tui.cli.rp1_report import RUN_STATUSES, clean, open_source, print_runs, project_root
+from rcs_tui.core import error_kinds as kinds
 
 db_option = click.option("--db", "db", type=click.Path(dir_okay=False), default=None,
                          help="rp1 database (else RP1_DB, else ~/.rp1/rp1.db).")
@@ -53,7 +54,7 @@ def show_cmd(run_id: str, root: str | None, db: str | None, as_json: bool) -> No
     source = _source(root, db, all_projects=True)
     timeline = source.timeline(run_id)
     if timeline is None:
-        raise CliError(source.state.message or f"rp1: no run {run_id!r} in {source.db.path}")
+        raise CliError(source.state.message or f"rp1: no run {run_id!r} in {source.db.path}", kinds.NOT_FOUND)
     emit(timeline.to_json(), as_json, _human_timeline)
 
 
@@ -114,7 +115,7 @@ def check_cmd(workflow: str, step: str, run_id: str | None, unit: str | None, st
     try:
         result = check_in_source(source, workflow, step, run_id, status=status, unit=unit)
     except CheckError as exc:
-        raise CliError(str(exc)) from exc
+        raise CliError(str(exc), kinds.BAD_INPUT) from exc
     emit(result.to_json(), as_json, lambda d: "\n".join(clean(line) for line in check_lines(d)))
 
 

@@ -14,6 +14,8 @@ from typing import Any
 from rcs_tui.cli.errors import CliError
 from rcs_tui.cli.jsonout import emit
 from rcs_tui.cli.quick import Option, Quick
+from rcs_tui.core import error_kinds as kinds
+from rcs_tui.core.exit_codes import OK
 from rcs_tui.views.text import strip_controls
 
 RUN_STATUSES = ("running", "waiting", "failed", "completed", "cancelled", "abandoned", "inactive", "not_started")
@@ -28,7 +30,7 @@ def project_root(root: str | None) -> Path:
         return find_root(root)
     except RootNotFound as exc:
         if root:
-            raise CliError(str(exc)) from exc
+            raise CliError(str(exc), kinds.NO_PROJECT) from exc
         return Path.cwd().resolve()
 
 
@@ -87,7 +89,7 @@ def _quick_runs(**opts: Any) -> int | None:
     except ValueError:
         return None
     print_runs(**opts)
-    return 0
+    return OK
 
 
 QUICK = Quick(

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rcs_tui.config.paths import ENV_KEYS, config_absent, config_path, export_file_paths, set_by_user
+from rcs_tui.core import error_kinds as kinds
 from rcs_tui.fleet.attention import ALERT_KINDS
 
 # Every key and its default, `[alerts]` keys as `alerts.<key>`; the file's schema takes its defaults from here.
@@ -25,6 +26,8 @@ DEFAULTS: dict[str, Any] = {
 
 class ConfigError(Exception):
     """A configuration file that cannot be used; the message names the file, the key and what is allowed."""
+
+    error_kind = kinds.BAD_CONFIG
 
 
 class Settings:

@@ -11,18 +11,24 @@ import subprocess
 import sys
 from typing import Any
 
-from rcs_tui.core.exit_codes import FINDINGS_REMAIN
+from rcs_tui.core import error_kinds as kinds
+from rcs_tui.core.exit_codes import ERROR, FINDINGS_REMAIN, OK
 from rcs_tui.files.io import loads_strict
 from rcs_tui.fleet.projects import Project
-from rcs_tui.fleet.transport import Ssh, failure_reason
-from rcs_tui.state.txn import PLAN_CHANGED
+from rcs_tui.fleet.transport import Ssh, error_line, failure_reason
 from rcs_tui.views.text import strip_controls
 
 TIMEOUT = 60.0
 
 
 class ActionError(Exception):
-    """The action was refused or could not run; the message says why (nothing was changed unless it says so)."""
+    """The action was refused or could not run; the message says why (nothing was changed unless it says so).
+
+    `kind` is the project's rcs-tui's error kind (`rcs_tui.core.error_kinds`), ERROR when it gave none."""
+
+    def __init__(self, message: str, kind: str = kinds.ERROR) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 class PlanChangedError(ActionError):
@@ -58,8 +64,8 @@ class CliActions:
             raise ActionError(f"cannot run {'ssh' if self.project.remote else 'rcs-tui'}: {exc}") from None
         out = proc.stdout.decode("utf-8", "replace")
         err = proc.stderr.decode("utf-8", "replace")
-        # a refusal exits 1 with its JSON on stderr; the doctor exits FINDINGS_REMAIN with its report on stdout
-        if proc.returncode in (0, 1, FINDINGS_REMAIN) and out.strip().startswith("{"):
+        # a refusal exits ERROR with its JSON on stderr; the doctor exits FINDINGS_REMAIN with its report on stdout
+        if proc.returncode in (OK, ERROR, FINDINGS_REMAIN) and out.strip().startswith("{"):
             try:
                 data = loads_strict(out)
             except ValueError:
@@ -67,7 +73,9 @@ class CliActions:
             if isinstance(data, dict):
                 return data
         reason = strip_controls(failure_reason(proc.returncode, err, self.project))
-        raise (PlanChangedError if reason == PLAN_CHANGED else ActionError)(reason)
+        found = error_line(err)
+        kind = found[1] if found is not None and proc.returncode == ERROR else kinds.ERROR
+        raise (PlanChangedError if kind == kinds.PLAN_CHANGED else ActionError)(reason, kind)
 
     # -- actions ----------------------------------------------------------------------------
     # A dry run's JSON carries `plan_fingerprint`; passing it back as `expect` applies that plan or nothing
