@@ -15,7 +15,7 @@ from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core.exit_codes import ERROR, OK, USAGE
 
 __all__ = ["CliError", "dumps", "echo_text", "emit", "expect_plan_option", "fail", "json_option", "known_errors",
-           "resolve_root", "root_option", "run"]
+           "resolve_root", "root_option", "rp1_paths", "run"]
 
 
 def root_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -64,15 +64,22 @@ def settings(**flags: Any) -> Any:
         raise CliError(str(exc), kinds.BAD_CONFIG) from None
 
 
+def rp1_paths(db: str | None = None) -> tuple[str | None, list[Path] | None]:
+    """The rp1 database (`--db` given as `db`, else RP1_DB, else the file's `rp1_db`) and plugin roots
+    (RP1_PLUGIN_ROOTS, else the file's), for the command to hand to the readers; None: the reader's default."""
+    from rcs_tui.config.settings import rp1_paths as effective
+
+    path, roots = effective(settings(rp1_db=db))
+    return path, None if roots is None else [Path(p) for p in roots]
+
+
 def run(group: click.Group, argv: list[str] | None) -> int:
     """Invoke the group; map usage errors to USAGE and operator errors to ERROR, never a traceback."""
     from rcs_tui.config.paths import config_absent, config_path
 
-    if not config_absent(config_path()):  # without a file there is nothing to hand on: skip loading the schema
-        from rcs_tui.config.settings import apply_environment
-
+    if not config_absent(config_path()):  # a bad file is reported by every command; without one, skip the schema
         try:
-            apply_environment(settings())
+            settings()
         except CliError as exc:
             return fail(str(exc), ERROR, kinds.kind_of(exc))
     try:

@@ -92,7 +92,6 @@ def demo(directory, use_hud, interval, no_sim, build_only) -> None:
                 click.echo(f"  RP1_DB={shlex.quote(str(ws.rp1_db))} rcs-tui {command} --root "
                            f"{shlex.quote(str(ws.project))}")
             return
-        os.environ["RP1_DB"] = str(ws.rp1_db)
         viewer = VIEWERS["hud" if use_hud else DEFAULT_VIEWER]
         sim = Simulator(ws, interval=interval)
         if not no_sim:

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from rcs_tui.cli.common import CliError, echo_text, emit, json_option, resolve_root, root_option
+from rcs_tui.cli.common import CliError, echo_text, emit, json_option, resolve_root, root_option, rp1_paths
 from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core.exit_codes import FINDINGS_REMAIN, OK
 from rcs_tui.views.text import sanitize
@@ -36,6 +36,7 @@ def doctor(do_fix, only, expect_plan, session_id, db, idle_minutes, root, as_jso
     from rcs_tui.project.doctor import diagnose, fix
 
     root_path = resolve_root(root)
+    db = rp1_paths(db)[0]
     findings = diagnose(root_path, session_id, rp1_db=db, idle_seconds=idle_minutes * 60)
     if expect_plan and do_fix:
         _confirm_repairs(root_path, findings, only, expect_plan)
@@ -113,6 +114,7 @@ def locate(session_id, db, root, as_json):
     from rcs_tui.state.session import resolve_session
 
     layout = Layout(resolve_root(root))
+    db, plugin_roots = rp1_paths(db)
     res = resolve_session(layout, session_id)
     data = {
         "root": str(layout.root),
@@ -123,7 +125,8 @@ def locate(session_id, db, root, as_json):
         "tasks_dir": str(layout.tasks),
         "team_dir": str(layout.team),
         "rp1_db": str(default_db_path(db)),
-        "rp1_plugin_roots": [str(p) for p in default_plugin_roots(layout.root)],
+        "rp1_plugin_roots": [str(p) for p in (plugin_roots if plugin_roots is not None
+                                              else default_plugin_roots(layout.root))],
         "journal": str(layout.journal),
         "hud_config": str(layout.hud_config),
         "metrics": str(layout.metrics),

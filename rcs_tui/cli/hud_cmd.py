@@ -12,11 +12,13 @@ import shlex
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 
 from rcs_tui.cli import PRESETS, color_enabled, print_once
 from rcs_tui.cli.common import CliError, dumps, echo_text, given_root, json_option, resolve_root, root_option, settings
+from rcs_tui.config.settings import rp1_paths
 from rcs_tui.core import error_kinds as kinds
 
 PRESET_CHOICE = click.Choice(list(PRESETS))
@@ -61,7 +63,9 @@ def hud(root, session, once, as_json, width, lines, ascii_only, preset, inline, 
     """
     if as_json and not once:
         raise CliError("--json goes with --once", kinds.BAD_INPUT)
-    preset = settings(hud_preset=preset).hud_preset  # flag, else the config file, else hud-config.json
+    conf = settings(hud_preset=preset)
+    preset = conf.hud_preset  # flag, else the config file, else hud-config.json
+    db = rp1_paths(conf)[0]
     if once:
         from rcs_tui.cli.once import once_root
         from rcs_tui.files.host import RootNotFound
@@ -70,7 +74,7 @@ def hud(root, session, once, as_json, width, lines, ascii_only, preset, inline, 
             found = once_root(given_root(root))  # `rcs-tui --root X hud --once` too
         except RootNotFound as exc:
             raise CliError(str(exc), kinds.NO_PROJECT) from exc
-        print_once(found, session, as_json, width, ascii_only, preset, lines)
+        print_once(found, session, as_json, width, ascii_only, preset, lines, db)
         return
     path = resolve_root(root)
     if tmux:
@@ -81,8 +85,8 @@ def hud(root, session, once, as_json, width, lines, ascii_only, preset, inline, 
         return
     from rcs_tui.ui.hud_app import HudApp
 
-    HudApp(path, session_id=session, preset=preset, ascii_only=ascii_only, force_polling=poll).run(
-        mouse=False, inline=inline)
+    HudApp(path, session_id=session, preset=preset, ascii_only=ascii_only, force_polling=poll,
+           rp1_db=Path(db) if db else True).run(mouse=False, inline=inline)
 
 
 @click.command("overlay")

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from rcs_tui.cli.common import CliError, dumps, emit, given_root, json_option, root_option
+from rcs_tui.cli.common import CliError, dumps, emit, given_root, json_option, root_option, rp1_paths
 from rcs_tui.cli.rp1_report import RUN_STATUSES, clean, open_source, print_runs, project_root
 from rcs_tui.core import error_kinds as kinds
 
@@ -22,7 +22,8 @@ def _root(root: str | None) -> Path:
 
 
 def _source(root: str | None, db: str | None, all_projects: bool = False) -> Any:
-    return open_source(given_root(root), db, all_projects)
+    path, plugin_roots = rp1_paths(db)
+    return open_source(given_root(root), path, all_projects, plugin_roots)
 
 
 @click.group("rp1")
@@ -41,7 +42,8 @@ def rp1() -> None:
 def runs_cmd(root: str | None, db: str | None, as_json: bool, all_projects: bool, status: str | None,
              workflow: str | None, limit: int) -> None:
     """Runs ordered by latest activity, status recomputed from events."""
-    print_runs(given_root(root), db, as_json, all_projects, status, workflow, limit)
+    path, plugin_roots = rp1_paths(db)
+    print_runs(given_root(root), path, as_json, all_projects, status, workflow, limit, plugin_roots)
 
 
 @rp1.command("show")
@@ -86,7 +88,8 @@ def machines_cmd(root: str | None, as_json: bool) -> None:
     """State machines found under plugin roots, plus the built-in fallbacks."""
     from rcs_tui.rp1.machines import default_plugin_roots, discover_machines
 
-    infos = discover_machines(default_plugin_roots(_root(root)))
+    _, plugin_roots = rp1_paths()
+    infos = discover_machines(plugin_roots if plugin_roots is not None else default_plugin_roots(_root(root)))
     data = {"machines": [i.to_json() for i in sorted(infos.values(), key=lambda i: (i.kind, i.name))]}
 
     def human(d: dict[str, Any]) -> str:
@@ -131,7 +134,7 @@ def tail_cmd(root: str | None, db: str | None, as_json: bool, from_start: bool, 
     from rcs_tui.rp1.tail import Tail
 
     _root(root)
-    tail = Tail(db, cursor=0 if from_start else None, run_id=run_id)
+    tail = Tail(rp1_paths(db)[0], cursor=0 if from_start else None, run_id=run_id)
 
     def show(events: list[Any]) -> None:
         for ev in events:

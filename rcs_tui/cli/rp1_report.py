@@ -34,10 +34,13 @@ def project_root(root: str | None) -> Path:
         return Path.cwd().resolve()
 
 
-def open_source(root: str | None, db: str | None, all_projects: bool = False) -> Any:
+def open_source(root: str | None, db: str | None, all_projects: bool = False,
+                plugin_roots: list[Path] | None = None) -> Any:
+    """The rp1 source for `db` (None: RP1_DB, else ~/.rp1/rp1.db) reading machines under `plugin_roots`
+    (None: RP1_PLUGIN_ROOTS, else the project's and ~/.rp1)."""
     from rcs_tui.rp1.source import Rp1Source
 
-    return Rp1Source(db, root=project_root(root), all_projects=all_projects)
+    return Rp1Source(db, root=project_root(root), all_projects=all_projects, plugin_roots=plugin_roots)
 
 
 def clean(text: Any) -> str:
@@ -46,9 +49,9 @@ def clean(text: Any) -> str:
 
 
 def print_runs(root: str | None, db: str | None, as_json: bool, all_projects: bool, status: str | None,
-               workflow: str | None, limit: int) -> None:
+               workflow: str | None, limit: int, plugin_roots: list[Path] | None = None) -> None:
     """Runs ordered by latest activity, status recomputed from events, filtered and cut to `limit`."""
-    source = open_source(root, db, all_projects)
+    source = open_source(root, db, all_projects, plugin_roots)
     feed = source.feed(status=status, workflow=workflow, limit=limit)
     data = {"db": str(source.db.path), "status": feed.status,
             "scope": None if source.scope is None else {"project_path": source.scope.project_path,
@@ -82,13 +85,14 @@ def _human_runs(d: dict[str, Any]) -> str:
 def _quick_runs(**opts: Any) -> int | None:
     """`rp1 runs` without click, under the same rule as `hud --once`'s (`quick_settings`): a bad configuration
     file, or one not yet checked in full that sets more than the HUD preset, is handed to the full path."""
-    from rcs_tui.config.paths import export_file_paths, quick_settings
+    from rcs_tui.config.paths import file_rp1_paths, quick_settings
 
     try:
-        export_file_paths(quick_settings())
+        from_file = quick_settings()
     except ValueError:
         return None
-    print_runs(**opts)
+    db, roots = file_rp1_paths(from_file)
+    print_runs(**{**opts, "db": opts["db"] or db}, plugin_roots=None if roots is None else [Path(p) for p in roots])
     return OK
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import click
 
-from rcs_tui.cli.common import CliError, emit, expect_plan_option, json_option, resolve_root, root_option
+from rcs_tui.cli.common import CliError, emit, expect_plan_option, json_option, resolve_root, root_option, rp1_paths
 from rcs_tui.core import error_kinds as kinds
 from rcs_tui.files.io import MAX_STATE_BYTES, dump_json, loads_strict
 from rcs_tui.views.text import strip_controls
@@ -224,7 +225,8 @@ def snapshot_cmd(session_id, follow, heartbeat, poll, root, as_json):
     """The whole project as the TUI shows it (state, team, tasks, rp1, doctor), as versioned JSON."""
     from rcs_tui.project.feed import SnapshotFeed
 
-    feed = SnapshotFeed(resolve_root(root), session_id=session_id)
+    db = rp1_paths()[0]
+    feed = SnapshotFeed(resolve_root(root), session_id=session_id, rp1_db=Path(db) if db else None)
     if follow:
         from rcs_tui.cli.follow import follow as run_follow
 
