@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from rcs_tui.cli.quick import Option, Quick, run_quick
+from rcs_tui.cli.quick import JSON_HELP, ROOT_HELP, Option, Quick, run_quick
 from rcs_tui.core.exit_codes import OK
 
 # name -> "module:attribute"; each module owns one subcommand (group).
@@ -140,14 +140,19 @@ def _hud_once_fast(root: str | None, session: str | None, as_json: bool, width: 
     return OK
 
 
-HUD_ONCE = Quick(
-    options={"--root": Option("root", "dir"), "--session": Option("session"), "--session-id": Option("session"),
-             "--width": Option("width", "int"), "--preset": Option("preset", "choice", choices=PRESETS),
-             "--lines": Option("lines", "int"), "--once": Option("once", "flag"),
-             "--json": Option("as_json", "flag"), "--ascii": Option("ascii_only", "flag")},
-    defaults={"once": False, "as_json": False, "ascii_only": False, "root": None, "session": None, "width": None,
-              "preset": None, "lines": 1},
-    run=_hud_once_fast, required="once")
+# `hud`'s options that `hud --once` takes; the click command is built from the same declaration.
+HUD_ONCE = Quick((
+    Option(("--root",), "root", "dir", help=ROOT_HELP),
+    Option(("--session-id", "--session"), "session", help="Explicit session id (else env, session.json, root)."),
+    Option(("--once",), "once", "flag", help="Print one status line and exit (no Textual)."),
+    Option(("--json",), "as_json", "flag", help=JSON_HELP),
+    Option(("--width",), "width", "int", bounded=False,
+           help="Line width for --once (else COLUMNS, else the terminal)."),
+    Option(("--lines",), "lines", "int", default=1, show_default=True,
+           help="Rows for --once (a status line that shows several lines)."),
+    Option(("--ascii",), "ascii_only", "flag", help="ASCII glyphs only."),
+    Option(("--preset",), "preset", "choice", choices=PRESETS, help="Override .rcs/hud-config.json's preset."),
+), run=_hud_once_fast, required="once")
 
 
 def _leave_now(code: int) -> None:

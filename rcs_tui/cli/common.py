@@ -11,20 +11,47 @@ import click
 
 from rcs_tui.cli.errors import CliError, exit_status, known_errors
 from rcs_tui.cli.jsonout import dumps, echo_text, emit, fail
+from rcs_tui.cli.quick import JSON_HELP, ROOT_HELP, Option, Quick
 from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core.exit_codes import ERROR, OK, USAGE
 
 __all__ = ["CliError", "dumps", "echo_text", "emit", "expect_plan_option", "fail", "json_option", "known_errors",
-           "resolve_root", "root_option", "rp1_paths", "run"]
+           "quick_options", "resolve_root", "root_option", "rp1_paths", "run"]
 
 
 def root_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--root", "root", type=click.Path(file_okay=False), default=None,
-                        help="Project root (else RCS_ROOT, else nearest ancestor holding .rcs/).")(func)
+    return click.option("--root", "root", type=click.Path(file_okay=False), default=None, help=ROOT_HELP)(func)
 
 
 def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(func)
+    return click.option("--json", "as_json", is_flag=True, help=JSON_HELP)(func)
+
+
+def _click_type(option: Option) -> Any:
+    if option.kind == "int":
+        return click.IntRange(option.low, option.high) if option.bounded else int
+    if option.kind == "choice":
+        return click.Choice(list(option.choices))
+    if option.kind in ("dir", "file"):
+        return click.Path(file_okay=option.kind == "file", dir_okay=option.kind == "dir")
+    return None
+
+
+def quick_options(quick: Quick) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The click options of a command the quick path also answers, built from its one declaration
+    (`rcs_tui.cli.quick.Option`), listed in `--help` in the declared order."""
+
+    def apply(func: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(quick.declared):
+            if option.kind == "flag":
+                func = click.option(*option.names, option.key, is_flag=True, help=option.help)(func)
+            else:
+                func = click.option(*option.names, option.key, type=_click_type(option), default=option.default,
+                                    show_default=option.show_default, metavar=option.metavar,
+                                    help=option.help)(func)
+        return func
+
+    return apply
 
 
 def expect_plan_option(func: Callable[..., Any]) -> Callable[..., Any]:

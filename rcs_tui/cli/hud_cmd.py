@@ -16,12 +16,20 @@ from pathlib import Path
 
 import click
 
-from rcs_tui.cli import PRESETS, color_enabled, print_once
-from rcs_tui.cli.common import CliError, dumps, echo_text, given_root, json_option, resolve_root, root_option, settings
+from rcs_tui.cli import HUD_ONCE, color_enabled, print_once
+from rcs_tui.cli.common import (
+    CliError,
+    dumps,
+    echo_text,
+    given_root,
+    json_option,
+    quick_options,
+    resolve_root,
+    root_option,
+    settings,
+)
 from rcs_tui.config.settings import rp1_paths
 from rcs_tui.core import error_kinds as kinds
-
-PRESET_CHOICE = click.Choice(list(PRESETS))
 
 __all__ = ["color_enabled", "hud", "overlay"]
 
@@ -42,16 +50,7 @@ def _tmux_split(argv: list[str]) -> None:
 
 
 @click.command("hud")
-@root_option
-@click.option("--session-id", "--session", "session", default=None,
-              help="Explicit session id (else env, session.json, root).")
-@click.option("--once", is_flag=True, help="Print one status line and exit (no Textual).")
-@json_option
-@click.option("--width", type=int, default=None, help="Line width for --once (else COLUMNS, else the terminal).")
-@click.option("--lines", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Rows for --once (a status line that shows several lines).")
-@click.option("--ascii", "ascii_only", is_flag=True, help="ASCII glyphs only.")
-@click.option("--preset", type=PRESET_CHOICE, default=None, help="Override .rcs/hud-config.json's preset.")
+@quick_options(HUD_ONCE)  # the options `hud --once` also takes without click
 @click.option("--inline", is_flag=True, help="Render under the prompt instead of full screen.")
 @click.option("--tmux", "tmux", is_flag=True, help="Open the HUD in a split of the current tmux window.")
 @click.option("--poll", is_flag=True, help="Watch by polling instead of native file events.")

@@ -8,12 +8,11 @@ from typing import Any
 
 import click
 
-from rcs_tui.cli.common import CliError, dumps, emit, given_root, json_option, root_option, rp1_paths
-from rcs_tui.cli.rp1_report import RUN_STATUSES, clean, open_source, print_runs, project_root
+from rcs_tui.cli.common import CliError, dumps, emit, given_root, json_option, quick_options, root_option, rp1_paths
+from rcs_tui.cli.rp1_report import DB_HELP, QUICK, clean, open_source, print_runs, project_root
 from rcs_tui.core import error_kinds as kinds
 
-db_option = click.option("--db", "db", type=click.Path(dir_okay=False), default=None,
-                         help="rp1 database (else RP1_DB, else ~/.rp1/rp1.db).")
+db_option = click.option("--db", "db", type=click.Path(dir_okay=False), default=None, help=DB_HELP)
 
 
 def _root(root: str | None) -> Path:
@@ -32,13 +31,7 @@ def rp1() -> None:
 
 
 @rp1.command("runs")
-@root_option
-@db_option
-@json_option
-@click.option("--all-projects", is_flag=True, help="Runs of every project, not only this one.")
-@click.option("--status", "status", type=click.Choice(list(RUN_STATUSES)))
-@click.option("--workflow", "workflow", default=None, help="Only runs of this workflow.")
-@click.option("--limit", type=click.IntRange(1, 10000), default=50, show_default=True)
+@quick_options(QUICK)  # the options the quick path also takes without click
 def runs_cmd(root: str | None, db: str | None, as_json: bool, all_projects: bool, status: str | None,
              workflow: str | None, limit: int) -> None:
     """Runs ordered by latest activity, status recomputed from events."""

@@ -13,11 +13,12 @@ from typing import Any
 
 from rcs_tui.cli.errors import CliError
 from rcs_tui.cli.jsonout import emit
-from rcs_tui.cli.quick import Option, Quick
+from rcs_tui.cli.quick import JSON_HELP, ROOT_HELP, Option, Quick
 from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core.exit_codes import OK
 from rcs_tui.views.text import strip_controls
 
+DB_HELP = "rp1 database (else RP1_DB, else ~/.rp1/rp1.db)."
 RUN_STATUSES = ("running", "waiting", "failed", "completed", "cancelled", "abandoned", "inactive", "not_started")
 
 
@@ -96,11 +97,13 @@ def _quick_runs(**opts: Any) -> int | None:
     return OK
 
 
-QUICK = Quick(
-    options={"--root": Option("root", "dir"), "--db": Option("db", "file"), "--json": Option("as_json", "flag"),
-             "--all-projects": Option("all_projects", "flag"),
-             "--status": Option("status", "choice", choices=RUN_STATUSES), "--workflow": Option("workflow"),
-             "--limit": Option("limit", "int", 1, 10000)},
-    defaults={"root": None, "db": None, "as_json": False, "all_projects": False, "status": None, "workflow": None,
-              "limit": 50},
-    run=_quick_runs)
+# `rp1 runs`'s options; the click command is built from the same declaration.
+QUICK = Quick((
+    Option(("--root",), "root", "dir", help=ROOT_HELP),
+    Option(("--db",), "db", "file", help=DB_HELP),
+    Option(("--json",), "as_json", "flag", help=JSON_HELP),
+    Option(("--all-projects",), "all_projects", "flag", help="Runs of every project, not only this one."),
+    Option(("--status",), "status", "choice", choices=RUN_STATUSES),
+    Option(("--workflow",), "workflow", help="Only runs of this workflow."),
+    Option(("--limit",), "limit", "int", low=1, high=10000, default=50, show_default=True),
+), run=_quick_runs)
