@@ -164,6 +164,29 @@ def test_a_configuration_file_takes_the_full_path_which_applies_it(workspace, ca
     assert rv == 0 and json.loads(out)["db"] == str(workspace.rp1_db)
 
 
+def test_the_configuration_reaches_the_readers_as_arguments_not_through_the_environment(workspace, capsys, tmp_path,
+                                                                                         monkeypatch):
+    """The file's rp1 paths are handed to the readers; this process's environment is left as it was, on the
+    quick path (checked file) and on the full one alike."""
+    config = tmp_path / "config.toml"
+    plugins = tmp_path / "plugins"
+    config.write_text(f'rp1_db = "{workspace.rp1_db}"\nrp1_plugin_roots = ["{plugins}"]\n')
+    monkeypatch.setenv("RCS_TUI_CONFIG", str(config))
+    monkeypatch.delenv("RP1_DB")
+    monkeypatch.delenv("RP1_PLUGIN_ROOTS", raising=False)
+    before = dict(os.environ)
+    for argv in (["rp1", "runs", "--json", "--root", str(workspace.project)],  # full path, records the check
+                 ["rp1", "runs", "--json", "--root", str(workspace.project)],  # quick path
+                 ["locate", "--json", "--root", str(workspace.project)]):
+        out, _err, rv = _capture(capsys, lambda argv=argv: main(argv))
+        doc = json.loads(out)
+        assert rv == 0 and doc.get("db", doc.get("rp1_db")) == str(workspace.rp1_db)
+        assert dict(os.environ) == before
+    assert doc["rp1_plugin_roots"] == [str(plugins)]
+    out, _err, rv = _capture(capsys, lambda: main(["hud", "--once", "--json", "--root", str(workspace.project)]))
+    assert rv == 0 and json.loads(out)["rp1_run"] and dict(os.environ) == before
+
+
 def test_rp1_runs_imports_no_click(workspace, tmp_path):
     code = ("import sys\nfrom rcs_tui.cli import main\n"
             "try:\n    main(['rp1', 'runs', '--json', '--all-projects', '--root', sys.argv[1]])\n"

@@ -127,7 +127,7 @@ class TestConfig:
         for args in (("config", "--json"), ("rp1", "runs", "--json", "--db", str(tmp_path / "none.db"))):
             out = run_cli(*args, env={"RCS_TUI_CONFIG": str(bad)})
             assert out.code == 1 and json.loads(out.stderr.strip().splitlines()[-1]) == {
-                "error": f"{bad}: cannot read: Not a directory"}
+                "error": f"{bad}: cannot read: Not a directory", "kind": "bad_config"}
 
 class TestSnapshotDocument:
     def test_has_version_and_the_sections_the_tui_shows(self, run_cli, tmp_path):

@@ -109,5 +109,5 @@ def test_demo_dir_rebuilds_an_earlier_demo_and_never_touches_other_files(tmp_pat
     refused = subprocess.run([exe, "demo", "--build-only", "--dir", str(foreign)], capture_output=True, text=True)
     assert refused.returncode == 1
     assert json.loads(refused.stderr) == {"error": f"--dir {foreign}: not empty and not a demo workspace made by "
-                                                   "rcs-tui; choose an empty directory"}
+                                                   "rcs-tui; choose an empty directory", "kind": "refused"}
     assert (foreign / "project" / "notes.txt").read_text() == "keep me"

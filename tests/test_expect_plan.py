@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from rcs_tui.core.exit_codes import ERROR
 from rcs_tui.state.txn import PLAN_CHANGED
 from tests.conftest import tree_digest
 from tests.fixtures_tasks import make_task
@@ -21,8 +22,8 @@ def project(root: Path) -> Path:
 
 
 def refused(result) -> None:
-    assert result.code == 1
-    assert json.loads(result.stderr.strip().splitlines()[-1]) == {"error": PLAN_CHANGED}
+    assert result.code == ERROR
+    assert json.loads(result.stderr.strip().splitlines()[-1]) == {"error": PLAN_CHANGED, "kind": "plan_changed"}
 
 
 class TestClear:

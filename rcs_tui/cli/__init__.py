@@ -13,7 +13,8 @@ import json
 import os
 import sys
 
-from rcs_tui.cli.quick import Option, Quick, run_quick
+from rcs_tui.cli.quick import JSON_HELP, ROOT_HELP, Option, Quick, run_quick
+from rcs_tui.core.exit_codes import OK
 
 # name -> "module:attribute"; each module owns one subcommand (group).
 SUBCOMMANDS: dict[str, str] = {
@@ -109,15 +110,16 @@ def color_enabled() -> bool:
 
 
 def print_once(root: str | os.PathLike[str], session: str | None, as_json: bool, width: int | None,
-               ascii_only: bool, preset: str | None, lines: int = 1) -> None:
-    """Print what `rcs-tui hud --once` prints: the fitted line(s) (ANSI unless NO_COLOR) or the JSON snapshot."""
+               ascii_only: bool, preset: str | None, lines: int = 1, rp1_db: str | None = None) -> None:
+    """Print what `rcs-tui hud --once` prints: the fitted line(s) (ANSI unless NO_COLOR) or the JSON snapshot.
+    `rp1_db`: the rp1 database the configuration names (None: RP1_DB, else ~/.rp1/rp1.db)."""
     import time
 
     from rcs_tui.cli.jsonout import write_line
     from rcs_tui.cli.once import render
     from rcs_tui.project.answer import answer
 
-    result = answer(os.fspath(root), session, as_json, ascii_only, preset)
+    result = answer(os.fspath(root), session, as_json, ascii_only, preset, rp1_db)
     text = render(result, time.time(), once_width(width), max(1, lines), ascii_only, as_json, color_enabled())
     write_line(text)
 
@@ -127,26 +129,30 @@ def _hud_once_fast(root: str | None, session: str | None, as_json: bool, width: 
     """`hud --once` without click. None when the configuration file is bad, or sets more than the preset and
     was not yet checked in full (`quick_settings`): the full path reports the one and applies the other."""
     from rcs_tui.cli.once import once_root
-    from rcs_tui.config.paths import export_file_paths, quick_settings
+    from rcs_tui.config.paths import file_rp1_paths, quick_settings
 
     try:
         from_file = quick_settings()
     except ValueError:
         return None
-    export_file_paths(from_file)
     preset = preset or from_file.get("hud_preset")
-    print_once(once_root(root), session, as_json, width, ascii_only, preset, lines)
-    return 0
+    print_once(once_root(root), session, as_json, width, ascii_only, preset, lines, file_rp1_paths(from_file)[0])
+    return OK
 
 
-HUD_ONCE = Quick(
-    options={"--root": Option("root", "dir"), "--session": Option("session"), "--session-id": Option("session"),
-             "--width": Option("width", "int"), "--preset": Option("preset", "choice", choices=PRESETS),
-             "--lines": Option("lines", "int"), "--once": Option("once", "flag"),
-             "--json": Option("as_json", "flag"), "--ascii": Option("ascii_only", "flag")},
-    defaults={"once": False, "as_json": False, "ascii_only": False, "root": None, "session": None, "width": None,
-              "preset": None, "lines": 1},
-    run=_hud_once_fast, required="once")
+# `hud`'s options that `hud --once` takes; the click command is built from the same declaration.
+HUD_ONCE = Quick((
+    Option(("--root",), "root", "dir", help=ROOT_HELP),
+    Option(("--session-id", "--session"), "session", help="Explicit session id (else env, session.json, root)."),
+    Option(("--once",), "once", "flag", help="Print one status line and exit (no Textual)."),
+    Option(("--json",), "as_json", "flag", help=JSON_HELP),
+    Option(("--width",), "width", "int", bounded=False,
+           help="Line width for --once (else COLUMNS, else the terminal)."),
+    Option(("--lines",), "lines", "int", default=1, show_default=True,
+           help="Rows for --once (a status line that shows several lines)."),
+    Option(("--ascii",), "ascii_only", "flag", help="ASCII glyphs only."),
+    Option(("--preset",), "preset", "choice", choices=PRESETS, help="Override .rcs/hud-config.json's preset."),
+), run=_hud_once_fast, required="once")
 
 
 def _leave_now(code: int) -> None:

@@ -11,18 +11,47 @@ import click
 
 from rcs_tui.cli.errors import CliError, exit_status, known_errors
 from rcs_tui.cli.jsonout import dumps, echo_text, emit, fail
+from rcs_tui.cli.quick import JSON_HELP, ROOT_HELP, Option, Quick
+from rcs_tui.core import error_kinds as kinds
+from rcs_tui.core.exit_codes import ERROR, OK, USAGE
 
 __all__ = ["CliError", "dumps", "echo_text", "emit", "expect_plan_option", "fail", "json_option", "known_errors",
-           "resolve_root", "root_option", "run"]
+           "quick_options", "resolve_root", "root_option", "rp1_paths", "run"]
 
 
 def root_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--root", "root", type=click.Path(file_okay=False), default=None,
-                        help="Project root (else RCS_ROOT, else nearest ancestor holding .rcs/).")(func)
+    return click.option("--root", "root", type=click.Path(file_okay=False), default=None, help=ROOT_HELP)(func)
 
 
 def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(func)
+    return click.option("--json", "as_json", is_flag=True, help=JSON_HELP)(func)
+
+
+def _click_type(option: Option) -> Any:
+    if option.kind == "int":
+        return click.IntRange(option.low, option.high) if option.bounded else int
+    if option.kind == "choice":
+        return click.Choice(list(option.choices))
+    if option.kind in ("dir", "file"):
+        return click.Path(file_okay=option.kind == "file", dir_okay=option.kind == "dir")
+    return None
+
+
+def quick_options(quick: Quick) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The click options of a command the quick path also answers, built from its one declaration
+    (`rcs_tui.cli.quick.Option`), listed in `--help` in the declared order."""
+
+    def apply(func: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(quick.declared):
+            if option.kind == "flag":
+                func = click.option(*option.names, option.key, is_flag=True, help=option.help)(func)
+            else:
+                func = click.option(*option.names, option.key, type=_click_type(option), default=option.default,
+                                    show_default=option.show_default, metavar=option.metavar,
+                                    help=option.help)(func)
+        return func
+
+    return apply
 
 
 def expect_plan_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -46,7 +75,7 @@ def resolve_root(root: str | None) -> Path:
     try:
         return find_root(root)
     except RootNotFound as exc:
-        raise CliError(str(exc)) from exc
+        raise CliError(str(exc), kinds.NO_PROJECT) from exc
 
 
 def settings(**flags: Any) -> Any:
@@ -59,37 +88,46 @@ def settings(**flags: Any) -> Any:
     try:
         return load_settings(flags)
     except ConfigError as exc:
-        raise CliError(str(exc)) from None
+        raise CliError(str(exc), kinds.BAD_CONFIG) from None
+
+
+def rp1_paths(db: str | None = None) -> tuple[str | None, list[Path] | None]:
+    """The rp1 database (`--db` given as `db`, else RP1_DB, else the file's `rp1_db`) and plugin roots
+    (RP1_PLUGIN_ROOTS, else the file's), for the command to hand to the readers; None: the reader's default."""
+    from rcs_tui.config.settings import rp1_paths as effective
+
+    path, roots = effective(settings(rp1_db=db))
+    return path, None if roots is None else [Path(p) for p in roots]
 
 
 def run(group: click.Group, argv: list[str] | None) -> int:
-    """Invoke the group; map usage errors to exit 2 and operator errors to exit 1, never a traceback."""
+    """Invoke the group; map usage errors to USAGE and operator errors to ERROR, never a traceback."""
     from rcs_tui.config.paths import config_absent, config_path
 
-    if not config_absent(config_path()):  # without a file there is nothing to hand on: skip loading the schema
-        from rcs_tui.config.settings import apply_environment
-
+    if not config_absent(config_path()):  # a bad file is reported by every command; without one, skip the schema
         try:
-            apply_environment(settings())
+            settings()
         except CliError as exc:
-            return fail(str(exc), 1)
+            return fail(str(exc), ERROR, kinds.kind_of(exc))
     try:
         rv = group.main(args=argv, prog_name="rcs-tui", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.exceptions.Abort:
-        return fail("aborted", 1)
+        return fail("aborted", ERROR, kinds.ABORTED)
     except click.UsageError as exc:
         # The usage line first, so a person sees how to call it; the JSON stays last.
         if exc.ctx is not None:
             sys.stderr.write(f"{exc.ctx.get_usage()}\nTry '{exc.ctx.command_path} --help' for help.\n")
         else:  # raised by the parser before a context existed: the command line as typed says which command
             sys.stderr.write("Usage: rcs-tui [OPTIONS] COMMAND [ARGS]...\nTry 'rcs-tui COMMAND --help' for help.\n")
-        return fail(exc.format_message(), 2)
+        return fail(exc.format_message(), USAGE, kinds.USAGE)
+    except click.FileError as exc:
+        return fail(exc.format_message(), exc.exit_code or ERROR, kinds.IO_ERROR)
     except click.ClickException as exc:
-        return fail(exc.format_message(), exc.exit_code or 1)
+        return fail(exc.format_message(), exc.exit_code or ERROR)
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - the contract is: never a traceback
         return exit_status(exc)
-    return rv if isinstance(rv, int) else 0
+    return rv if isinstance(rv, int) else OK
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from rcs_tui.cli.common import CliError, resolve_root, root_option, settings
+from rcs_tui.core import error_kinds as kinds
 
 
 @click.command("console")
@@ -35,6 +36,7 @@ def console(session_id, readonly, no_mouse, theme, db, watch_seconds, root):
     if theme:
         if theme not in app.available_themes:
             where = "--theme" if conf.sources["theme"] == "flag" else f"{conf.path}: theme"
-            raise CliError(f"{where}: unknown theme {theme!r}; available: {', '.join(sorted(app.available_themes))}")
+            raise CliError(f"{where}: unknown theme {theme!r}; available: {', '.join(sorted(app.available_themes))}",
+                           kinds.BAD_CONFIG)
         app.theme = theme
     app.run(mouse=not no_mouse)

@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from rcs_tui.cli.common import CliError
+from rcs_tui.core import error_kinds as kinds
 
 
 def run_hud(ws) -> None:
@@ -40,11 +41,12 @@ def prepare_dir(base: Path) -> None:
     try:
         entries = list(base.iterdir()) if base.exists() else []
     except OSError as exc:
-        raise CliError(f"--dir {base}: cannot list it: {exc.strerror or exc}") from None
+        raise CliError(f"--dir {base}: cannot list it: {exc.strerror or exc}", kinds.IO_ERROR) from None
     if not entries:
         return
     if not (base / MARKER).is_file() or (base / MARKER).is_symlink():
-        raise CliError(f"--dir {base}: not empty and not a demo workspace made by rcs-tui; choose an empty directory")
+        raise CliError(f"--dir {base}: not empty and not a demo workspace made by rcs-tui; choose an empty directory",
+                       kinds.REFUSED)
     for entry in entries:
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry)
@@ -71,7 +73,7 @@ def demo(directory, use_hud, interval, no_sim, build_only) -> None:
     from rcs_tui.demo import Simulator, build_workspace
 
     if interval <= 0:
-        raise CliError("--interval must be positive")
+        raise CliError("--interval must be positive", kinds.BAD_INPUT)
     temp = directory is None
     base = Path(tempfile.mkdtemp(prefix="rcs-demo-")) if temp else Path(directory)
     if not temp:
@@ -82,7 +84,7 @@ def demo(directory, use_hud, interval, no_sim, build_only) -> None:
         try:
             ws = build_workspace(base, pid=os.getppid() if build_only else None)
         except (OSError, sqlite3.Error) as exc:
-            raise CliError(f"--dir {base}: cannot build the demo workspace there: {exc}") from None
+            raise CliError(f"--dir {base}: cannot build the demo workspace there: {exc}", kinds.IO_ERROR) from None
         if build_only:
             click.echo(f"project: {ws.project}\ncopy: {ws.copy}\nrp1 db: {ws.rp1_db}")
             click.echo("try (the demo's view, without its simulator):")
@@ -90,7 +92,6 @@ def demo(directory, use_hud, interval, no_sim, build_only) -> None:
                 click.echo(f"  RP1_DB={shlex.quote(str(ws.rp1_db))} rcs-tui {command} --root "
                            f"{shlex.quote(str(ws.project))}")
             return
-        os.environ["RP1_DB"] = str(ws.rp1_db)
         viewer = VIEWERS["hud" if use_hud else DEFAULT_VIEWER]
         sim = Simulator(ws, interval=interval)
         if not no_sim:

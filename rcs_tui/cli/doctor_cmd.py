@@ -6,8 +6,9 @@ import sys
 
 import click
 
-from rcs_tui.cli.common import CliError, echo_text, emit, json_option, resolve_root, root_option
-from rcs_tui.core.exit_codes import FINDINGS_REMAIN
+from rcs_tui.cli.common import CliError, echo_text, emit, json_option, resolve_root, root_option, rp1_paths
+from rcs_tui.core import error_kinds as kinds
+from rcs_tui.core.exit_codes import FINDINGS_REMAIN, OK
 from rcs_tui.views.text import sanitize
 
 
@@ -35,13 +36,14 @@ def doctor(do_fix, only, expect_plan, session_id, db, idle_minutes, root, as_jso
     from rcs_tui.project.doctor import diagnose, fix
 
     root_path = resolve_root(root)
+    db = rp1_paths(db)[0]
     findings = diagnose(root_path, session_id, rp1_db=db, idle_seconds=idle_minutes * 60)
     if expect_plan and do_fix:
         _confirm_repairs(root_path, findings, only, expect_plan)
     unknown = sorted(set(only) - {f.id for f in findings})
     if unknown:
         raise CliError(f"--only: no current finding {', '.join(map(repr, unknown))}; nothing was changed "
-                       f"(findings now: {', '.join(f.id for f in findings) or 'none'})")
+                       f"(findings now: {', '.join(f.id for f in findings) or 'none'})", kinds.NOT_FOUND)
     report = {"findings": [f.as_json(root_path, with_plan=True) for f in findings], "fix": None}
     repairable = [f for f in findings if f.plan is not None and (not only or f.id in only)]
     apply = do_fix
@@ -73,12 +75,12 @@ def _confirm_repairs(root, findings: list, only: tuple[str, ...], expected: tupl
             except Exception:  # noqa: BLE001 - a repair that cannot be planned now is not the confirmed one
                 fresh.append(f"unplannable:{f.id}")
     if sorted(fresh) != sorted(expected) or (only and set(only) - {f.id for f in findings}):
-        raise CliError(PLAN_CHANGED)
+        raise CliError(PLAN_CHANGED, kinds.PLAN_CHANGED)
 
 
 def remaining_code(findings: list) -> int:
-    """The exit status: 3 while any finding that is more than informational remains, else 0."""
-    return FINDINGS_REMAIN if any(f.severity != "info" for f in findings) else 0
+    """The exit status: FINDINGS_REMAIN while any finding that is more than informational remains, else OK."""
+    return FINDINGS_REMAIN if any(f.severity != "info" for f in findings) else OK
 
 
 def _human(report: dict) -> str:
@@ -113,6 +115,7 @@ def locate(session_id, db, root, as_json):
     from rcs_tui.state.session import resolve_session
 
     layout = Layout(resolve_root(root))
+    db, plugin_roots = rp1_paths(db)
     res = resolve_session(layout, session_id)
     data = {
         "root": str(layout.root),
@@ -123,7 +126,8 @@ def locate(session_id, db, root, as_json):
         "tasks_dir": str(layout.tasks),
         "team_dir": str(layout.team),
         "rp1_db": str(default_db_path(db)),
-        "rp1_plugin_roots": [str(p) for p in default_plugin_roots(layout.root)],
+        "rp1_plugin_roots": [str(p) for p in (plugin_roots if plugin_roots is not None
+                                              else default_plugin_roots(layout.root))],
         "journal": str(layout.journal),
         "hud_config": str(layout.hud_config),
         "metrics": str(layout.metrics),

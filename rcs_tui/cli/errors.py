@@ -1,13 +1,24 @@
-"""The error contract every command keeps, with or without click: `{"error": ...}` on stderr, never a
-traceback. No click here: the quick commands (`rcs_tui.cli.quick`) use it too."""
+"""The error contract every command keeps, with or without click: `{"error": ..., "kind": ...}` on stderr
+and a named exit status (`rcs_tui.core.exit_codes`), never a traceback. The kind is chosen where the error
+is raised: each exception class carries its own (`error_kind`, see `rcs_tui.core.error_kinds`). No click
+here: the quick commands (`rcs_tui.cli.quick`) use it too."""
 
 from __future__ import annotations
 
 from rcs_tui.cli.jsonout import fail, write_line
+from rcs_tui.core import error_kinds as kinds
+from rcs_tui.core.exit_codes import ERROR
 
 
 class CliError(Exception):
-    """An error reported as `{"error": msg}` on stderr with exit status 1."""
+    """An error reported as `{"error": msg, "kind": kind}` on stderr with exit status ERROR."""
+
+    error_kind = kinds.ERROR
+
+    def __init__(self, message: str, kind: str | None = None) -> None:
+        super().__init__(message)
+        if kind is not None:
+            self.error_kind = kind
 
 
 def known_errors() -> tuple[type[BaseException], ...]:
@@ -22,18 +33,19 @@ def known_errors() -> tuple[type[BaseException], ...]:
 def exit_status(exc: BaseException) -> int:
     """The exit status for an exception that escaped a command, after printing what the operator should
     read; the same as click ends its commands with, so a command answers alike on either path: Ctrl-C is
-    a new line and `{"error": "aborted"}`, a reader of our output that went away is a silent 1, anything
-    else 1 with its error line. A file-system failure is explained; an unexpected one is still one JSON
-    line, never a traceback."""
+    a new line and `{"error": "aborted", "kind": "aborted"}`, a reader of our output that went away is a
+    silent ERROR, anything else ERROR with its error line. A file-system failure is explained; an
+    unexpected one is still one JSON line, never a traceback."""
     if isinstance(exc, KeyboardInterrupt):
         write_line("", err=True)
-        return fail("aborted", 1)
+        return fail("aborted", ERROR, kinds.ABORTED)
     if isinstance(exc, BrokenPipeError):
-        return 1
+        return ERROR
     if isinstance(exc, known_errors()):
-        return fail(str(exc), 1)
+        return fail(str(exc), ERROR, kinds.kind_of(exc))
     if isinstance(exc, OSError):  # a file-system failure outside a transaction (which explains its own)
+        from rcs_tui.files.fsafe import Refused
         from rcs_tui.state.txn import explain
 
-        return fail(explain(exc), 1)
-    return fail(f"internal error: {type(exc).__name__}: {exc}", 1)
+        return fail(explain(exc), ERROR, kinds.UNSAFE_PATH if isinstance(exc, Refused) else kinds.IO_ERROR)
+    return fail(f"internal error: {type(exc).__name__}: {exc}", ERROR, kinds.INTERNAL)

@@ -7,6 +7,7 @@ import asyncio
 import click
 
 from rcs_tui.cli.common import CliError, emit, json_option, settings
+from rcs_tui.core import error_kinds as kinds
 
 
 @click.command("fleet")
@@ -31,12 +32,14 @@ def fleet(projects, once, notify, ssh_config, timeout, theme, readonly, as_json)
     conf = settings(theme=theme, readonly=readonly)
     specs = list(conf.projects) + list(projects)
     if not specs:
-        raise CliError(f"no projects: add projects = [...] to {conf.path} or pass --project PATH_OR_URL")
+        raise CliError(f"no projects: add projects = [...] to {conf.path} or pass --project PATH_OR_URL",
+                       kinds.BAD_CONFIG)
     found, problems = expand_projects(specs)
     if problems:
-        raise CliError("; ".join(problems))
+        raise CliError("; ".join(problems), kinds.BAD_INPUT)
     if not found:
-        raise CliError(f"no project matched {', '.join(map(repr, specs))} (a glob keeps only directories with .rcs/)")
+        raise CliError(f"no project matched {', '.join(map(repr, specs))} (a glob keeps only directories with .rcs/)",
+                       kinds.NOT_FOUND)
     ssh = Ssh(config_file=ssh_config)
     if once:
         from rcs_tui.fleet.hub import gather_once
@@ -46,7 +49,7 @@ def fleet(projects, once, notify, ssh_config, timeout, theme, readonly, as_json)
         emit(once_json(rows), as_json, lambda _: once_line(rows))
         return
     if as_json:
-        raise CliError("--json goes with --once")
+        raise CliError("--json goes with --once", kinds.BAD_INPUT)
     alerts = AlertSettings(command=notify or conf.values["alerts.command"], bell=conf.values["alerts.bell"],
                            tmux=conf.values["alerts.tmux"], kinds=tuple(conf.values["alerts.kinds"]),
                            min_interval=conf.values["alerts.min_interval"])
@@ -55,6 +58,7 @@ def fleet(projects, once, notify, ssh_config, timeout, theme, readonly, as_json)
     app = FleetApp(found, ssh=ssh, alerts=alerts, readonly=conf.readonly)
     if conf.theme:
         if conf.theme not in app.available_themes:
-            raise CliError(f"unknown theme {conf.theme!r}; available: {', '.join(sorted(app.available_themes))}")
+            raise CliError(f"unknown theme {conf.theme!r}; available: {', '.join(sorted(app.available_themes))}",
+                           kinds.BAD_CONFIG)
         app.theme = conf.theme
     app.run()

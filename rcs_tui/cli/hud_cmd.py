@@ -12,14 +12,25 @@ import shlex
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 
-from rcs_tui.cli import PRESETS, color_enabled, print_once
-from rcs_tui.cli.common import CliError, dumps, echo_text, given_root, json_option, resolve_root, root_option, settings
+from rcs_tui.cli import HUD_ONCE, color_enabled, print_once
+from rcs_tui.cli.common import (
+    CliError,
+    dumps,
+    echo_text,
+    given_root,
+    json_option,
+    quick_options,
+    resolve_root,
+    root_option,
+    settings,
+)
+from rcs_tui.config.settings import rp1_paths
+from rcs_tui.core import error_kinds as kinds
 from rcs_tui.views.text import tmux_literal
-
-PRESET_CHOICE = click.Choice(list(PRESETS))
 
 __all__ = ["color_enabled", "hud", "overlay"]
 
@@ -42,16 +53,7 @@ def _tmux_split(argv: list[str]) -> None:
 
 
 @click.command("hud")
-@root_option
-@click.option("--session-id", "--session", "session", default=None,
-              help="Explicit session id (else env, session.json, root).")
-@click.option("--once", is_flag=True, help="Print one status line and exit (no Textual).")
-@json_option
-@click.option("--width", type=int, default=None, help="Line width for --once (else COLUMNS, else the terminal).")
-@click.option("--lines", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Rows for --once (a status line that shows several lines).")
-@click.option("--ascii", "ascii_only", is_flag=True, help="ASCII glyphs only.")
-@click.option("--preset", type=PRESET_CHOICE, default=None, help="Override .rcs/hud-config.json's preset.")
+@quick_options(HUD_ONCE)  # the options `hud --once` also takes without click
 @click.option("--inline", is_flag=True, help="Render under the prompt instead of full screen.")
 @click.option("--tmux", "tmux", is_flag=True, help="Open the HUD in a split of the current tmux window.")
 @click.option("--poll", is_flag=True, help="Watch by polling instead of native file events.")
@@ -62,8 +64,10 @@ def hud(root, session, once, as_json, width, lines, ascii_only, preset, inline, 
     or `cwd`) says which project to show.
     """
     if as_json and not once:
-        raise CliError("--json goes with --once")
-    preset = settings(hud_preset=preset).hud_preset  # flag, else the config file, else hud-config.json
+        raise CliError("--json goes with --once", kinds.BAD_INPUT)
+    conf = settings(hud_preset=preset)
+    preset = conf.hud_preset  # flag, else the config file, else hud-config.json
+    db = rp1_paths(conf)[0]
     if once:
         from rcs_tui.cli.once import once_root
         from rcs_tui.files.host import RootNotFound
@@ -71,8 +75,8 @@ def hud(root, session, once, as_json, width, lines, ascii_only, preset, inline, 
         try:
             found = once_root(given_root(root))  # `rcs-tui --root X hud --once` too
         except RootNotFound as exc:
-            raise CliError(str(exc)) from exc
-        print_once(found, session, as_json, width, ascii_only, preset, lines)
+            raise CliError(str(exc), kinds.NO_PROJECT) from exc
+        print_once(found, session, as_json, width, ascii_only, preset, lines, db)
         return
     path = resolve_root(root)
     if tmux:
@@ -83,8 +87,8 @@ def hud(root, session, once, as_json, width, lines, ascii_only, preset, inline, 
         return
     from rcs_tui.ui.hud_app import HudApp
 
-    HudApp(path, session_id=session, preset=preset, ascii_only=ascii_only, force_polling=poll).run(
-        mouse=False, inline=inline)
+    HudApp(path, session_id=session, preset=preset, ascii_only=ascii_only, force_polling=poll,
+           rp1_db=Path(db) if db else True).run(mouse=False, inline=inline)
 
 
 @click.command("overlay")

@@ -7,6 +7,8 @@ import json
 import re
 import sys
 
+from rcs_tui.core import error_kinds as kinds
+from rcs_tui.core.exit_codes import ERROR
 from rcs_tui.views.text import sanitize, strip_controls
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `hud --once` does not import typing
@@ -42,9 +44,12 @@ def write_line(text: str, *, err: bool = False) -> None:
     stream.flush()
 
 
-def fail(message: str, code: int = 1) -> int:
-    """Print `{"error": message}` on stderr and return the exit status to use."""
-    write_line(dumps({"error": strip_controls(message)}, indent=None), err=True)
+def fail(message: str, code: int = ERROR, kind: str = kinds.ERROR) -> int:
+    """Print `{"error": message, "kind": kind}` on stderr and return the exit status to use.
+
+    `error` is for people; `kind` (`rcs_tui.core.error_kinds`) and the exit status are what other processes
+    decide on."""
+    write_line(dumps({"error": strip_controls(message), "kind": kind}, indent=None), err=True)
     return code
 
 

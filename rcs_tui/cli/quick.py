@@ -22,32 +22,47 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 
-class Option:
-    """One option of a quick command: the keyword it fills and the values it takes.
+ROOT_HELP = "Project root (else RCS_ROOT, else nearest ancestor holding .rcs/)."
+JSON_HELP = "Print machine-readable JSON."
 
-    `kind` is "flag", "text", "int" (from `low`, up to `high` when given), "choice" (one of `choices`),
-    "dir" (a path that is not a file) or "file" (a path that is not a directory). Plain classes, not
-    named tuples: `hud --once` must not pay for importing `typing`.
+
+class Option:
+    """One option of a quick command, declared once: the click command's option is built from it
+    (`rcs_tui.cli.common.quick_options`) and the quick parser reads it.
+
+    `names` are its spellings ("--session-id" and "--session" fill one key); `kind` is "flag", "text",
+    "int" (from `low`, up to `high` when given), "choice" (one of `choices`), "dir" (a path that is not a
+    file) or "file" (a path that is not a directory). `bounded=False`: click takes any integer, the quick
+    path only those from `low` (the rest go to click). `default` is what the keyword gets when the option
+    is not given (flags: False). Plain classes, not named tuples: `hud --once` must not pay for importing
+    `typing`.
     """
 
-    __slots__ = ("key", "kind", "low", "high", "choices")
+    __slots__ = ("names", "key", "kind", "low", "high", "choices", "default", "help", "show_default", "bounded",
+                 "metavar")
 
-    def __init__(self, key: str, kind: str = "text", low: int = 1, high: int | None = None,
-                 choices: tuple[str, ...] = ()) -> None:
-        self.key, self.kind, self.low, self.high, self.choices = key, kind, low, high, choices
+    def __init__(self, names: tuple[str, ...], key: str, kind: str = "text", *, low: int = 1,
+                 high: int | None = None, choices: tuple[str, ...] = (), default: object = None,
+                 help: str | None = None, show_default: bool = False, bounded: bool = True,
+                 metavar: str | None = None) -> None:
+        self.names, self.key, self.kind, self.low, self.high, self.choices = names, key, kind, low, high, choices
+        self.default = False if kind == "flag" else default
+        self.help, self.show_default, self.bounded, self.metavar = help, show_default, bounded, metavar
 
 
 class Quick:
-    """A command answered without click: its options (every spelling: "--session" and "--session-id" fill
-    one key), what click gives an option not on the command line, the function called with them (the
-    exit status, or None to hand over to click), and a flag that must be given, if any (`hud` without
-    `--once` is the live HUD, not a quick command)."""
+    """A command answered without click: its options in the order `--help` lists them (`declared`; `options`
+    maps every spelling to its option, `defaults` every key to what click gives it when not given), the
+    function called with them (the exit status, or None to hand over to click), and a flag that must be
+    given, if any (`hud` without `--once` is the live HUD, not a quick command)."""
 
-    __slots__ = ("options", "defaults", "run", "required")
+    __slots__ = ("declared", "options", "defaults", "run", "required")
 
-    def __init__(self, options: dict[str, Option], defaults: dict[str, object], run: Callable[..., int | None],
+    def __init__(self, declared: tuple[Option, ...], run: Callable[..., int | None],
                  required: str | None = None) -> None:
-        self.options, self.defaults, self.run, self.required = options, defaults, run, required
+        self.declared, self.run, self.required = declared, run, required
+        self.options = {name: option for option in declared for name in option.names}
+        self.defaults = {option.key: option.default for option in declared}
 
 
 # The command's words -> "module:attribute" of its `Quick`, imported only when argv starts with them.

@@ -8,11 +8,11 @@ from typing import Any
 
 import click
 
-from rcs_tui.cli.common import CliError, dumps, emit, given_root, json_option, root_option
-from rcs_tui.cli.rp1_report import RUN_STATUSES, clean, open_source, print_runs, project_root
+from rcs_tui.cli.common import CliError, dumps, emit, given_root, json_option, quick_options, root_option, rp1_paths
+from rcs_tui.cli.rp1_report import DB_HELP, QUICK, clean, open_source, print_runs, project_root
+from rcs_tui.core import error_kinds as kinds
 
-db_option = click.option("--db", "db", type=click.Path(dir_okay=False), default=None,
-                         help="rp1 database (else RP1_DB, else ~/.rp1/rp1.db).")
+db_option = click.option("--db", "db", type=click.Path(dir_okay=False), default=None, help=DB_HELP)
 
 
 def _root(root: str | None) -> Path:
@@ -21,7 +21,8 @@ def _root(root: str | None) -> Path:
 
 
 def _source(root: str | None, db: str | None, all_projects: bool = False) -> Any:
-    return open_source(given_root(root), db, all_projects)
+    path, plugin_roots = rp1_paths(db)
+    return open_source(given_root(root), path, all_projects, plugin_roots)
 
 
 @click.group("rp1")
@@ -30,17 +31,12 @@ def rp1() -> None:
 
 
 @rp1.command("runs")
-@root_option
-@db_option
-@json_option
-@click.option("--all-projects", is_flag=True, help="Runs of every project, not only this one.")
-@click.option("--status", "status", type=click.Choice(list(RUN_STATUSES)))
-@click.option("--workflow", "workflow", default=None, help="Only runs of this workflow.")
-@click.option("--limit", type=click.IntRange(1, 10000), default=50, show_default=True)
+@quick_options(QUICK)  # the options the quick path also takes without click
 def runs_cmd(root: str | None, db: str | None, as_json: bool, all_projects: bool, status: str | None,
              workflow: str | None, limit: int) -> None:
     """Runs ordered by latest activity, status recomputed from events."""
-    print_runs(given_root(root), db, as_json, all_projects, status, workflow, limit)
+    path, plugin_roots = rp1_paths(db)
+    print_runs(given_root(root), path, as_json, all_projects, status, workflow, limit, plugin_roots)
 
 
 @rp1.command("show")
@@ -53,7 +49,7 @@ def show_cmd(run_id: str, root: str | None, db: str | None, as_json: bool) -> No
     source = _source(root, db, all_projects=True)
     timeline = source.timeline(run_id)
     if timeline is None:
-        raise CliError(source.state.message or f"rp1: no run {run_id!r} in {source.db.path}")
+        raise CliError(source.state.message or f"rp1: no run {run_id!r} in {source.db.path}", kinds.NOT_FOUND)
     emit(timeline.to_json(), as_json, _human_timeline)
 
 
@@ -85,7 +81,8 @@ def machines_cmd(root: str | None, as_json: bool) -> None:
     """State machines found under plugin roots, plus the built-in fallbacks."""
     from rcs_tui.rp1.machines import default_plugin_roots, discover_machines
 
-    infos = discover_machines(default_plugin_roots(_root(root)))
+    _, plugin_roots = rp1_paths()
+    infos = discover_machines(plugin_roots if plugin_roots is not None else default_plugin_roots(_root(root)))
     data = {"machines": [i.to_json() for i in sorted(infos.values(), key=lambda i: (i.kind, i.name))]}
 
     def human(d: dict[str, Any]) -> str:
@@ -114,7 +111,7 @@ def check_cmd(workflow: str, step: str, run_id: str | None, unit: str | None, st
     try:
         result = check_in_source(source, workflow, step, run_id, status=status, unit=unit)
     except CheckError as exc:
-        raise CliError(str(exc)) from exc
+        raise CliError(str(exc), kinds.BAD_INPUT) from exc
     emit(result.to_json(), as_json, lambda d: "\n".join(clean(line) for line in check_lines(d)))
 
 
@@ -130,7 +127,7 @@ def tail_cmd(root: str | None, db: str | None, as_json: bool, from_start: bool, 
     from rcs_tui.rp1.tail import Tail
 
     _root(root)
-    tail = Tail(db, cursor=0 if from_start else None, run_id=run_id)
+    tail = Tail(rp1_paths(db)[0], cursor=0 if from_start else None, run_id=run_id)
 
     def show(events: list[Any]) -> None:
         for ev in events:

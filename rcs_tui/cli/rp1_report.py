@@ -13,9 +13,12 @@ from typing import Any
 
 from rcs_tui.cli.errors import CliError
 from rcs_tui.cli.jsonout import emit
-from rcs_tui.cli.quick import Option, Quick
+from rcs_tui.cli.quick import JSON_HELP, ROOT_HELP, Option, Quick
+from rcs_tui.core import error_kinds as kinds
+from rcs_tui.core.exit_codes import OK
 from rcs_tui.views.text import strip_controls
 
+DB_HELP = "rp1 database (else RP1_DB, else ~/.rp1/rp1.db)."
 RUN_STATUSES = ("running", "waiting", "failed", "completed", "cancelled", "abandoned", "inactive", "not_started")
 
 
@@ -28,14 +31,17 @@ def project_root(root: str | None) -> Path:
         return find_root(root)
     except RootNotFound as exc:
         if root:
-            raise CliError(str(exc)) from exc
+            raise CliError(str(exc), kinds.NO_PROJECT) from exc
         return Path.cwd().resolve()
 
 
-def open_source(root: str | None, db: str | None, all_projects: bool = False) -> Any:
+def open_source(root: str | None, db: str | None, all_projects: bool = False,
+                plugin_roots: list[Path] | None = None) -> Any:
+    """The rp1 source for `db` (None: RP1_DB, else ~/.rp1/rp1.db) reading machines under `plugin_roots`
+    (None: RP1_PLUGIN_ROOTS, else the project's and ~/.rp1)."""
     from rcs_tui.rp1.source import Rp1Source
 
-    return Rp1Source(db, root=project_root(root), all_projects=all_projects)
+    return Rp1Source(db, root=project_root(root), all_projects=all_projects, plugin_roots=plugin_roots)
 
 
 def clean(text: Any) -> str:
@@ -44,9 +50,9 @@ def clean(text: Any) -> str:
 
 
 def print_runs(root: str | None, db: str | None, as_json: bool, all_projects: bool, status: str | None,
-               workflow: str | None, limit: int) -> None:
+               workflow: str | None, limit: int, plugin_roots: list[Path] | None = None) -> None:
     """Runs ordered by latest activity, status recomputed from events, filtered and cut to `limit`."""
-    source = open_source(root, db, all_projects)
+    source = open_source(root, db, all_projects, plugin_roots)
     feed = source.feed(status=status, workflow=workflow, limit=limit)
     data = {"db": str(source.db.path), "status": feed.status,
             "scope": None if source.scope is None else {"project_path": source.scope.project_path,
@@ -80,21 +86,24 @@ def _human_runs(d: dict[str, Any]) -> str:
 def _quick_runs(**opts: Any) -> int | None:
     """`rp1 runs` without click, under the same rule as `hud --once`'s (`quick_settings`): a bad configuration
     file, or one not yet checked in full that sets more than the HUD preset, is handed to the full path."""
-    from rcs_tui.config.paths import export_file_paths, quick_settings
+    from rcs_tui.config.paths import file_rp1_paths, quick_settings
 
     try:
-        export_file_paths(quick_settings())
+        from_file = quick_settings()
     except ValueError:
         return None
-    print_runs(**opts)
-    return 0
+    db, roots = file_rp1_paths(from_file)
+    print_runs(**{**opts, "db": opts["db"] or db}, plugin_roots=None if roots is None else [Path(p) for p in roots])
+    return OK
 
 
-QUICK = Quick(
-    options={"--root": Option("root", "dir"), "--db": Option("db", "file"), "--json": Option("as_json", "flag"),
-             "--all-projects": Option("all_projects", "flag"),
-             "--status": Option("status", "choice", choices=RUN_STATUSES), "--workflow": Option("workflow"),
-             "--limit": Option("limit", "int", 1, 10000)},
-    defaults={"root": None, "db": None, "as_json": False, "all_projects": False, "status": None, "workflow": None,
-              "limit": 50},
-    run=_quick_runs)
+# `rp1 runs`'s options; the click command is built from the same declaration.
+QUICK = Quick((
+    Option(("--root",), "root", "dir", help=ROOT_HELP),
+    Option(("--db",), "db", "file", help=DB_HELP),
+    Option(("--json",), "as_json", "flag", help=JSON_HELP),
+    Option(("--all-projects",), "all_projects", "flag", help="Runs of every project, not only this one."),
+    Option(("--status",), "status", "choice", choices=RUN_STATUSES),
+    Option(("--workflow",), "workflow", help="Only runs of this workflow."),
+    Option(("--limit",), "limit", "int", low=1, high=10000, default=50, show_default=True),
+), run=_quick_runs)

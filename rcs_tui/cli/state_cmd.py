@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import click
 
-from rcs_tui.cli.common import CliError, emit, expect_plan_option, json_option, resolve_root, root_option
+from rcs_tui.cli.common import CliError, emit, expect_plan_option, json_option, resolve_root, root_option, rp1_paths
+from rcs_tui.core import error_kinds as kinds
 from rcs_tui.files.io import MAX_STATE_BYTES, dump_json, loads_strict
 from rcs_tui.views.text import strip_controls
 
@@ -25,15 +27,16 @@ def _load_input(raw: str | None, file: str | None) -> dict[str, Any]:
     try:
         data = loads_strict(raw)
     except json.JSONDecodeError as exc:
-        raise CliError(f"{where}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+        raise CliError(f"{where}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+                       kinds.BAD_INPUT) from exc
     except (ValueError, RecursionError) as exc:  # NaN/Infinity (never written to a runtime file), too deep
-        raise CliError(f"{where}: invalid JSON: {str(exc)[:120] or 'nested too deeply'}") from exc
+        raise CliError(f"{where}: invalid JSON: {str(exc)[:120] or 'nested too deeply'}", kinds.BAD_INPUT) from exc
     if not isinstance(data, dict):
-        raise CliError(f"{where}: expected a JSON object, got {type(data).__name__}")
+        raise CliError(f"{where}: expected a JSON object, got {type(data).__name__}", kinds.BAD_INPUT)
     try:
         dump_json(data)  # refuse now what could never be written: text that is not valid Unicode
     except ValueError as exc:
-        raise CliError(f"{where}: {exc}") from None
+        raise CliError(f"{where}: {exc}", kinds.BAD_INPUT) from None
     return data
 
 
@@ -44,13 +47,13 @@ def _read_input_file(file: str) -> str:
         with open(file, "rb") as fh:
             raw = fh.read(MAX_STATE_BYTES + 1)
     except OSError as exc:
-        raise CliError(f"--input-file {file}: cannot read: {exc.strerror or exc}") from None
+        raise CliError(f"--input-file {file}: cannot read: {exc.strerror or exc}", kinds.IO_ERROR) from None
     if len(raw) > MAX_STATE_BYTES:
-        raise CliError(f"--input-file {file}: larger than {MAX_STATE_BYTES} bytes; not read")
+        raise CliError(f"--input-file {file}: larger than {MAX_STATE_BYTES} bytes; not read", kinds.BAD_INPUT)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise CliError(f"--input-file {file}: not UTF-8 (byte {exc.start})") from None
+        raise CliError(f"--input-file {file}: not UTF-8 (byte {exc.start})", kinds.BAD_INPUT) from None
 
 
 def _opts(func):
@@ -71,9 +74,9 @@ def _common(root, input_json, input_file, mode, session_id):
     mode = mode or data.get("mode")
     sid = session_id if session_id is not None else data.get("session_id")
     if sid is not None and not isinstance(sid, str):
-        raise CliError(f"input.session_id: expected a string, got {type(sid).__name__}")
+        raise CliError(f"input.session_id: expected a string, got {type(sid).__name__}", kinds.BAD_INPUT)
     if mode is not None and not isinstance(mode, str):
-        raise CliError(f"input.mode: expected a string, got {type(mode).__name__}")
+        raise CliError(f"input.mode: expected a string, got {type(mode).__name__}", kinds.BAD_INPUT)
     return resolve_root(root), data, mode, sid
 
 
@@ -81,7 +84,7 @@ def _need_mode(mode: Any) -> str:
     if mode is None:
         raise click.UsageError("a mode is required: --mode M or --input '{\"mode\": \"M\"}'")
     if not isinstance(mode, str):
-        raise CliError(f"input.mode: expected a string, got {type(mode).__name__}")
+        raise CliError(f"input.mode: expected a string, got {type(mode).__name__}", kinds.BAD_INPUT)
     return mode
 
 
@@ -196,7 +199,7 @@ def what_if_cmd(request, session_id, root, as_json):
     scope = snap.authoritative
     result = decide_prompt(request, snap.active_set(), {m: f.data for m, f in scope.modes.items()})
     if not result.requested:
-        raise CliError(f"no tracked mode in request {request!r}")
+        raise CliError(f"no tracked mode in request {request!r}", kinds.BAD_INPUT)
     emit(result.as_json(), as_json, _human_whatif)
 
 
@@ -222,7 +225,8 @@ def snapshot_cmd(session_id, follow, heartbeat, poll, root, as_json):
     """The whole project as the TUI shows it (state, team, tasks, rp1, doctor), as versioned JSON."""
     from rcs_tui.project.feed import SnapshotFeed
 
-    feed = SnapshotFeed(resolve_root(root), session_id=session_id)
+    db = rp1_paths()[0]
+    feed = SnapshotFeed(resolve_root(root), session_id=session_id, rp1_db=Path(db) if db else None)
     if follow:
         from rcs_tui.cli.follow import follow as run_follow
 

@@ -83,30 +83,17 @@ QUICK_KEYS = ("hud_preset", "rp1_db", "rp1_plugin_roots")
 CHECKED_NAME = "config-checked.json"
 
 
-# What `export_file_paths` put in this process's environment (variable -> value): the file's, not the user's.
-EXPORTED: dict[str, str] = {}
-
-
-def export_file_paths(values: dict[str, Any], environ: dict[str, str] | os._Environ[str] | None = None) -> None:
-    """Hand the rp1 paths the file sets (`values`) to the readers that take them from the environment,
-    unless the environment names them already: there it wins over the file (a flag still wins over both)."""
+def file_rp1_paths(values: dict[str, Any], environ: dict[str, str] | os._Environ[str] | None = None
+                   ) -> tuple[str | None, list[str] | None]:
+    """The rp1 database and plugin roots the file sets (`values`), `~` expanded, for the commands to hand to
+    the readers as arguments; None for each the file does not set or the environment names (there the
+    environment wins over the file, and the readers take it from there; a flag still wins over both)."""
     env = os.environ if environ is None else environ
-    exported: dict[str, str] = {}
-    if values.get("rp1_db") and not env.get(ENV_KEYS["rp1_db"]):
-        exported[ENV_KEYS["rp1_db"]] = os.path.expanduser(str(values["rp1_db"]))
+    db = values.get("rp1_db")
     roots = values.get("rp1_plugin_roots")
-    if roots is not None and not env.get(ENV_KEYS["rp1_plugin_roots"]):
-        exported[ENV_KEYS["rp1_plugin_roots"]] = os.pathsep.join(os.path.expanduser(str(p)) for p in roots)
-    env.update(exported)
-    if env is os.environ:
-        EXPORTED.update(exported)
-
-
-def set_by_user(var: str, environ: dict[str, str] | os._Environ[str] | None = None) -> bool:
-    """Whether the environment names `var` itself, not with a value `export_file_paths` put there."""
-    env = os.environ if environ is None else environ
-    value = env.get(var)
-    return bool(value) and not (env is os.environ and EXPORTED.get(var) == value)
+    return (os.path.expanduser(str(db)) if db and not env.get(ENV_KEYS["rp1_db"]) else None,
+            [os.path.expanduser(str(p)) for p in roots]
+            if roots is not None and not env.get(ENV_KEYS["rp1_plugin_roots"]) else None)
 
 
 def _checked_stamp(text: str) -> list[Any]:

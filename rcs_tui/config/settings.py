@@ -12,7 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from rcs_tui.config.paths import ENV_KEYS, config_absent, config_path, export_file_paths, set_by_user
+from rcs_tui.config.paths import ENV_KEYS, config_absent, config_path
+from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core.attention import ALERT_KINDS
 
 # Every key and its default, `[alerts]` keys as `alerts.<key>`; the file's schema takes its defaults from here.
@@ -25,6 +26,8 @@ DEFAULTS: dict[str, Any] = {
 
 class ConfigError(Exception):
     """A configuration file that cannot be used; the message names the file, the key and what is allowed."""
+
+    error_kind = kinds.BAD_CONFIG
 
 
 class Settings:
@@ -71,7 +74,7 @@ def load_settings(flags: dict[str, Any] | None = None, environ: dict[str, str] |
     values, keys = _file_values(path)
     sources = {name: "file" if name in keys else "default" for name in values}
     for name, var in ENV_KEYS.items():
-        if set_by_user(var, env):  # the file's own paths, handed on by `apply_environment`, stay the file's
+        if env.get(var):
             raw = env[var]
             values[name] = [p for p in raw.split(os.pathsep) if p] if name == "rp1_plugin_roots" else raw
             sources[name] = f"env {var}"
@@ -82,6 +85,9 @@ def load_settings(flags: dict[str, Any] | None = None, environ: dict[str, str] |
     return Settings(path, values, sources)
 
 
-def apply_environment(settings: Settings) -> None:
-    """Hand the file's rp1 paths to the readers that take them from the environment (flags still win there)."""
-    export_file_paths({k: settings.values[k] for k in ENV_KEYS if settings.sources.get(k) == "file"})
+def rp1_paths(settings: Settings) -> tuple[str | None, list[str] | None]:
+    """The effective rp1 database and plugin roots (flag, else environment, else file), `~` expanded, to hand
+    to the readers as arguments; None for either that nothing sets (the reader's own default then)."""
+    db, roots = settings.values["rp1_db"], settings.values["rp1_plugin_roots"]
+    return (os.path.expanduser(str(db)) if db else None,
+            None if roots is None else [os.path.expanduser(str(p)) for p in roots])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from rcs_tui.core import error_kinds as kinds
+
 PLANNING_LIKE: tuple[str, ...] = ("deep-interview", "blueprint", "autoresearch")
 EXECUTION_LIKE: tuple[str, ...] = ("team", "forge", "autopilot", "ultrawork", "ultraqa")
 TRACKED_MODES: tuple[str, ...] = PLANNING_LIKE + EXECUTION_LIKE
@@ -26,6 +28,8 @@ CANONICAL_FILE = "skill-active-state.json"
 
 class BadName(ValueError):
     """A session id, mode name, team name or task id that could escape its directory."""
+
+    error_kind = kinds.BAD_INPUT
 
 
 def check_name(value: object, what: str) -> str:

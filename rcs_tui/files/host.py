@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 
+from rcs_tui.core import error_kinds as kinds
+
 # Environment variables naming the current session, in the order they are tried.
 ENV_VARS = ("RCS_SESSION_ID", "CODEX_SESSION_ID", "SESSION_ID")
 
@@ -48,6 +50,8 @@ def pid_start_ticks(pid: int) -> int | None:
 
 class RootNotFound(Exception):
     """No project root could be determined."""
+
+    error_kind = kinds.NO_PROJECT
 
 
 DISCOVERY = ("a project root is a directory holding .rcs/; without --root or RCS_ROOT, the nearest ancestor of "

@@ -9,19 +9,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from rcs_tui.core.exit_codes import FINDINGS_REMAIN
+from rcs_tui.core import error_kinds as kinds
+from rcs_tui.core.exit_codes import ERROR, FINDINGS_REMAIN, OK
 from rcs_tui.files.io import loads_strict
 from rcs_tui.fleet.projects import Project
 from rcs_tui.fleet.source import CannotRun, ProjectSource, open_source
-from rcs_tui.fleet.transport import Ssh, failure_reason
-from rcs_tui.state.txn import PLAN_CHANGED
+from rcs_tui.fleet.transport import Ssh, error_line, failure_reason
 from rcs_tui.views.text import strip_controls
 
 TIMEOUT = 60.0
 
 
 class ActionError(Exception):
-    """The action was refused or could not run; the message says why (nothing was changed unless it says so)."""
+    """The action was refused or could not run; the message says why (nothing was changed unless it says so).
+
+    `kind` is the project's rcs-tui's error kind (`rcs_tui.core.error_kinds`), ERROR when it gave none."""
+
+    def __init__(self, message: str, kind: str = kinds.ERROR) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 class PlanChangedError(ActionError):
@@ -51,8 +57,8 @@ class CliActions:
             raise ActionError(str(exc)) from None
         out = ran.stdout.decode("utf-8", "replace")
         err = ran.stderr.decode("utf-8", "replace")
-        # a refusal exits 1 with its JSON on stderr; the doctor exits FINDINGS_REMAIN with its report on stdout
-        if ran.returncode in (0, 1, FINDINGS_REMAIN) and out.strip().startswith("{"):
+        # a refusal exits ERROR with its JSON on stderr; the doctor exits FINDINGS_REMAIN with its report on stdout
+        if ran.returncode in (OK, ERROR, FINDINGS_REMAIN) and out.strip().startswith("{"):
             try:
                 data = loads_strict(out)
             except ValueError:
@@ -60,7 +66,9 @@ class CliActions:
             if isinstance(data, dict):
                 return data
         reason = strip_controls(failure_reason(ran.returncode, err, self.project))
-        raise (PlanChangedError if reason == PLAN_CHANGED else ActionError)(reason)
+        found = error_line(err)
+        kind = found[1] if found is not None and ran.returncode == ERROR else kinds.ERROR
+        raise (PlanChangedError if kind == kinds.PLAN_CHANGED else ActionError)(reason, kind)
 
     # -- actions ----------------------------------------------------------------------------
     # A dry run's JSON carries `plan_fingerprint`; passing it back as `expect` applies that plan or nothing

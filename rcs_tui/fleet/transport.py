@@ -9,6 +9,8 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
+from rcs_tui.core import error_kinds as kinds
+from rcs_tui.core.exit_codes import USAGE
 from rcs_tui.files.io import loads_strict
 from rcs_tui.fleet.projects import Project, ProjectSpecError
 
@@ -58,25 +60,45 @@ def remote_command(project: Project, args: list[str]) -> str:
     return " ".join(parts)
 
 
-def failure_reason(returncode: int | None, stderr: str, project: Project) -> str:
-    """One line saying why a remote command failed, from its exit status and stderr."""
-    text = stderr.strip()
-    last = text.splitlines()[-1].strip() if text else ""
-    for line in reversed(text.splitlines()):  # the remote rcs-tui's own error contract
+def error_line(stderr: str) -> tuple[str, str] | None:
+    """The (error, kind) of the last `{"error": ..., "kind": ...}` line rcs-tui wrote on stderr, or None.
+
+    An rcs-tui from before kinds were added writes no kind: ERROR then (its exit status still says usage).
+    """
+    for line in reversed(stderr.strip().splitlines()):
         line = line.strip()
         if line.startswith("{") and '"error"' in line:
             try:
-                message = loads_strict(line).get("error")
-            except (ValueError, AttributeError):
-                break
-            if isinstance(message, str):
-                if ": no .rcs/ directory there" in message:  # the host refused the root we named
-                    return f"no .rcs/ in {project.path}"
-                if message.endswith(": not a directory"):
-                    return f"no such directory: {project.path}"
-                if "No such command" in message or "No such option" in message or "no such option" in message:
-                    return f"rcs-tui on {project.host} is too old for the fleet ({message})"
-                return message
+                doc = loads_strict(line)
+            except ValueError:
+                return None
+            message = doc.get("error") if isinstance(doc, dict) else None
+            if not isinstance(message, str):
+                return None
+            kind = doc.get("kind")
+            return message, kind if isinstance(kind, str) else kinds.ERROR
+    return None
+
+
+def failure_reason(returncode: int | None, stderr: str, project: Project) -> str:
+    """One line saying why a remote command failed, from its exit status and stderr.
+
+    The fleet only ever passes a command line its own rcs-tui accepts, so a usage error (exit status USAGE)
+    from the project's rcs-tui means that one does not know the command or an option yet: it is too old.
+    """
+    text = stderr.strip()
+    last = text.splitlines()[-1].strip() if text else ""
+    found = error_line(text)  # the remote rcs-tui's own error contract
+    if found is not None:
+        message, kind = found
+        if returncode == USAGE or kind == kinds.USAGE:
+            return f"rcs-tui on {project.host} is too old for the fleet ({message})"
+        if kind in (kinds.NO_PROJECT, kinds.ERROR):  # the host refused the root we named: say it as a local row
+            if message.endswith(": not a directory"):
+                return f"no such directory: {project.path}"
+            if ": no .rcs/ directory there" in message:
+                return f"no .rcs/ in {project.path}"
+        return message
     low = text.lower()
     if returncode == 127 or "command not found" in low or "no such file or directory" in low and \
             project.command in text:
@@ -87,6 +109,6 @@ def failure_reason(returncode: int | None, stderr: str, project: Project) -> str
         if "host key verification failed" in low or "host key" in low and "changed" in low:
             return f"host key of {project.host} not trusted (ssh: {last})"
         return f"unreachable: {last or 'ssh failed'}"
-    if "no such command" in low or "no such option" in low:
+    if returncode == USAGE:
         return f"rcs-tui on {project.host} is too old for the fleet ({last})"
     return last or f"remote command ended (exit {returncode})"

@@ -37,11 +37,12 @@ COARSE_RACY_NS = 2_000_000_000  # the same on filesystems with whole-second time
 
 
 # -- the cache file ------------------------------------------------------------------------------
-def cache_key(root: str, session: str | None, as_json: bool, ascii_only: bool, preset: str | None) -> dict[str, object]:
+def cache_key(root: str, session: str | None, as_json: bool, ascii_only: bool, preset: str | None,
+              rp1_db: str | None = None) -> dict[str, object]:
     """Everything besides file contents and processes that selects what the answer is."""
     env = {v: os.environ.get(v) for v in (*ENV_VARS, "RP1_DB", "HOME")}
     return {"root": root, "session": session, "json": as_json, "ascii": ascii_only, "preset": preset, "env": env,
-            "uid": os.geteuid(), "code": code_stamp()}
+            "uid": os.geteuid(), "code": code_stamp(), **({"rp1_db": rp1_db} if rp1_db else {})}
 
 
 def cache_path(key: dict[str, object]) -> str:
@@ -101,13 +102,13 @@ def watched(root: str) -> tuple[tuple[str, ...], list[str]]:
 
 
 def build(root: str, session: str | None, as_json: bool, ascii_only: bool,
-          preset: str | None) -> tuple[dict[str, object], Recorder]:
+          preset: str | None, rp1_db: str | None = None) -> tuple[dict[str, object], Recorder]:
     """Read the world once (recording its inputs) and return the answer in its stored form."""
     from pathlib import Path
 
     from rcs_tui.rp1.db import default_db_path
 
-    db = str(default_db_path(None))
+    db = str(default_db_path(rp1_db))
     prefixes, fixed = watched(root)
     recorder = Recorder(prefixes, os.path.join(root, ".rcs"))
     for path in fixed:
@@ -115,12 +116,12 @@ def build(root: str, session: str | None, as_json: bool, ascii_only: bool,
     for path in (db, db + "-wal"):
         recorder.inputs[path] = signature(path, ctime=False)
     with recording(recorder):
-        result = _answer(Path(root), session, as_json, ascii_only, preset)
+        result = _answer(Path(root), session, as_json, ascii_only, preset, Path(db))
     return result, recorder
 
 
 def _answer(root: object, session: str | None, as_json: bool, ascii_only: bool,
-            preset: str | None) -> dict[str, object]:
+            preset: str | None, rp1_db: object = True) -> dict[str, object]:
     from rcs_tui.files.layout import Layout
     from rcs_tui.project.loader import WorldLoader
     from rcs_tui.state.metrics import PRESET_ELEMENTS, read_hud_config, resolve_preset
@@ -135,7 +136,8 @@ def _answer(root: object, session: str | None, as_json: bool, ascii_only: bool,
         sections.add("tasks")
     if "rp1" in wanted or as_json:
         sections.add("rp1")
-    world = WorldLoader(layout.root, session_id=session, all_sessions=as_json, sections=sections).load()
+    world = WorldLoader(layout.root, session_id=session, all_sessions=as_json, sections=sections,
+                        rp1_db=rp1_db).load()  # type: ignore[arg-type]
     out: dict[str, object] = {"segs": [s.as_json() for s in template_segments(world, chosen, ascii_only=ascii_only)],
                               "head": [list(s) for s in header(world)], "json": None}
     if as_json:
@@ -149,15 +151,17 @@ def _answer(root: object, session: str | None, as_json: bool, ascii_only: bool,
     return out
 
 
-def answer(root: str, session: str | None, as_json: bool, ascii_only: bool, preset: str | None) -> dict[str, object]:
-    """The stored answer when still valid, else a fresh one (stored for next time when it safely can be)."""
-    key = cache_key(root, session, as_json, ascii_only, preset)
+def answer(root: str, session: str | None, as_json: bool, ascii_only: bool, preset: str | None,
+           rp1_db: str | None = None) -> dict[str, object]:
+    """The stored answer when still valid, else a fresh one (stored for next time when it safely can be).
+    `rp1_db`: the rp1 database to read (None: RP1_DB, else ~/.rp1/rp1.db)."""
+    key = cache_key(root, session, as_json, ascii_only, preset, rp1_db)
     path = cache_path(key)
     cached = load_cached(path, key)
     if cached is not None:
         return cached
     started = time.time_ns()
-    result, recorder = build(root, session, as_json, ascii_only, preset)
+    result, recorder = build(root, session, as_json, ascii_only, preset, rp1_db)
     if not racy(recorder, started):
         store(path, key, recorder, result)
     return result

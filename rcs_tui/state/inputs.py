@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr, ValidationError
 
+from rcs_tui.core import error_kinds as kinds
 from rcs_tui.state.txn import TxnError
 
 
@@ -57,7 +58,7 @@ def validate_write(data: dict[str, Any], where: str = "input") -> dict[str, Any]
     try:
         WriteInput.model_validate(data)
     except ValidationError as exc:
-        raise TxnError(_message(where, exc)) from None
+        raise TxnError(_message(where, exc), kind=kinds.BAD_INPUT) from None
     return data
 
 
@@ -65,4 +66,4 @@ def validate_clear(data: dict[str, Any], where: str = "input") -> ClearInput:
     try:
         return ClearInput.model_validate(data)
     except ValidationError as exc:
-        raise TxnError(_message(where, exc)) from None
+        raise TxnError(_message(where, exc), kind=kinds.BAD_INPUT) from None

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core.history import undone_ids
 from rcs_tui.files.fsafe import Refused, Tree, check_rel, open_leaf
 from rcs_tui.files.io import digest, loads_strict
@@ -250,8 +251,9 @@ def find_entry(root: Path, entry_id: str | None) -> dict[str, Any]:
         gone = (f"; older entries are dropped when the journal rotates (the newest {JOURNAL_KEEP + 1} files are kept)"
                 if st.generations > 1 else "")
         cut = [w for w in st.warnings if "only its newest entries are shown" in w]
-        raise TxnError(f"no journal entry {entry_id!r} in {JOURNAL_REL}{gone}" + (f" ({cut[0]})" if cut else ""))
-    raise TxnError("nothing to undo: the journal has no undoable entry")
+        raise TxnError(f"no journal entry {entry_id!r} in {JOURNAL_REL}{gone}" + (f" ({cut[0]})" if cut else ""),
+                       kind=kinds.NOT_FOUND)
+    raise TxnError("nothing to undo: the journal has no undoable entry", kind=kinds.NOT_FOUND)
 
 
 def pick_entry(entries: list[dict[str, Any]], entry_id: str | None) -> dict[str, Any]:
@@ -263,7 +265,7 @@ def pick_entry(entries: list[dict[str, Any]], entry_id: str | None) -> dict[str,
         if not entry_id and "undoes" not in entry and entry["id"] not in done and entry.get("files"):
             return entry
     raise TxnError(f"no journal entry {entry_id!r} in {JOURNAL_REL}" if entry_id
-                   else "nothing to undo: the journal has no undoable entry")
+                   else "nothing to undo: the journal has no undoable entry", kind=kinds.NOT_FOUND)
 
 
 def _before(entry: dict[str, Any], item: dict[str, Any]) -> bytes | None:

@@ -15,6 +15,7 @@ import stat
 import time
 from collections.abc import Iterator
 
+from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core.times import iso
 from rcs_tui.files.fsafe import Refused, Tree, open_leaf, read_at, write_all
 
@@ -26,6 +27,8 @@ _gave_up: set[str] = set()
 
 class LockBusy(Exception):
     """Another rcs-tui process held the store lock for the whole wait."""
+
+    error_kind = kinds.LOCK_BUSY
 
 
 def _holder(dfd: int, name: str) -> str:

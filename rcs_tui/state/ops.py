@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core import policy, reconcile
 from rcs_tui.core.lifecycle import is_active_doc
 from rcs_tui.core.modes import INFRA_STATE_NAMES, NAME_RE, TRACKED_MODES, check_name, is_tracked
@@ -26,6 +27,8 @@ from rcs_tui.state.txn import FileChange, Plan, TxnError, apply, now_iso
 
 class PolicyDenied(TxnError):
     """The transition policy denied an activation; nothing was changed."""
+
+    error_kind = kinds.POLICY_DENIED
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,7 @@ class Operation:
 def check_mode(mode: object) -> str:
     name = check_name(mode, "mode name")
     if name in INFRA_STATE_NAMES:
-        raise TxnError(f"{name!r} is an infrastructure file, not a workflow mode")
+        raise TxnError(f"{name!r} is an infrastructure file, not a workflow mode", kind=kinds.BAD_INPUT)
     return name
 
 
@@ -84,7 +87,7 @@ def require_session(layout: Layout, session_id: str) -> str:
         known = [n for n in _listing(layout.sessions) if NAME_RE.fullmatch(n) and os.path.isdir(layout.sessions / n)]
         shown = ", ".join(known[:20]) + (f", … ({len(known)} in all)" if len(known) > 20 else "")
         raise TxnError(f"no session {session_id!r}: {rel_of(layout.root, layout.sessions)}/{session_id}/ does not "
-                       f"exist (known sessions: {shown or 'none'}); nothing was changed")
+                       f"exist (known sessions: {shown or 'none'}); nothing was changed", kind=kinds.NOT_FOUND)
     return session_id
 
 
@@ -114,7 +117,8 @@ def require_known_mode(layout: Layout, mode: str) -> None:
              for name in _listing(layout.scope_dir(sid)) if name.endswith("-state.json")}
     known = sorted(set(TRACKED_MODES) | {m for m in found if NAME_RE.fullmatch(m) and m not in INFRA_STATE_NAMES})
     raise TxnError(f"unknown mode {mode!r}: not a tracked mode and no {mode}-state.json or canonical entry "
-                   f"anywhere in .rcs/state; known modes: {', '.join(known)}; nothing was changed")
+                   f"anywhere in .rcs/state; known modes: {', '.join(known)}; nothing was changed",
+                   kind=kinds.NOT_FOUND)
 
 
 def _refuse_unread(read: JsonRead, root: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core.history import undone_ids
 from rcs_tui.state.journal import pick_entry, plan_undo, read_journal
 from rcs_tui.state.ops import Operation
@@ -33,17 +34,18 @@ def pick_redo(entries: list[dict[str, Any]], entry_id: str | None) -> tuple[dict
     undos = [e for e in entries if isinstance(e.get("undoes"), str) and e["undoes"] in undone]
     if entry_id is not None:
         if not any(e["id"] == entry_id for e in entries):
-            raise TxnError(f"no journal entry {entry_id!r}")
+            raise TxnError(f"no journal entry {entry_id!r}", kind=kinds.NOT_FOUND)
         if entry_id not in undone:
-            raise TxnError(f"journal entry {entry_id} is not undone; there is nothing to redo")
+            raise TxnError(f"journal entry {entry_id} is not undone; there is nothing to redo", kind=kinds.NOT_FOUND)
         undos = [u for u in undos if u["undoes"] == entry_id]
     if not undos:
-        raise TxnError("nothing to redo: no journal entry is currently undone")
+        raise TxnError("nothing to redo: no journal entry is currently undone", kind=kinds.NOT_FOUND)
     undo_entry = undos[-1]
     target = next((e for e in entries if e["id"] == undo_entry["undoes"]), None)
     if target is None:
         raise TxnError(f"cannot redo {undo_entry['undoes']}: that entry is no longer in the journal (rotated away "
-                       f"or older than the entries read); its undo {undo_entry['id']} stays as it is")
+                       f"or older than the entries read); its undo {undo_entry['id']} stays as it is",
+                       kind=kinds.NOT_FOUND)
     return target, undo_entry
 
 
@@ -54,7 +56,7 @@ def redo_operation(root: Path, entry_id: str | None = None) -> Operation:
         undo_plan = plan_undo(root, undo_entry)
     except TxnError as exc:
         reason = str(exc).removeprefix(f"cannot undo {undo_entry['id']}: ")
-        raise TxnError(f"cannot redo {target['id']}: {reason}") from None
+        raise TxnError(f"cannot redo {target['id']}: {reason}", kind=kinds.kind_of(exc)) from None
     plan = Plan(action=f"redo {target.get('action')}", changes=undo_plan.changes,
                 summary={"redoes": target["id"], "restores": undo_plan.summary["restores"]})
     return Operation(plan, {"redone": target["id"], "restored": plan.summary["restores"]}, {"redoes": target["id"]})

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core.machine import StateMachine, load_task_lifecycle
 from rcs_tui.core.modes import check_name
 from rcs_tui.core.task_lifecycle import (
@@ -146,7 +147,7 @@ def load_task(root: Path, task_id: str, machine: StateMachine | None = None) -> 
     base = tasks_dir(root)
     tdir = base / task_id
     if tdir.is_symlink() or not tdir.is_dir():
-        raise TaskError(f"no task {task_id!r} in {rel_of(root, base)}/")
+        raise TaskError(f"no task {task_id!r} in {rel_of(root, base)}/", kind=kinds.NOT_FOUND)
     spath = tdir / STATE
     rel = rel_of(root, spath)
     r = Tree(root).read_json(spath)  # as the apply step will read it again: no link at any step
@@ -228,7 +229,7 @@ def _unchanged(task: Task, kind: Kind, why: str) -> Plan:
 
 def _check_phase(to: str, m: StateMachine) -> None:
     if to not in m.states:
-        raise TaskError(f"unknown phase {to[:80]!r}; phases: {', '.join(m.states)}")
+        raise TaskError(f"unknown phase {to[:80]!r}; phases: {', '.join(m.states)}", kind=kinds.BAD_INPUT)
 
 
 def _with_phase(task: Task, to: str) -> dict[str, Any]:
@@ -264,7 +265,8 @@ def plan_override(root: Path, task_id: str, to: str, reason: str | None, *, acto
     m = load_task_lifecycle()
     text = (reason or "").strip()
     if not text:
-        raise TaskError("override needs a non-empty --reason: every override is recorded with its reason")
+        raise TaskError("override needs a non-empty --reason: every override is recorded with its reason",
+                        kind=kinds.BAD_INPUT)
     task = load_task(root, task_id, m)
     _check_phase(to, m)
     if to == task.phase:
@@ -283,7 +285,7 @@ def plan_redo(root: Path, task_id: str, reason: str | None, *, actor: str, at: s
     m = load_task_lifecycle()
     text = (reason or "").strip()
     if not text:
-        raise TaskError("redo needs a non-empty --reason: it is recorded in the transcript")
+        raise TaskError("redo needs a non-empty --reason: it is recorded in the transcript", kind=kinds.BAD_INPUT)
     task = load_task(root, task_id, m)
     to = m.initial[0] if is_terminal(task.phase, m) else task.phase
     data = _with_phase(task, to)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core.times import iso
 from rcs_tui.files import fsafe
 from rcs_tui.files.fsafe import Refused, Tree
@@ -40,11 +41,23 @@ MARKS = {"pending": b'"pending"', "done": b'"done"   ', "aborted": b'"aborted"'}
 
 
 class TxnError(Exception):
-    """A write was refused or failed; the message is meant for the operator and says what changed."""
+    """A write was refused or failed; the message is meant for the operator and says what changed.
+
+    `error_kind` (`rcs_tui.core.error_kinds`) is what other processes read; a raise site that knows better
+    than its class (nothing by that name, the lock taken) passes `kind`."""
+
+    error_kind = kinds.REFUSED
+
+    def __init__(self, message: str = "", kind: str | None = None) -> None:
+        super().__init__(message)
+        if kind is not None:
+            self.error_kind = kind
 
 
 class ChangedUnderneath(TxnError):
     """A file differs from the bytes the decision was made on."""
+
+    error_kind = kinds.REFUSED_CHANGED
 
 
 PLAN_CHANGED = "the files changed since you confirmed; nothing was written; review the new plan"
@@ -52,6 +65,8 @@ PLAN_CHANGED = "the files changed since you confirmed; nothing was written; revi
 
 class PlanChanged(TxnError):
     """The plan made now is not the one the operator confirmed (its fingerprint differs); nothing was written."""
+
+    error_kind = kinds.PLAN_CHANGED
 
 
 @dataclass(frozen=True)
@@ -315,7 +330,7 @@ def apply(root: Path, plan: Plan, *, actor: str | None = None, extra: dict[str, 
         with store_lock(tree, actor or default_actor()), contextlib.ExitStack() as stack:
             return _apply_locked(tree, plan, rels, append_rels, stack, actor, extra)
     except LockBusy as exc:
-        raise TxnError(str(exc)) from None
+        raise TxnError(str(exc), kind=kinds.LOCK_BUSY) from None
     except Refused as exc:
         raise TxnError(f"refused: {exc}; nothing was changed") from None
     except OSError as exc:
