@@ -236,7 +236,7 @@ class TempCleanup(Operation):
                 for rel in self.plan.summary["remove"]:
                     remove_temp(root, rel)
         except LockBusy as exc:
-            raise TxnError(str(exc)) from None
+            raise TxnError(str(exc), kind=LockBusy.error_kind) from None
         return {"removed": self.plan.summary["remove"], "journal_id": None}
 
 
