@@ -180,6 +180,24 @@ class TestAlerts:
         with pytest.raises(ProcessLookupError):  # killed and reaped, not left running after the fleet
             os.kill(pid, 0)
 
+    @pytest.mark.parametrize(("command", "timeout", "delivery"), [
+        ("true", 5.0, "sent"),
+        ("exit 127", 5.0, "failed: notify command exit status 127"),
+        ("exec sleep 30", 0.3, "failed: notify command gave no answer in 0.3s and was stopped"),
+    ])
+    async def test_an_alert_says_how_its_delivery_went(self, monkeypatch, command, timeout, delivery):
+        """A notifier that fails (exit 127: not found) or hangs is never shown as sent."""
+        import rcs_tui.fleet.alerts as alerts_mod
+
+        monkeypatch.setattr(alerts_mod, "NOTIFY_TIMEOUT", timeout)
+        tracker = AlertTracker(AlertSettings(command=command, bell=False, min_interval=0))
+        tracker.observe(row_with({}))
+        (alert,) = tracker.observe(row_with({"waiting": ["root/autopilot"]}))
+        assert alert.delivery == "sending"
+        await until(lambda: alert.delivery != "sending")
+        assert alert.delivery == delivery
+        assert alert.as_json()["delivery"] == delivery
+
     def test_each_transition_alerts_once(self):
         clock = [NOW]
         tracker = AlertTracker(AlertSettings(min_interval=0), clock=lambda: clock[0])

@@ -4,7 +4,9 @@
 new in `waiting`, `failed`, `dead`, `stale`/`root_survivors` or `resurrected` is one alert. The first
 document of a project is the baseline (what already needed you is on screen, not re-announced). Every
 alert is listed; the command, bell and tmux message are sent at most once per project every
-`min_interval` seconds (the ones held back say so in the list).
+`min_interval` seconds (the ones held back say so in the list). An alert says how its delivery went: a
+notifier that fails names its exit status, one that hangs is stopped after `NOTIFY_TIMEOUT` and says so;
+neither is ever shown as sent.
 """
 
 from __future__ import annotations
@@ -24,16 +26,19 @@ from rcs_tui.fleet.rows import Row
 from rcs_tui.views.text import strip_controls, tmux_literal
 
 MAX_LISTED = 500
+NOTIFY_TIMEOUT = 10.0  # seconds a notifier may run before it is stopped (and its alert marked failed)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class Alert:
     at: float
     project: str
     host: str
     kind: str
     member: str
-    sent: bool
+    sent: bool  # chosen to be sent (False: held back by the rate limit)
+    delivery: str = "quiet (rate limit)"  # "sending", "sent", or "failed: <why>" once every channel answered
+    pending: int = 0
 
     @property
     def message(self) -> str:
@@ -41,7 +46,15 @@ class Alert:
 
     def as_json(self) -> dict[str, Any]:
         return {"at": self.at, "project": self.project, "host": self.host, "kind": self.kind, "member": self.member,
-                "sent": self.sent, "message": self.message}
+                "sent": self.sent, "delivery": self.delivery, "message": self.message}
+
+    def answered(self, failure: str | None) -> None:
+        """One channel finished: a failure is kept (the first one names the alert's delivery)."""
+        self.pending -= 1
+        if failure is not None and not self.delivery.startswith("failed"):
+            self.delivery = f"failed: {failure}"
+        elif self.pending <= 0 and not self.delivery.startswith("failed"):
+            self.delivery = "sent"
 
 
 @dataclass
@@ -95,13 +108,19 @@ class AlertTracker:
         text = alert.message + (f" (+{count - 1} more)" if count > 1 else "")
         if self.settings.bell and self.bell is not None:
             self.bell()
+        runs: list[tuple[str, list[str], dict[str, str] | None]] = []
         if self.settings.tmux and os.environ.get("TMUX") and shutil.which("tmux"):
-            self._spawn(["tmux", "display-message", "rcs-tui: " + tmux_literal(text)], None)
+            runs.append(("tmux message", ["tmux", "display-message", "rcs-tui: " + tmux_literal(text)], None))
         if self.settings.command:
             env = {**os.environ, "RCS_ALERT_PROJECT": alert.project, "RCS_ALERT_HOST": alert.host,
                    "RCS_ALERT_KIND": alert.kind, "RCS_ALERT_MEMBER": alert.member, "RCS_ALERT_MESSAGE": text,
                    "RCS_ALERT_COUNT": str(count)}
-            self._spawn(["/bin/sh", "-c", self.settings.command], {k: strip_controls(v) for k, v in env.items()})
+            runs.append(("notify command", ["/bin/sh", "-c", self.settings.command],
+                         {k: strip_controls(v) for k, v in env.items()}))
+        alert.pending, alert.delivery = len(runs), "sending" if runs else "sent"
+        for channel, argv, env_ in runs:
+            self._spawn(argv, env_, lambda why, channel=channel: alert.answered(None if why is None
+                                                                              else f"{channel} {why}"))
 
     async def drain(self, grace: float = 2.0) -> None:
         """Before the fleet closes: give running notifiers `grace` seconds, then end (and reap) the rest."""
@@ -113,21 +132,30 @@ class AlertTracker:
             task.cancel()
         await asyncio.gather(*still, return_exceptions=True)
 
-    def _spawn(self, argv: list[str], env: dict[str, str] | None) -> None:
-        """Run a notifier without waiting for it (killed after 10 s); outside an event loop, run it to completion."""
+    def _spawn(self, argv: list[str], env: dict[str, str] | None,
+               done: Callable[[str | None], None] = lambda why: None) -> None:
+        """Run a notifier without waiting for it (stopped after `NOTIFY_TIMEOUT`); outside an event loop, run it
+        to completion. `done` gets None when it exited 0, else why it failed."""
         async def run() -> None:
-            proc = await asyncio.create_subprocess_exec(*argv, env=env, stdin=asyncio.subprocess.DEVNULL,
-                                                        stdout=asyncio.subprocess.DEVNULL,
-                                                        stderr=asyncio.subprocess.DEVNULL)
             try:
-                await asyncio.wait_for(proc.wait(), 10)
+                proc = await asyncio.create_subprocess_exec(*argv, env=env, stdin=asyncio.subprocess.DEVNULL,
+                                                            stdout=asyncio.subprocess.DEVNULL,
+                                                            stderr=asyncio.subprocess.DEVNULL)
+            except OSError as exc:
+                done(f"could not start ({exc.strerror or exc})")
+                return
+            why: str | None = "was stopped as the fleet closed"
+            try:
+                await asyncio.wait_for(proc.wait(), NOTIFY_TIMEOUT)
+                why = None if proc.returncode == 0 else f"exit status {proc.returncode}"
             except TimeoutError:
-                pass
+                why = f"gave no answer in {NOTIFY_TIMEOUT:g}s and was stopped"
             finally:  # timed out, or the fleet is closing: never leave a notifier behind
                 if proc.returncode is None:
                     with contextlib.suppress(ProcessLookupError):
                         proc.kill()
                     await proc.wait()
+                done(why)
 
         try:
             loop = asyncio.get_running_loop()

@@ -309,5 +309,9 @@ def alert_rows(alerts: Iterable[Alert]) -> list[tuple[str, list[Text]]]:
 def alert_cells(alert: Alert) -> tuple[Text, ...]:
     return (Text(datetime.fromtimestamp(alert.at).strftime("%H:%M:%S")), Text(clip(alert.project, 24), style="bold"),
             Text(alert.host), Text(alert.kind, style="magenta" if alert.kind == "waiting" else "yellow"),
-            Text(clip(alert.member, 48)), Text("sent" if alert.sent else "quiet (rate limit)",
-                                               style="" if alert.sent else "dim"))
+            Text(clip(alert.member, 48)), Text(clip(alert.delivery, 40), style=delivery_style(alert.delivery)))
+
+
+def delivery_style(delivery: str) -> str:
+    """A failed delivery stands out; a held-back one recedes."""
+    return "bold red" if delivery.startswith("failed") else "dim" if delivery.startswith("quiet") else ""
