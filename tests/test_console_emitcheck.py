@@ -20,6 +20,16 @@ def test_parse_request():
     assert parse_request("") == ("", "running", None)
 
 
+def test_a_word_that_is_no_status_is_refused_as_the_command_line_refuses_it():
+    """`verify flarp` once ran as `verify running`; the CLI rejects it, and so does the console now."""
+    import pytest
+
+    with pytest.raises(ValueError, match="an unknown status 'flarp'; an emit's status is one of: running, waiting"):
+        parse_request("verify flarp")
+    with pytest.raises(ValueError, match="a second status 'failed'"):
+        parse_request("verify completed failed")
+
+
 async def test_check_key_on_the_run_timeline(tmp_path):
     a = app(tmp_path)
     db = tmp_path / "rp1.db"

@@ -11,6 +11,7 @@ import click
 from rcs_tui.cli.common import CliError, dumps, emit, given_root, json_option, quick_options, root_option, rp1_paths
 from rcs_tui.cli.rp1_report import DB_HELP, QUICK, clean, open_source, print_runs, project_root
 from rcs_tui.core import error_kinds as kinds
+from rcs_tui.rp1.check import EMIT_STATUSES
 
 db_option = click.option("--db", "db", type=click.Path(dir_okay=False), default=None, help=DB_HELP)
 
@@ -97,7 +98,7 @@ def machines_cmd(root: str | None, as_json: bool) -> None:
 @click.argument("step")
 @click.option("--run", "run_id", default=None, help="The run the emit goes to (else a new run).")
 @click.option("--unit", "unit", default=None, help="The emit's --unit.")
-@click.option("--status", "status", type=click.Choice(["running", "waiting", "completed", "failed", "skipped"]),
+@click.option("--status", "status", type=click.Choice(list(EMIT_STATUSES)),
               default="running", show_default=True, help="The emit's data.status.")
 @root_option
 @db_option

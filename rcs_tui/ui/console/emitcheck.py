@@ -20,20 +20,28 @@ KEYS_HINT = "type: STEP [status] [unit=U]   esc close"
 
 
 def parse_request(text: str) -> tuple[str, str, str | None]:
-    """`STEP [status] [unit=U]` -> (step, status, unit); status defaults to running."""
+    """`STEP [status] [unit=U]` -> (step, status, unit); status defaults to running. Anything else is refused
+    (ValueError naming it), as the command line refuses it: `verify flarp` is no emit rp1 would take."""
     step, status, unit = "", "running", None
+    seen_status = False
     for word in text.split():
         if word.startswith("unit="):
             unit = word[len("unit="):] or None
-        elif word in EMIT_STATUSES and step:
-            status = word
         elif not step:
             step = word
+        elif word in EMIT_STATUSES and not seen_status:
+            status, seen_status = word, True
+        else:
+            what = "a second status" if seen_status and word in EMIT_STATUSES else "an unknown status"
+            raise ValueError(f"{what} {word[:40]!r}; an emit's status is one of: {', '.join(EMIT_STATUSES)}")
     return step, status, unit
 
 
 def check_text(source: Rp1Source, workflow: str, run_id: str, request: str) -> Text:
-    step, status, unit = parse_request(request)
+    try:
+        step, status, unit = parse_request(request)
+    except ValueError as exc:
+        return Text(plain(str(exc), 200), style="yellow")
     if not step:
         return Text("Type the step an agent emitted (or would emit) for this run.", style="dim")
     try:
