@@ -29,7 +29,7 @@ TEAM = "login-flow"
 OTHER_TEAM = "docs-sweep"
 DEAD_PID = 2_000_000_000  # above any Linux pid_max: never alive
 BUILD_STEPS = ("requirements", "design", "tasks", "build", "verify", "archive")
-TASK_PATH = ("codegen", "review", "test", "accept", "done")
+TASK_PATH = ("planning", "plan_review", "codegen", "review", "test", "accept", "done")
 
 
 def iso(t: datetime) -> str:
@@ -378,26 +378,36 @@ class Simulator:
             return f"rp1 build → {step}"
 
     def _advance_task(self, at: str) -> str:
-        """Move `login-api` one phase along codegen → … → done, artifacts first, then state, then transcript."""
-        tasks = self.ws.project / ".rcs" / "tasks"
+        """Move `login-api` one phase along planning → … → done (a finished task reopens at the start), as
+        the task lifecycle allows: the move is planned by the transition core, guards included, and its
+        bytes written the way the runtime writes them (artifacts first, then state, then transcript)."""
+        from rcs_tui.state.tasks import plan_advance, plan_redo
+        from rcs_tui.state.txn import TxnError
+
+        root = self.ws.project
+        tasks = root / ".rcs" / "tasks"
         tid = "login-api"
-        data = self._read(tasks / tid / "state.json")
-        current = data.get("phase", "codegen")
-        if current == "done":
-            for sub in ("review/code-review.json", "test/results.json", "accept/decision.json"):
-                try:
-                    (tasks / tid / sub).unlink()
-                except FileNotFoundError:
-                    pass
-            target = "codegen"
-        else:
-            target = TASK_PATH[(TASK_PATH.index(current) + 1) if current in TASK_PATH else 0]
-        _task_artifacts(tasks / tid, target)
-        data["phase"] = target
-        _write(tasks / tid / "state.json", data)
-        append_line(tasks / tid / "transcript.jsonl", json.dumps(
-            {"at": at, "actor": "orchestrator", "from": current, "to": target, "reason": "demo", "kind": "advance"}))
-        return f"task {tid}: {current} → {target}"
+        current = self._read(tasks / tid / "state.json").get("phase", "codegen")
+        try:
+            if current == "done":
+                for sub in ("review/code-review.json", "test/results.json", "accept/decision.json"):
+                    try:
+                        (tasks / tid / sub).unlink()
+                    except FileNotFoundError:
+                        pass
+                plan = plan_redo(root, tid, "demo: the next feature", actor="orchestrator", at=at)
+            else:
+                target = TASK_PATH[(TASK_PATH.index(current) + 1) if current in TASK_PATH else 0]
+                _task_artifacts(tasks / tid, target)
+                plan = plan_advance(root, tid, target, actor="orchestrator", at=at)
+        except TxnError as exc:
+            return f"task {tid}: stays {current} ({exc})"
+        for change in plan.changes:
+            if change.content is not None:
+                atomic_write(change.path, change.content)
+        for add in plan.appends:
+            append_line(add.path, add.line)
+        return f"task {tid}: {current} → {plan.summary['to']}"
 
 
 def _task_artifacts(tdir: Path, phase: str) -> None:

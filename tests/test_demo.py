@@ -111,3 +111,26 @@ def test_demo_dir_rebuilds_an_earlier_demo_and_never_touches_other_files(tmp_pat
     assert json.loads(refused.stderr) == {"error": f"--dir {foreign}: not empty and not a demo workspace made by "
                                                    "rcs-tui; choose an empty directory", "kind": "refused"}
     assert (foreign / "project" / "notes.txt").read_text() == "keep me"
+
+
+def test_the_simulated_task_moves_only_as_its_lifecycle_allows(tmp_path):
+    """The simulator once moved a task done → codegen, which its own lifecycle forbids; every move it makes
+    now comes from the transition core: an advance along an edge, or a redo that reopens a finished task."""
+    import json
+
+    from rcs_tui.core.machine import load_task_lifecycle
+    from rcs_tui.demo import Simulator, build_workspace
+
+    ws = build_workspace(tmp_path)
+    sim = Simulator(ws)
+    said = [sim._advance_task(f"2026-11-27T20:{i:02d}:00.000Z") for i in range(16)]
+    assert not [s for s in said if "stays" in s], said
+    lifecycle = load_task_lifecycle()
+    transcript = ws.project / ".rcs" / "tasks" / "login-api" / "transcript.jsonl"
+    moves = [json.loads(line) for line in transcript.read_text().splitlines()][1:]
+    assert {m["kind"] for m in moves} == {"advance", "redo"}
+    for m in moves:
+        if m["kind"] == "advance":
+            assert lifecycle.has_edge(m["from"], m["to"]), m
+        else:
+            assert (m["from"], m["to"]) == ("done", "planning"), m
