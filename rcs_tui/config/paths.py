@@ -105,6 +105,26 @@ def _checked_stamp(text: str) -> list[Any]:
     return [__version__, code_stamp(), text]
 
 
+def parse_toml(raw: bytes) -> dict[str, Any]:
+    """The file's TOML as a table; ValueError saying why not, in words, for anything the parser cannot take
+    (not UTF-8, bad TOML, nesting deeper than it can follow, a number too long to read): never a traceback."""
+    import sys
+    import tomllib  # only when there is a file to parse
+
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"invalid TOML: {exc}") from None
+    except RecursionError:
+        raise ValueError("invalid TOML: arrays or tables nested deeper than can be read") from None
+    except ValueError as exc:  # an integer past the interpreter's digit limit
+        raise ValueError("invalid TOML: a number too long to read (more than "
+                         f"{sys.get_int_max_str_digits()} digits)" if "digits" in str(exc)
+                         else f"invalid TOML: a value cannot be read ({str(exc)[:80]})") from None
+
+
 def remember_checked(raw: bytes, values: dict[str, Any]) -> None:
     """Record that the file with these bytes passed the full check, with the values of the `QUICK_KEYS` it
     sets, so the quick commands can apply it without the validating path. Kept in rcs-tui's own cache
@@ -160,12 +180,7 @@ def quick_settings() -> dict[str, Any]:
         return {}
     except OSError as exc:
         raise ValueError(str(exc)) from exc
-    import tomllib  # only when there is a file to parse
-
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(str(exc)) from exc
+    data = parse_toml(raw)
     if set(data) - {"hud_preset"}:
         checked = _checked_values(raw)
         if checked is None:

@@ -7,13 +7,12 @@ without loading this module (building these models costs a console about a quart
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from rcs_tui.config.paths import QUICK_KEYS, read_config_bytes, remember_checked
+from rcs_tui.config.paths import QUICK_KEYS, parse_toml, read_config_bytes, remember_checked
 from rcs_tui.config.settings import DEFAULTS, ConfigError
 from rcs_tui.core.attention import ALERT_KINDS
 
@@ -108,11 +107,9 @@ def read_config_file(path: Path) -> tuple[ConfigFile, set[str]]:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+        data = parse_toml(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     try:
         parsed = ConfigFile.model_validate(data)
     except ValidationError as exc:

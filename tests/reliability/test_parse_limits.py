@@ -69,3 +69,18 @@ def test_a_huge_diagram_costs_in_proportion_to_its_size():
     cost about eight times as much (a quadratic cost would be about sixty-four times)."""
     small, large = _machine_cost(2000), _machine_cost(16000)
     assert large / small < 24, (small, large)
+
+
+def test_a_config_file_past_the_parsers_limits_is_a_clear_error_for_every_command(tmp_path, run_cli):
+    """A 3 000-deep array or a 5 001-digit integer in config.toml once gave a raw traceback (RecursionError,
+    ValueError) from `config`, `doctor`, `state` and "internal error" from `hud --once`."""
+    (tmp_path / "p" / ".rcs").mkdir(parents=True)
+    deep, long = tmp_path / "deep.toml", tmp_path / "long.toml"
+    deep.write_text("x = " + "[" * 3000 + "]" * 3000 + "\n")
+    long.write_text("watch_seconds = 1" + "0" * 5000 + "\n")
+    for cfg, why in ((deep, "nested deeper than can be read"), (long, "a number too long to read")):
+        for args in (["config"], ["doctor"], ["state", "list-active"], ["hud", "--once"]):
+            res = run_cli(*args, "--root", str(tmp_path / "p"), env={"RCS_TUI_CONFIG": str(cfg)})
+            assert res.code == 1, (args, res.stdout)
+            assert res.error.startswith(f"{cfg}: invalid TOML: ") and why in res.error, (args, res.error)
+            assert json.loads(res.stderr.strip().splitlines()[-1])["kind"] == "bad_config"
