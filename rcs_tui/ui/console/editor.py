@@ -35,6 +35,7 @@ def edit_file(app: App, path: Path) -> tuple[bool, str]:
     argv = editor_command()
     if argv is None:
         return False, "no editor: set $VISUAL or $EDITOR"
+    path = path.absolute()  # a file name from the tree reaches the editor as data: never read as an option
     before = path.stat().st_mtime_ns if path.exists() else None
     try:
         try:
