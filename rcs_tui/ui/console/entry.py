@@ -80,7 +80,7 @@ def entry_text(root: Path, entry_id: str) -> Text:
     for label, key in (("id", "id"), ("at", "at"), ("who", "actor")):
         out.append(f"{label:>5}  ", style="bold")
         out.append(plain(entry.get(key)) + "\n")
-    summary = entry.get("summary") if isinstance(entry.get("summary"), dict) else {}
+    summary = raw_summary if isinstance(raw_summary := entry.get("summary"), dict) else {}
     why = summary.get("reason") or summary.get("decision") or ""
     if entry.get("undoes"):
         why = f"undoes {entry['undoes']}"
