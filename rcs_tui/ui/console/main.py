@@ -118,11 +118,19 @@ class MainScreen(Screen):
 
     def current_task(self) -> str | None:
         panes = self.query("#tasks-pane")
-        return panes.first().selected() if self.tab == "tasks" and panes else None
+        if self.tab != "tasks" or not panes:
+            return None
+        from rcs_tui.ui.console.tasks import TasksPane  # imported already: its pane is built
+
+        return panes.first(TasksPane).selected()
 
     def current_entry(self) -> str | None:
         panes = self.query("#journal-pane")
-        return panes.first().selected() if self.tab == "journal" and panes else None
+        if self.tab != "journal" or not panes:
+            return None
+        from rcs_tui.ui.console.journal import JournalPane  # imported already: its pane is built
+
+        return panes.first(JournalPane).selected()
 
     def filter_input(self) -> Input | None:
         found = self.query_one(f"#{self.tab}", TabPane).query(".filter")
@@ -165,7 +173,11 @@ class MainScreen(Screen):
             return root / JOURNAL_REL, entry
         elif self.tab == "rp1":
             panes = self.query("#runs-pane")
-            return None, panes.first().selected() if panes else None
+            if not panes:
+                return None, None
+            from rcs_tui.ui.console.runs import RunsPane  # imported already: its pane is built
+
+            return None, panes.first(RunsPane).selected()
         elif self.tab == "team":
             focused = self.focused
             return None, focused.selected if isinstance(focused, LineTable) else None
