@@ -74,11 +74,9 @@ def test_no_import_runs_from_a_lower_layer_to_a_higher_one():
 
 
 def test_the_type_checker_passes():
-    """mypy (pyproject.toml [tool.mypy]) passes on the packages scripts/test.sh checks: the same invocation."""
+    """mypy (pyproject.toml [tool.mypy]) passes on the whole package: the invocation scripts/test.sh runs."""
     from pathlib import Path
 
-    checked = ["rcs_tui/core", "rcs_tui/files", "rcs_tui/project", "rcs_tui/state", "rcs_tui/rp1", "rcs_tui/views",
-               "rcs_tui/demo.py"]
-    proc = subprocess.run([sys.executable, "-m", "mypy", *checked], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "mypy", "rcs_tui"], capture_output=True, text=True,
                           cwd=Path(__file__).resolve().parents[1], timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-1000:]

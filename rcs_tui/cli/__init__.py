@@ -12,9 +12,13 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from rcs_tui.cli.quick import JSON_HELP, ROOT_HELP, Option, Quick, run_quick
 from rcs_tui.core.exit_codes import OK
+
+if TYPE_CHECKING:
+    import click
 
 # name -> "module:attribute"; each module owns one subcommand (group).
 SUBCOMMANDS: dict[str, str] = {
@@ -38,7 +42,7 @@ SUBCOMMANDS: dict[str, str] = {
 PRESETS = ("minimal", "focused", "full")
 
 
-def _build_group() -> tuple[object, object]:
+def _build_group() -> tuple[type[click.Group], click.Group]:
     """The click group (and its class), built on first use: importing click costs ~35 ms."""
     import importlib
 
@@ -82,10 +86,16 @@ def _build_group() -> tuple[object, object]:
     return LazyGroup, cli
 
 
+def _cli_group() -> click.Group:
+    """The click group, built now and kept as the module's `cli` (and its class as `LazyGroup`)."""
+    group_cls, group = _build_group()
+    globals().update(LazyGroup=group_cls, cli=group)
+    return group
+
+
 def __getattr__(name: str) -> object:
     if name in ("cli", "LazyGroup"):
-        group_cls, group = _build_group()
-        globals().update(LazyGroup=group_cls, cli=group)
+        _cli_group()
         return globals()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -99,7 +109,10 @@ def once_width(flag: int | None) -> int:
     if env.isdigit() and int(env) > 0:
         return int(env)
     try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+        stdout = sys.__stdout__  # None when Python started without a standard output
+        if stdout is None:
+            return 80
+        return os.get_terminal_size(stdout.fileno()).columns or 80
     except (AttributeError, ValueError, OSError):
         return 80
 
@@ -184,7 +197,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(code)
     from rcs_tui.cli.common import run
 
-    sys.exit(run(globals().get("cli") or __getattr__("cli"), argv))
+    sys.exit(run(globals().get("cli") or _cli_group(), argv))
 
 
 __all__ = ["HUD_ONCE", "cli", "main", "json", "print_once"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any, cast
 
 import click
 
@@ -44,11 +45,12 @@ def doctor(do_fix, only, expect_plan, session_id, db, idle_minutes, root, as_jso
     if unknown:
         raise CliError(f"--only: no current finding {', '.join(map(repr, unknown))}; nothing was changed "
                        f"(findings now: {', '.join(f.id for f in findings) or 'none'})", kinds.NOT_FOUND)
-    report = {"findings": [f.as_json(root_path, with_plan=True) for f in findings], "fix": None}
+    report: dict[str, Any] = {"findings": [f.as_json(root_path, with_plan=True) for f in findings], "fix": None}
     repairable = [f for f in findings if f.plan is not None and (not only or f.id in only)]
     apply = do_fix
     if not do_fix and repairable and not as_json and sys.stdin.isatty():
-        echo_text(_human(sanitize({"findings": report["findings"], "fix": None})))
+        shown = cast("dict[str, Any]", sanitize({"findings": report["findings"], "fix": None}))  # a dict stays one
+        echo_text(_human(shown))
         apply = click.confirm(f"Apply {len(repairable)} repair(s)?", default=False)
         if not apply:
             return remaining_code(findings)
@@ -83,7 +85,7 @@ def remaining_code(findings: list) -> int:
     return FINDINGS_REMAIN if any(f.severity != "info" for f in findings) else OK
 
 
-def _human(report: dict) -> str:
+def _human(report: dict[str, Any]) -> str:
     if not report["findings"]:
         return "doctor: no problems found"
     lines = []

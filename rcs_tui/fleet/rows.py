@@ -31,6 +31,16 @@ def inert(value: Any, limit: int = 200) -> str:
     return strip_controls(value)[:limit]
 
 
+def _table(value: object) -> dict[str, Any]:
+    """A document's table, or an empty one when the project sent something else there."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[Any]:
+    """A document's list, or an empty one when the project sent something else there."""
+    return value if isinstance(value, list) else []
+
+
 @dataclass
 class Row:
     """What the fleet knows about one project right now."""
@@ -68,7 +78,7 @@ class Row:
         if self.project.remote:
             doc.pop("partial", None)  # only this process makes partial documents; a host cannot claim one
         self.doc = summarise(doc) if self.project.remote else doc  # a local feed makes summaries itself
-        raw = doc.get("attention") if isinstance(doc.get("attention"), dict) else {}
+        raw = _table(doc.get("attention"))
         self.attention = {k: [inert(v, 120) for v in raw.get(k, []) if isinstance(v, str)][:200]
                           for k in attention.KEYS}
         self.error, self.error_since, self.connected = None, None, True
@@ -98,7 +108,7 @@ class Row:
 
     def _rp1_count(self, status: str) -> int:
         rp1 = (self.doc or {}).get("rp1") or {}
-        counts = rp1.get("counts") if isinstance(rp1.get("counts"), dict) else {}
+        counts = _table(rp1.get("counts"))
         value = counts.get(status, 0)
         return value if isinstance(value, int) else 0
 
@@ -121,16 +131,16 @@ class Row:
                     "doctor": "", "workers": "", "tasks": "", "rp1": "", "activity": ""}
         d = self.doc
         partial = bool(d.get("partial"))  # a first look: the doctor has not run yet
-        health = d.get("health") if isinstance(d.get("health"), dict) else {}
+        health = _table(d.get("health"))
         health_text = Text(" ").join(
             Text(f"{HEALTH_GLYPH[k]}{v}" if k in HEALTH_GLYPH else f"{inert(k, 16)}:{v}", style=HEALTH_STYLE.get(k, ""))
             for k, v in sorted(health.items()) if isinstance(v, int))
         doctor = (d.get("doctor") or {}).get("count")
-        phases = d.get("tasks_by_phase") if isinstance(d.get("tasks_by_phase"), dict) else {}
+        phases = _table(d.get("tasks_by_phase"))
         tasks = " ".join(f"{inert(k, 20)}:{v}" for k, v in sorted(phases.items()) if isinstance(v, int))
         rp1 = f"{self._rp1_count('waiting')}/{self._rp1_count('failed')}/{self._rp1_count('running')}"
         last = parse_time(d.get("last_activity"))
-        active = d.get("active_set") if isinstance(d.get("active_set"), list) else []
+        active = _list(d.get("active_set"))
         return {**base, "state": self.rank_name,
                 "active": " + ".join(inert(m, 30) for m in active) or "—",
                 "health": health_text if health_text.plain else "—",

@@ -189,7 +189,7 @@ class LineTable(ScrollView, can_focus=True):
                 self._strips.pop(gone, None)
             self.keys = keys
             if selected in alive:
-                self.cursor = keys.index(selected)  # type: ignore[arg-type]
+                self.cursor = keys.index(selected)
             else:
                 target = successor(old_keys, selected, alive, group)
                 self.cursor = keys.index(target) if target is not None else max(0, min(self.cursor, len(keys) - 1))

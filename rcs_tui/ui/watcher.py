@@ -15,8 +15,8 @@ import contextlib
 import threading
 from pathlib import Path
 
+from textual.dom import DOMNode
 from textual.message import Message
-from textual.message_pump import MessagePump
 from textual.worker import Worker
 
 from rcs_tui.project.loader import WorldLoader
@@ -45,7 +45,7 @@ class WatchStatus(Message):
 BACKGROUND_MS = 250  # batches touching only sessions the views do not show: delivered at most this often
 
 
-def start_watcher(node: MessagePump, loader: WorldLoader, *, force_polling: bool = False,
+def start_watcher(node: DOMNode, loader: WorldLoader, *, force_polling: bool = False,
                   debounce_ms: int = DEBOUNCE_MS, background_ms: int = BACKGROUND_MS,
                   lock: threading.Lock | None = None) -> Worker[None]:
     """Run the watcher as a worker of `node` (an App, Screen or Widget); messages go to `node`.
@@ -59,9 +59,13 @@ def start_watcher(node: MessagePump, loader: WorldLoader, *, force_polling: bool
     """
     held = lock if lock is not None else contextlib.nullcontext()
 
-    def load(batch: frozenset[Path] | None = None) -> World | None:
+    def load(batch: frozenset[Path]) -> World:
         with held:
-            return loader.load_deferred() if batch is None else loader.load(batch)
+            return loader.load(batch)
+
+    def load_deferred() -> World | None:
+        with held:
+            return loader.load_deferred()
 
     async def run() -> None:
         polling = force_polling
@@ -93,7 +97,7 @@ def start_watcher(node: MessagePump, loader: WorldLoader, *, force_polling: bool
             except Exception as exc:  # noqa: BLE001 - the watcher must never take the app down
                 node.post_message(WatchStatus("error", f"watcher error ({exc}); retrying"))
 
-        while (deferred := await asyncio.to_thread(load)) is not None:  # e.g. the console's
+        while (deferred := await asyncio.to_thread(load_deferred)) is not None:  # e.g. the console's
             if not node.app.is_running:  # sessions, then its rp1 section
                 return
             node.post_message(WorldUpdated(deferred, frozenset()))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rich.text import Text
+from textual.geometry import Size
 from textual.widget import Widget
 
 from rcs_tui.views.hud_line import ASCII_GLYPHS, GLYPHS, HEALTH_STYLE, Span, clean, render_spans
@@ -52,7 +53,7 @@ class HudView(Widget):
         return render_spans(self.world, self.clock(), max(1, width), max(1, height), preset,
                             ascii_only=self.ascii_only, notices=self.notices)
 
-    def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[override]
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return len(self.rows(width, 12))
 
     def render(self) -> Text:

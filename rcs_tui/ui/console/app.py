@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual.app import App
 from textual.binding import Binding
@@ -34,6 +34,7 @@ from rcs_tui.ui.console.help import HelpModal
 from rcs_tui.ui.console.main import TABS, MainScreen
 from rcs_tui.ui.console.notice import Notice
 from rcs_tui.ui.console.refusals import Refusal, busy_writer_advice, refusal_record
+from rcs_tui.ui.console.scopes import ScopesPane
 from rcs_tui.ui.console.statusbar import StatusBar
 from rcs_tui.ui.hud_app import stylesheet
 from rcs_tui.ui.watcher import WatchStatus, WorldUpdated, start_watcher
@@ -42,6 +43,8 @@ from rcs_tui.views.world import World
 
 if TYPE_CHECKING:
     from rcs_tui.state.ops import Operation
+
+_Result = TypeVar("_Result")  # what a write returns, handed to its `done`
 
 MUTATING = frozenset({"clear", "clear_all", "override", "undo", "redo", "edit"})
 MESSAGE_SECONDS = 8.0  # a refusal's line in the status bar clears after this long, or at the next key
@@ -210,13 +213,25 @@ class ConsoleApp(App):
             panes = screen.query(f"#{'runs' if tab == 'rp1' else tab}-pane")
             if not panes:
                 return  # a view being built right after the first frame: drawn once it is
-            pane = panes.first()
-            if tab in ("scopes", "team", "tasks"):
-                pane.show(world, now)
+            # a pane other than the scopes one is built after the first frame: its module is imported by now
+            if tab == "scopes":
+                panes.first(ScopesPane).show(world, now)
+            elif tab == "team":
+                from rcs_tui.ui.console.team import TeamPane
+
+                panes.first(TeamPane).show(world, now)
+            elif tab == "tasks":
+                from rcs_tui.ui.console.tasks import TasksPane
+
+                panes.first(TasksPane).show(world, now)
             elif tab == "rp1":
-                pane.show(lambda: self.rp1, now)  # opened (and read) in the pane's worker
+                from rcs_tui.ui.console.runs import RunsPane
+
+                panes.first(RunsPane).show(lambda: self.rp1, now)  # opened (and read) in the pane's worker
             elif tab == "journal":
-                pane.show(self.root)
+                from rcs_tui.ui.console.journal import JournalPane
+
+                panes.first(JournalPane).show(self.root)
             return
         from rcs_tui.ui.console.run import RunScreen  # not needed for the first frame
 
@@ -387,13 +402,13 @@ class ConsoleApp(App):
         self.notify(f"still applying {self.applying}; try again when it is done", severity="warning", timeout=3)
         return True
 
-    def _apply(self, what: str, write: Callable[[], object], done: Callable[[object], None],
+    def _apply(self, what: str, write: Callable[[], _Result], done: Callable[[_Result], None],
                refused: Callable[[BaseException], None]) -> None:
         """Run `write` in a worker (it may wait up to the store lock's timeout); then `done(result)` or
         `refused(error)` on the UI thread. Meanwhile the status bar says what is being applied."""
         self.applying = what
 
-        def answered(result: object, error: BaseException | None) -> None:
+        def answered(result: Any, error: BaseException | None) -> None:  # `write`'s value (or None on error)
             self.applying = None
             if error is not None:
                 refused(error)
@@ -459,7 +474,7 @@ class ConsoleApp(App):
             now = time.time()
             return result, [ClearWatch.start(self.root, mode, scope, now, self.watch_seconds) for scope in scopes]
 
-        self._apply(f"clear {mode}", write, lambda answer: self._cleared(*answer, mode),  # type: ignore[misc]
+        self._apply(f"clear {mode}", write, lambda answer: self._cleared(*answer, mode),
                     lambda exc: self._refuse(f"Clear {mode} refused", exc, again))
 
     def _cleared(self, result: dict, watches: list[ClearWatch], mode: str) -> None:
@@ -570,7 +585,7 @@ class ConsoleApp(App):
         if self._still_applying():
             return
         self._apply(verb.lower(), lambda: op.run(self.root, actor=self.actor),
-                    lambda result: self._history_done(verb, result),  # type: ignore[arg-type]
+                    lambda result: self._history_done(verb, result),
                     lambda exc: self._refuse(f"{verb} refused", exc, again))
 
     def _history_done(self, verb: str, result: dict) -> None:

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from textual.dom import DOMNode
 from textual.message import Message
-from textual.message_pump import MessagePump
 from textual.worker import Worker, get_current_worker
 
 Then = Callable[[Any, BaseException | None], None]
@@ -25,7 +25,7 @@ Then = Callable[[Any, BaseException | None], None]
 class Answered(Message, bubble=False):
     """The answer of one call run off the UI thread."""
 
-    def __init__(self, node: MessagePump, worker: Worker[None], then: Then,
+    def __init__(self, node: DOMNode, worker: Worker[None], then: Then,
                  value: Any, error: BaseException | None) -> None:
         super().__init__()
         self.node = node
@@ -43,7 +43,7 @@ class Answered(Message, bubble=False):
         self.then(self.value, self.error)
 
 
-def off_thread(node: MessagePump, call: Callable[[], Any], then: Then, *,
+def off_thread(node: DOMNode, call: Callable[[], Any], then: Then, *,
                group: str, exclusive: bool = True,
                errors: tuple[type[BaseException], ...] = ()) -> Worker[None]:
     """Run `call` in a thread worker of `node`; `then(value, error)` runs on the UI thread with its answer.
@@ -74,7 +74,7 @@ class OneAtATime:
         self.busy = False
         self._next: tuple[Callable[[], Any], Then] | None = None
 
-    def run(self, node: MessagePump, call: Callable[[], Any], then: Then) -> None:
+    def run(self, node: DOMNode, call: Callable[[], Any], then: Then) -> None:
         if self.busy:
             self._next = (call, then)
             return

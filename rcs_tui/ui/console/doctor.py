@@ -22,7 +22,7 @@ from rcs_tui.project.doctor import Finding, diagnose, fix
 from rcs_tui.ui.console.background import off_thread
 from rcs_tui.ui.console.confirm import ConfirmPlan
 from rcs_tui.ui.console.format import plain, styled
-from rcs_tui.ui.console.table import Column, project, set_columns
+from rcs_tui.ui.console.table import Column, Row, project, set_columns
 from rcs_tui.ui.linetable import LineTable
 
 # Scope and subject grow so session ids and subjects show whole at 120 columns; the detail line says all.
@@ -115,10 +115,10 @@ class DoctorScreen(ModalScreen[None]):
         self._draw()
 
     def _draw(self) -> None:
-        rows = [(f.id, [Text(f.severity, style=SEVERITY_STYLE.get(f.severity, "")), styled(f.kind),
-                        styled(f.scope), styled(f.subject),
-                        Text("yes" if f.plan else "-", style="green" if f.plan else "dim")])
-                for f in self.findings]
+        rows: list[Row] = [(f.id, [Text(f.severity, style=SEVERITY_STYLE.get(f.severity, "")), styled(f.kind),
+                                   styled(f.scope), styled(f.subject),
+                                   Text("yes" if f.plan else "-", style="green" if f.plan else "dim")])
+                           for f in self.findings]
         table = self.query_one("#doctor-table", LineTable)
         shown = set_columns(table, COLUMNS, self._table_width())
         table.set_rows(project(rows, COLUMNS, shown))

@@ -27,6 +27,7 @@ from rcs_tui.ui.console.background import off_thread
 from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.format import plain
 from rcs_tui.ui.console.statusbar import StatusBar
+from rcs_tui.ui.console.typed_app import console_app
 from rcs_tui.views.text import strip_controls
 
 DIFF_LINES = 60
@@ -80,7 +81,7 @@ def entry_text(root: Path, entry_id: str) -> Text:
     for label, key in (("id", "id"), ("at", "at"), ("who", "actor")):
         out.append(f"{label:>5}  ", style="bold")
         out.append(plain(entry.get(key)) + "\n")
-    summary = entry.get("summary") if isinstance(entry.get("summary"), dict) else {}
+    summary = raw_summary if isinstance(raw_summary := entry.get("summary"), dict) else {}
     why = summary.get("reason") or summary.get("decision") or ""
     if entry.get("undoes"):
         why = f"undoes {entry['undoes']}"
@@ -136,11 +137,11 @@ class EntryScreen(Screen):
         return self.entry_id
 
     def selection(self) -> tuple[Path, str]:
-        return self.app.root / JOURNAL_REL, self.entry_id  # type: ignore[attr-defined]
+        return console_app(self).root / JOURNAL_REL, self.entry_id
 
     def show(self, world: object, now: float) -> None:
         """Read the entry (the whole journal) in a worker, then draw it."""
-        root, entry_id = self.app.root, self.entry_id  # type: ignore[attr-defined]
+        root, entry_id = console_app(self).root, self.entry_id
         text = self.query_one("#entry-text", Static)
         if not self.answered:
             text.update(Text("reading the journal…", style="dim"))

@@ -19,6 +19,7 @@ from rcs_tui.state.txn import JOURNAL_REL
 from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.scopes import ScopesPane, parse_member_key, split_member_key
 from rcs_tui.ui.console.statusbar import StatusBar
+from rcs_tui.ui.console.typed_app import console_app
 from rcs_tui.ui.linetable import LineTable
 
 TABS = ("scopes", "team", "tasks", "rp1", "journal")
@@ -57,7 +58,7 @@ class MainScreen(Screen):
     def on_mount(self) -> None:
         # The scopes view is drawn before the first frame, not by the screen's resume after it: that frame
         # then already shows the sessions, instead of an empty table one frame (and a busy loader) earlier.
-        self.app.refresh_views()  # type: ignore[attr-defined]
+        console_app(self).refresh_views()
         self.call_after_refresh(self.focus_table)  # j/k/enter work from the first keypress
         # The other views are built after the first frame is on the terminal. Textual holds every frame
         # of its start-up (the first refresh ends it), so one refresh later is the first frame shown.
@@ -80,7 +81,7 @@ class MainScreen(Screen):
             await host.mount(pane)
         self.views_built = True
         if self.tab != "scopes":
-            self.app.refresh_views()  # type: ignore[attr-defined]
+            console_app(self).refresh_views()
             self.focus_table()
 
     @property
@@ -95,7 +96,7 @@ class MainScreen(Screen):
             return
         tabs.active = tab
         self._drawn_tab = tab
-        self.app.refresh_views()  # type: ignore[attr-defined]
+        console_app(self).refresh_views()
         self.focus_table()
 
     def focus_table(self) -> None:
@@ -107,7 +108,7 @@ class MainScreen(Screen):
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         """A view chosen with the mouse (a key's view is drawn already by `show_tab`)."""
         if self._drawn_tab != self.tab:
-            self.app.refresh_views()  # type: ignore[attr-defined]
+            console_app(self).refresh_views()
         self._drawn_tab = None
         self.call_after_refresh(self.focus_table)
 
@@ -118,11 +119,19 @@ class MainScreen(Screen):
 
     def current_task(self) -> str | None:
         panes = self.query("#tasks-pane")
-        return panes.first().selected() if self.tab == "tasks" and panes else None
+        if self.tab != "tasks" or not panes:
+            return None
+        from rcs_tui.ui.console.tasks import TasksPane  # imported already: its pane is built
+
+        return panes.first(TasksPane).selected()
 
     def current_entry(self) -> str | None:
         panes = self.query("#journal-pane")
-        return panes.first().selected() if self.tab == "journal" and panes else None
+        if self.tab != "journal" or not panes:
+            return None
+        from rcs_tui.ui.console.journal import JournalPane  # imported already: its pane is built
+
+        return panes.first(JournalPane).selected()
 
     def filter_input(self) -> Input | None:
         found = self.query_one(f"#{self.tab}", TabPane).query(".filter")
@@ -136,7 +145,7 @@ class MainScreen(Screen):
         field.value = ""
         field.remove_class("shown")
         self.focus_table()
-        self.app.refresh_views()  # type: ignore[attr-defined]
+        console_app(self).refresh_views()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "clear_filter":
@@ -146,7 +155,7 @@ class MainScreen(Screen):
 
     def selection(self) -> tuple[Path | None, str | None]:
         """The selected row's file (what `e` edits, `y` copies) and id."""
-        root = self.app.root  # type: ignore[attr-defined]
+        root = console_app(self).root
         if self.tab == "scopes":
             key = self.query_one(ScopesPane).selected()
             parts = split_member_key(key)
@@ -165,7 +174,11 @@ class MainScreen(Screen):
             return root / JOURNAL_REL, entry
         elif self.tab == "rp1":
             panes = self.query("#runs-pane")
-            return None, panes.first().selected() if panes else None
+            if not panes:
+                return None, None
+            from rcs_tui.ui.console.runs import RunsPane  # imported already: its pane is built
+
+            return None, panes.first(RunsPane).selected()
         elif self.tab == "team":
             focused = self.focused
             return None, focused.selected if isinstance(focused, LineTable) else None
@@ -173,7 +186,7 @@ class MainScreen(Screen):
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.has_class("filter"):
-            self.app.refresh_views()  # type: ignore[attr-defined]
+            console_app(self).refresh_views()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.has_class("filter"):
@@ -181,18 +194,19 @@ class MainScreen(Screen):
 
     def on_line_table_selected(self, event: LineTable.Selected) -> None:
         key = event.key
-        app = self.app
+        app = console_app(self)
         table = event.table.id
-        if table == "scopes-table" and parse_member_key(key):
-            app.open_member(*parse_member_key(key))  # type: ignore[attr-defined, misc]
+        member = parse_member_key(key)
+        if table == "scopes-table" and member:
+            app.open_member(*member)
         elif table == "scopes-table":
             self.query_one(ScopesPane).toggle(key)
         elif table == "tasks-table" and key:
-            app.open_task(key)  # type: ignore[attr-defined]
+            app.open_task(key)
         elif table == "runs-table" and key:
-            app.open_run(key)  # type: ignore[attr-defined]
+            app.open_run(key)
         elif table == "journal-table" and key:
-            app.open_entry(key)  # type: ignore[attr-defined]
+            app.open_entry(key)
 
     def on_screen_resume(self) -> None:
-        self.app.refresh_views()  # type: ignore[attr-defined]
+        console_app(self).refresh_views()

@@ -20,6 +20,7 @@ from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.format import plain, pretty_json, rel
 from rcs_tui.ui.console.scopes import iter_scope_views, scope_view
 from rcs_tui.ui.console.statusbar import StatusBar
+from rcs_tui.ui.console.typed_app import console_app
 from rcs_tui.ui.updates import show_content
 from rcs_tui.views.health import HEALTH_STYLE
 from rcs_tui.views.world import World
@@ -112,7 +113,7 @@ class MemberScreen(Screen):
         return self.sid, self.mode
 
     def selection(self) -> tuple[Path | None, str | None]:
-        return Layout(self.app.root).mode_file(self.mode, self.sid), self.mode  # type: ignore[attr-defined]
+        return Layout(console_app(self).root).mode_file(self.mode, self.sid), self.mode
 
     def show(self, world: World, now: float) -> None:
         text, _ = member_text(world, self.sid, self.mode)

@@ -16,6 +16,7 @@ from rcs_tui.state.session import Resolution
 from rcs_tui.state.snapshot import Member, Snapshot
 from rcs_tui.ui.console.format import age, age_of, plain, rel, short_sid, styled
 from rcs_tui.ui.console.table import Column, DrawnFrom, Row, project, set_columns
+from rcs_tui.ui.console.typed_app import console_app
 from rcs_tui.ui.linetable import LineTable
 from rcs_tui.ui.updates import show_content
 from rcs_tui.views.health import HEALTH_GLYPH, HEALTH_STYLE
@@ -267,7 +268,7 @@ class ScopesPane(Vertical):
         if sid is None or sid == world.snapshot.session_id:
             return False
         self.expanded ^= {sid}
-        self.show(world, self.app.clock())  # type: ignore[attr-defined]
+        self.show(world, console_app(self).clock())
         return True
 
     def on_line_table_highlighted(self, event: LineTable.Highlighted) -> None:

@@ -11,13 +11,14 @@ from collections import Counter
 from rich.text import Text
 from textual.widget import Widget
 
+from rcs_tui.core.health import Health
 from rcs_tui.ui.console.format import age, plain, short_sid
 from rcs_tui.ui.updates import content_key
 from rcs_tui.views.health import HEALTH_GLYPH, HEALTH_STYLE
 from rcs_tui.views.world import World
 
 SEP = " │ "
-HEALTHS = ("live", "stale", "orphan", "root-survivor")
+HEALTHS: tuple[Health, ...] = ("live", "stale", "orphan", "root-survivor")
 # Which part gives way next while the line is too wide: each step moves that part to its next
 # (shorter) form; a part whose last form is empty disappears. Counts, PAUSED, READ-ONLY and the
 # last error are the last to shrink and never vanish: on a very narrow pane the session and the

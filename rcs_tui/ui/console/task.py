@@ -18,6 +18,7 @@ from rcs_tui.state.txn import TxnError
 from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.format import plain, rel
 from rcs_tui.ui.console.statusbar import StatusBar
+from rcs_tui.ui.console.typed_app import console_app
 from rcs_tui.ui.updates import show_content
 from rcs_tui.views.world import World
 
@@ -121,7 +122,7 @@ class TaskScreen(Screen):
     def selection(self) -> tuple[Path | None, str | None]:
         from rcs_tui.ui.console.main import task_state_path
 
-        return task_state_path(self.app.root, self.task_id), self.task_id  # type: ignore[attr-defined]
+        return task_state_path(console_app(self).root, self.task_id), self.task_id
 
     def show(self, world: World, now: float) -> None:
         show_content(self.query_one("#task-text", Static), task_text(world.root, self.task_id))

@@ -131,9 +131,10 @@ class FleetApp(App):
         self._dirty.add(row.project.key)
         if not self._flush_pending:
             self._flush_pending = True
-            self.set_timer(FLUSH_S, self._flush)
+            self.set_timer(FLUSH_S, self._redraw_dirty)
 
-    def _flush(self) -> None:
+    def _redraw_dirty(self) -> None:
+        # not `_flush`: Textual's App calls its `_flush(stderr=...)` when captured output is flushed
         self._flush_pending = False
         dirty, self._dirty = self._dirty, set()
         self.redraw(dirty)

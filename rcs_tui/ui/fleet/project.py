@@ -8,7 +8,7 @@ console shows one. Everything shown comes from the project's snapshot document a
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -26,6 +26,9 @@ from rcs_tui.ui.fleet.override import TaskOverrideForm
 from rcs_tui.ui.linetable import LineTable, content_widths
 from rcs_tui.ui.updates import show_content
 from rcs_tui.views.health import HEALTH_STYLE
+
+if TYPE_CHECKING:
+    from rcs_tui.ui.fleet.app import FleetApp
 
 MEMBER_COLUMNS = ("SCOPE", "MODE", "STATE", "PHASE")
 
@@ -64,8 +67,13 @@ class ProjectScreen(Screen):
         self.busy = False
 
     @property
+    def fleet(self) -> FleetApp:
+        """The app, typed: this screen is only shown by the fleet (Textual types `app` as App[object])."""
+        return cast("FleetApp", self.app)
+
+    @property
     def row(self) -> Row:
-        return self.app.rows[self.key]  # type: ignore[attr-defined]
+        return self.fleet.rows[self.key]
 
     def compose(self) -> ComposeResult:
         yield Static(id="project-head")
@@ -79,7 +87,7 @@ class ProjectScreen(Screen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("clear", "clear_all", "undo", "doctor_fix", "override"):
-            return not (self.app.readonly or self.row.readonly_reason)  # type: ignore[attr-defined]
+            return not (self.fleet.readonly or self.row.readonly_reason)
         return True
 
     # -- drawing ----------------------------------------------------------------------------
@@ -133,14 +141,14 @@ class ProjectScreen(Screen):
 
     # -- actions ----------------------------------------------------------------------------
     def actions(self) -> CliActions:
-        return CliActions(self.row.project, self.app.ssh)  # type: ignore[attr-defined]
+        return CliActions(self.row.project, self.fleet.ssh)
 
     def action_back(self) -> None:
         self.app.pop_screen()
-        self.app.call_after_refresh(self.app.redraw)  # type: ignore[attr-defined]
+        self.fleet.call_after_refresh(self.fleet.redraw)
 
     def action_console(self) -> None:
-        self.app.action_open_console(self.key)  # type: ignore[attr-defined]
+        self.fleet.action_open_console(self.key)
 
     def _refuse(self, title: str, exc: BaseException) -> None:
         self.app.push_screen(Notice(title, f"{exc}\n\nNothing was changed."))
