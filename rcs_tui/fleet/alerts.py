@@ -19,6 +19,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from rcs_tui.core.attention import ALERT_KINDS, ALERT_NEWS, NEEDS_YOU
@@ -47,6 +48,10 @@ class Alert:
     def as_json(self) -> dict[str, Any]:
         return {"at": self.at, "project": self.project, "host": self.host, "kind": self.kind, "member": self.member,
                 "sent": self.sent, "delivery": self.delivery, "message": self.message}
+
+    def answered_by(self, channel: str, why: str | None) -> None:
+        """`channel` finished: `why` it failed, or None when it delivered."""
+        self.answered(None if why is None else f"{channel} {why}")
 
     def answered(self, failure: str | None) -> None:
         """One channel finished: a failure is kept (the first one names the alert's delivery)."""
@@ -119,8 +124,7 @@ class AlertTracker:
                          {k: strip_controls(v) for k, v in env.items()}))
         alert.pending, alert.delivery = len(runs), "sending" if runs else "sent"
         for channel, argv, env_ in runs:
-            self._spawn(argv, env_, lambda why, channel=channel: alert.answered(None if why is None
-                                                                              else f"{channel} {why}"))
+            self._spawn(argv, env_, partial(alert.answered_by, channel))
 
     async def drain(self, grace: float = 2.0) -> None:
         """Before the fleet closes: give running notifiers `grace` seconds, then end (and reap) the rest."""
