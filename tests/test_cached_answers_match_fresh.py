@@ -14,6 +14,8 @@ import os
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -130,6 +132,21 @@ def seed(root: Path) -> None:
     state_dir(root, "s-b").mkdir(parents=True, exist_ok=True)
 
 
+@contextmanager
+def project_with_runtime() -> Iterator[tuple[Path, Path, Runtime]]:
+    """A seeded project, its rp1 database and a stand-in runtime over them, all gone afterwards."""
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        root, db = base / "p", base / "rp1.db"
+        seed(root)
+        create_db(db)
+        runtime = Runtime(root, db)
+        try:
+            yield root, db, runtime
+        finally:
+            runtime.close()
+
+
 def stored(result: dict[str, Any]) -> str:
     return json.dumps(result, sort_keys=True)
 
@@ -145,33 +162,24 @@ def short_window(monkeypatch):
 @given(steps=st.lists(runtime_op, min_size=3, max_size=14), session=st.sampled_from([None, "s-a"]),
        as_json=st.booleans())
 def test_the_status_line_cache_never_contradicts_a_fresh_build(short_window, monkeypatch, steps, session, as_json):
-    with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp)
-        root, db = base / "p", base / "rp1.db"
-        seed(root)
-        create_db(db)
-        monkeypatch.setenv("XDG_CACHE_HOME", str(base / "cache"))
+    with project_with_runtime() as (root, db, runtime):
+        monkeypatch.setenv("XDG_CACHE_HOME", str(root.parent / "cache"))
         monkeypatch.setenv("RP1_DB", str(db))
-        runtime = Runtime(root, db)
         built = []
         real_build = answer_mod.build
         monkeypatch.setattr(answer_mod, "build", lambda *a, **k: built.append(1) or real_build(*a, **k))
-        try:
-            checks = hits = 0
-            for action in [("noop",), *steps]:
-                if action[0] != "noop":
-                    runtime.apply(action)
-                time.sleep(SETTLE)
-                for _ in range(2):  # the second ask is the one a cache would answer
-                    before = len(built)
-                    cached = answer_mod.answer(str(root), session, as_json, False, None)
-                    hits += len(built) == before
-                    fresh, _ = real_build(str(root), session, as_json, False, None)
-                    assert stored(cached) == stored(fresh), (action, session, as_json)
-                    checks += 1
-            assert hits > 0  # the cache was really used, so the comparison means something
-        finally:
-            runtime.close()
+        hits = 0
+        for action in [("noop",), *steps]:
+            if action[0] != "noop":
+                runtime.apply(action)
+            time.sleep(SETTLE)
+            for _ in range(2):  # the second ask is the one a cache would answer
+                before = len(built)
+                cached = answer_mod.answer(str(root), session, as_json, False, None)
+                hits += len(built) == before
+                fresh, _ = real_build(str(root), session, as_json, False, None)
+                assert stored(cached) == stored(fresh), (action, session, as_json)
+        assert hits > 0  # the cache was really used, so the comparison means something
 
 
 @settings(max_examples=25, deadline=None)
@@ -181,29 +189,21 @@ def test_the_live_views_kept_world_equals_a_fresh_load(rounds, session):
     """The console's and HUD's World, refreshed only from the paths a watcher reports, says what a fresh
     load says: every scope, member, error, badge, task and team (worker deaths are no file event, so
     each round also reports the team directory, as the watcher's periodic liveness check does)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp)
-        root, db = base / "p", base / "rp1.db"
-        seed(root)
-        create_db(db)
-        runtime = Runtime(root, db)
-        try:
-            live = WorldLoader(root, session_id=session, rp1_db=db, environ={})
-            live.load()
-            for batch in rounds:
-                changed: set[Path] = {root / ".rcs" / "state" / "team" / "crew"}
-                for action in batch:
-                    changed |= runtime.apply(action)
-                world = live.load(changed)
-                fresh = WorldLoader(root, session_id=session, rp1_db=db, environ={}).load()
-                assert snapshot_json(world.snapshot) == snapshot_json(fresh.snapshot)
-                assert [b.text(root) for b in world.badges] == [b.text(root) for b in fresh.badges]
-                assert world.tasks == fresh.tasks
-                assert world.teams == fresh.teams
-                assert world.run == fresh.run
-                assert world.newest_write == fresh.newest_write
-        finally:
-            runtime.close()
+    with project_with_runtime() as (root, db, runtime):
+        live = WorldLoader(root, session_id=session, rp1_db=db, environ={})
+        live.load()
+        for batch in rounds:
+            changed: set[Path] = {root / ".rcs" / "state" / "team" / "crew"}
+            for action in batch:
+                changed |= runtime.apply(action)
+            world = live.load(changed)
+            fresh = WorldLoader(root, session_id=session, rp1_db=db, environ={}).load()
+            assert snapshot_json(world.snapshot) == snapshot_json(fresh.snapshot)
+            assert [b.text(root) for b in world.badges] == [b.text(root) for b in fresh.badges]
+            assert world.tasks == fresh.tasks
+            assert world.teams == fresh.teams
+            assert world.run == fresh.run
+            assert world.newest_write == fresh.newest_write
 
 
 @settings(max_examples=20, deadline=None)
@@ -216,22 +216,14 @@ def test_the_followed_document_equals_a_fresh_one(rounds):
     def comparable(doc: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in doc.items() if k not in ("seq", "taken_at")}
 
-    with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp)
-        root, db = base / "p", base / "rp1.db"
-        seed(root)
-        create_db(db)
-        runtime = Runtime(root, db)
-        clock = lambda: 1_900_000_000.0  # noqa: E731 - one instant for both feeds
-        try:
-            live = SnapshotFeed(root, rp1_db=db, clock=clock)
-            live.document()
-            for batch in rounds:
-                changed: set[Path] = {root / ".rcs" / "state" / "team" / "crew"}
-                for action in batch:
-                    changed |= runtime.apply(action)
-                doc = live.document(changed)
-                fresh = SnapshotFeed(root, rp1_db=db, clock=clock).document()
-                assert comparable(doc) == comparable(fresh)
-        finally:
-            runtime.close()
+    clock = lambda: 1_900_000_000.0  # noqa: E731 - one instant for both feeds
+    with project_with_runtime() as (root, db, runtime):
+        live = SnapshotFeed(root, rp1_db=db, clock=clock)
+        live.document()
+        for batch in rounds:
+            changed: set[Path] = {root / ".rcs" / "state" / "team" / "crew"}
+            for action in batch:
+                changed |= runtime.apply(action)
+            doc = live.document(changed)
+            fresh = SnapshotFeed(root, rp1_db=db, clock=clock).document()
+            assert comparable(doc) == comparable(fresh)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 import sys
 from collections.abc import AsyncGenerator
 from contextlib import AbstractAsyncContextManager
@@ -14,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rcs_tui.fleet.projects import Project
-from rcs_tui.fleet.source import CannotRun, Ran, Unreadable
+from rcs_tui.fleet.source import Ran, Unreadable, run_command
 
 
 def local_problem(root: Path) -> str | None:
@@ -64,14 +63,7 @@ class LocalProject:
         return [sys.executable, "-m", "rcs_tui", *args]
 
     def run(self, args: list[str], timeout: float) -> Ran:
-        try:
-            proc = subprocess.run(self.argv(args), capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL,
-                                  check=False)
-        except subprocess.TimeoutExpired:
-            raise TimeoutError(f"rcs-tui ran past {timeout:g}s") from None
-        except OSError as exc:
-            raise CannotRun(f"cannot run rcs-tui: {exc}") from None
-        return Ran(proc.returncode, proc.stdout, proc.stderr)
+        return run_command(self.argv(args), timeout, "rcs-tui")
 
     async def close(self) -> None:
         """Nothing outlives a local read: its watcher ends with the iterator."""

@@ -12,13 +12,12 @@ import asyncio
 import contextlib
 import os
 import signal
-import subprocess
 from collections.abc import AsyncGenerator
 from typing import Any
 
 from rcs_tui.files.io import loads_strict
 from rcs_tui.fleet.projects import Project, ProjectSpecError
-from rcs_tui.fleet.source import HEARTBEAT, CannotRun, Ran, Unreadable
+from rcs_tui.fleet.source import HEARTBEAT, CannotRun, Ran, Unreadable, run_command
 from rcs_tui.fleet.transport import Ssh, failure_reason
 
 MAX_LINE = 64 * 1024 * 1024
@@ -141,13 +140,7 @@ class SshProject:
             argv = self.ssh.argv(self.project, args)
         except ProjectSpecError as exc:
             raise CannotRun(str(exc)) from None
-        try:
-            proc = subprocess.run(argv, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False)
-        except subprocess.TimeoutExpired:
-            raise TimeoutError(f"ssh ran past {timeout:g}s") from None
-        except OSError as exc:
-            raise CannotRun(f"cannot run ssh: {exc}") from None
-        return Ran(proc.returncode, proc.stdout, proc.stderr)
+        return run_command(argv, timeout, "ssh")
 
     async def close(self) -> None:
         """End the sessions whose own ending was cut short (the task reading them was cancelled then)."""

@@ -38,6 +38,19 @@ class Ran:
     stderr: bytes
 
 
+def run_command(argv: list[str], timeout: float, what: str) -> Ran:
+    """Run `argv` to its end (no stdin), or raise TimeoutError / CannotRun naming `what` ran."""
+    import subprocess
+
+    try:
+        proc = subprocess.run(argv, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False)
+    except subprocess.TimeoutExpired:
+        raise TimeoutError(f"{what} ran past {timeout:g}s") from None
+    except OSError as exc:
+        raise CannotRun(f"cannot run {what}: {exc}") from None
+    return Ran(proc.returncode, proc.stdout, proc.stderr)
+
+
 class ProjectSource(Protocol):
     """One project as the fleet reads and acts on it.
 
