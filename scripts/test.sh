@@ -19,7 +19,8 @@ if ! command -v strace >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-g
 fi
 "$VENV/bin/ruff" check rcs_tui tests benchmarks scripts
 set +e
-"$VENV/bin/python" -m pytest --run-slow "$@"
+# Two workers (pytest-xdist; the machines have two cores), idle ones taking queued tests from busy ones.
+"$VENV/bin/python" -m pytest --run-slow -n "${RCS_TUI_TEST_WORKERS:-2}" --dist worksteal "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi

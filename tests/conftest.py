@@ -89,11 +89,20 @@ def pytest_addoption(parser):
                      help="also run the long variants marked `slow` (100 MB inputs, long stress runs)")
 
 
+# Modules holding the longest tests (tens of seconds each). Under pytest-xdist they are handed out first,
+# after the `slow` variants, so that no worker starts one when the others are nearly done.
+LONG_MODULES = ("test_concurrent_writer.py", "test_crash_safety.py", "test_kill_every_syscall.py",
+                "test_review_session.py", "test_fleet_ssh.py", "test_rp1_status_equivalence.py")
+
+
 def pytest_collection_modifyitems(config, items):
-    """Tests marked `slow` are skipped unless --run-slow is given."""
+    """Tests marked `slow` are skipped unless --run-slow is given; under xdist the long ones go first."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker collects alike, so they agree on the order
+        items.sort(key=lambda item: ("slow" not in item.keywords, item.path.name not in LONG_MODULES))
     if config.getoption("--run-slow"):
         return
     skip = pytest.mark.skip(reason="long variant: run with --run-slow")
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
