@@ -90,10 +90,10 @@ def pytest_addoption(parser):
                      help="also run the long variants marked `slow` (100 MB inputs, long stress runs)")
 
 
-# Modules holding the longest tests (tens of seconds each). Under pytest-xdist they are handed out first,
+# Modules holding the longest tests (seconds to a minute each). Under pytest-xdist they are handed out first,
 # after the `slow` variants, so that no worker starts one when the others are nearly done.
 LONG_MODULES = ("test_concurrent_writer.py", "test_crash_safety.py", "test_kill_every_syscall.py",
-                "test_review_session.py", "test_fleet_ssh.py", "test_rp1_status_equivalence.py")
+                "test_fleet_ssh.py", "test_rp1_status_equivalence.py", "test_watcher_batches.py")
 
 
 def pytest_collection_modifyitems(config, items):
