@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,11 +90,105 @@ def pytest_addoption(parser):
                      help="also run the long variants marked `slow` (100 MB inputs, long stress runs)")
 
 
+# Modules holding the longest tests (seconds to a minute each). Under pytest-xdist they are handed out first,
+# after the `slow` variants, so that no worker starts one when the others are nearly done.
+LONG_MODULES = ("test_concurrent_writer.py", "test_crash_safety.py", "test_kill_every_syscall.py",
+                "test_fleet_ssh.py", "test_rp1_status_equivalence.py", "test_watcher_batches.py")
+
+
 def pytest_collection_modifyitems(config, items):
-    """Tests marked `slow` are skipped unless --run-slow is given."""
+    """Tests marked `slow` are skipped unless --run-slow is given; under xdist the long ones go first."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker collects alike, so they agree on the order
+        items.sort(key=lambda item: ("slow" not in item.keywords, item.path.name not in LONG_MODULES))
     if config.getoption("--run-slow"):
         return
     skip = pytest.mark.skip(reason="long variant: run with --run-slow")
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+# -- snapshot files that no test compared against ---------------------------------------------------------
+# syrupy (under pytest-textual-snapshot) fails a run that leaves a snapshot file unused, but not under
+# pytest-xdist, where no process sees every comparison. There the workers note each comparison and which
+# tests they were given, and the controller makes the same check at the end of a run of whole modules.
+SNAPSHOTS = Path(__file__).with_name("__snapshots__")
+_SNAPSHOT_LOG = "RCS_TUI_SNAPSHOT_LOG"
+
+
+def _snapshot_note(*fields: str) -> None:
+    log = os.environ.get(_SNAPSHOT_LOG)
+    if log:
+        with open(log, "a", encoding="utf-8") as fh:  # one short line per write: appends do not interleave
+            fh.write("\t".join(fields) + "\n")
+
+
+def _snapshot_name(item) -> tuple[str, str]:
+    """(snapshot folder, file stem) syrupy gives the comparison of test `item`."""
+    return item.path.stem, ".".join(item.nodeid.split("::")[1:])
+
+
+@pytest.fixture
+def snap_compare(snap_compare, request):
+    """pytest-textual-snapshot's `snap_compare`, noting the snapshot file it compares against."""
+
+    def compare(*args, **kwargs):
+        _snapshot_note("used", *_snapshot_name(request.node))
+        return snap_compare(*args, **kwargs)
+
+    return compare
+
+
+def pytest_configure(config):
+    if getattr(config.option, "numprocesses", None) and not os.environ.get("PYTEST_XDIST_WORKER"):
+        fd, log = tempfile.mkstemp(prefix="rcs-tui-snapshots-", suffix=".log")
+        os.close(fd)
+        os.environ[_SNAPSHOT_LOG] = log  # the workers inherit it
+
+
+def pytest_collection_finish(session):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        for item in session.items:
+            if (SNAPSHOTS / item.path.stem).is_dir():
+                _snapshot_note("ran", *_snapshot_name(item))
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped and os.environ.get("PYTEST_XDIST_WORKER"):  # a skipped test's file is not unused
+        path, _, rest = report.nodeid.partition("::")
+        _snapshot_note("used", Path(path).stem, rest.replace("::", "."))
+
+
+def pytest_deselected(items):
+    for item in items:
+        _snapshot_note("deselected", item.path.stem, "")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    log = os.environ.get(_SNAPSHOT_LOG)
+    if not log or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    os.environ.pop(_SNAPSHOT_LOG)
+    try:
+        notes = [line.split("\t") for line in Path(log).read_text(encoding="utf-8").splitlines()]
+    finally:
+        os.unlink(log)
+    config = session.config
+    partial = config.option.keyword or any("::" in arg for arg in config.args)
+    if exitstatus != 0 or partial or getattr(config.option, "update_snapshots", False):
+        return  # judged only for a passing run of whole modules that leaves the files as they are
+    used = {(folder, name) for kind, folder, name in notes if kind == "used"}
+    whole = {folder for kind, folder, _ in notes if kind == "ran"} - {f for k, f, _ in notes if k == "deselected"}
+    unused = sorted(f"{svg.parent.name}/{svg.name}" for folder in whole for svg in (SNAPSHOTS / folder).glob("*.svg")
+                    if (folder, svg.stem) not in used)
+    if unused:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        lines = [f"{len(unused)} snapshot file(s) unused (remove them, or run without -n and --snapshot-update):",
+                 *unused]
+        if reporter:
+            reporter.write_sep("-", "unused snapshot files", red=True)
+            for line in lines:
+                reporter.write_line(line)
+        else:
+            print(*lines, sep="\n")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

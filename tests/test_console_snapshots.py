@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 from pathlib import Path
@@ -109,15 +110,17 @@ class TestModals:
 
     def test_refusal_notice(self, snap_compare):
         base = Path("/tmp/rcs-console-snapshot")  # a fixed place keeps every path in the picture the same
-        shutil.rmtree(base, ignore_errors=True)
-        console = app(base)
+        with open(f"{base}.lock", "w") as lock:  # another test run on this machine may want it at the same time
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            shutil.rmtree(base, ignore_errors=True)
+            console = app(base)
 
-        async def broken(pilot) -> None:
-            (console.root / ".rcs/state/sessions" / SESSION / "skill-active-state.json").write_text("{oops")
-            select_row(pilot.app, "scopes-table", member_row("team"))
-            await pilot.press("d")
-            await pilot.pause()
-        assert snap_compare(console, terminal_size=(80, 24), run_before=broken)
+            async def broken(pilot) -> None:
+                (console.root / ".rcs/state/sessions" / SESSION / "skill-active-state.json").write_text("{oops")
+                select_row(pilot.app, "scopes-table", member_row("team"))
+                await pilot.press("d")
+                await pilot.pause()
+            assert snap_compare(console, terminal_size=(80, 24), run_before=broken)
 
     def test_readonly(self, tmp_path, snap_compare):
         assert snap_compare(app(tmp_path, readonly=True), terminal_size=(80, 24))

@@ -137,8 +137,9 @@ async def test_after_any_updates_the_table_shows_what_a_fresh_paint_shows():
                     table.scroll_to(y=rng.randrange(30), animate=False)
                 if op not in ("cursor", "scroll"):
                     table.set_rows(rows_of(keys, marks))
-                await pilot.pause()
-                await pilot.pause()
+                # twice: the messages and layout an update brings about, then a frame; no idle wait needed
+                await pilot.pause(0)
+                await pilot.pause(0)
                 assert painted(table) == drawn_now(table), (seed, step, op)
 
 

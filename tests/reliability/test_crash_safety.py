@@ -4,6 +4,11 @@ After every kill each file the command may touch holds either its old bytes or t
 uninterrupted run of the same command writes (timestamps normalised), never a torn mix; the journal
 stays readable line by line (a torn last line is skipped by `read_journal`), and afterwards the
 store still works: the lock is free, a clear applies and `undo` restores the exact before-images.
+
+The killed commands are forks of a process that has already started and imported rcs-tui
+(`cli_forks.py`): each run then costs only the command's own work, and the random moments all fall
+within it rather than mostly in the interpreter's start. A plain `rcs-tui` run must leave the same
+bytes as a fork's (`reference`).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import shutil
 import signal
 import statistics
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -61,31 +67,64 @@ def template(base: Path, kind: str) -> Path:
     return root
 
 
-def reference(base: Path, tpl: Path, kind: str) -> tuple[dict[str, bytes | None], float]:
-    """What an uninterrupted run leaves (normalised), and how long the command takes (median of 3)."""
-    times, after = [], {}
+class Forks:
+    """The fork server (`cli_forks.py`): `start` runs a command in a fresh fork, `wait` reaps it."""
+
+    def __init__(self, base: Path) -> None:
+        self.stderr = base / "fork-stderr.txt"
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("cli_forks.py"))],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def _ask(self, line: str) -> int:
+        assert self.proc.stdin and self.proc.stdout
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        answer = self.proc.stdout.readline()
+        assert answer, f"the fork server ended ({self.proc.wait(10)})"
+        return int(answer)
+
+    def start(self, root: Path, args: list[str]) -> int:
+        return self._ask(json.dumps([[*args, "--root", str(root)], str(self.stderr)]))
+
+    def wait(self) -> int:
+        code = self._ask("wait")
+        err = self.stderr.read_text(errors="replace")
+        assert "Traceback" not in err, err
+        return code
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        self.proc.wait(10)
+
+
+def reference(base: Path, tpl: Path, kind: str, forks: Forks) -> tuple[dict[str, bytes | None], float]:
+    """What an uninterrupted run leaves (normalised), and how long a forked command takes (median of 3).
+    A plain `rcs-tui` run leaves exactly what the forks do."""
+    times, after = [], []
     for i in range(3):
         root = base / f"ref-{kind}-{i}"
         shutil.copytree(tpl, root, symlinks=True)
         t = time.monotonic()
-        assert cli(root, COMMANDS[kind]).returncode == 0
+        forks.start(root, COMMANDS[kind])
+        assert forks.wait() == 0
         times.append(time.monotonic() - t)
-        after = {rel: norm(b) for rel, b in files(root).items()}
-    return after, statistics.median(times)
+        after.append({rel: norm(b) for rel, b in files(root).items()})
+    root = base / f"ref-{kind}-exec"
+    shutil.copytree(tpl, root, symlinks=True)
+    assert cli(root, COMMANDS[kind]).returncode == 0
+    assert {rel: norm(b) for rel, b in files(root).items()} == after[0] == after[-1]
+    return after[0], statistics.median(times)
 
 
-def kill_at(root: Path, args: list[str], delay: float) -> int:
-    proc = subprocess.Popen([RCS_TUI, *args, "--root", str(root)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+def kill_at(forks: Forks, root: Path, args: list[str], delay: float) -> int:
+    pid = forks.start(root, args)
     time.sleep(delay)
     try:
-        os.kill(proc.pid, signal.SIGKILL)
+        os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    proc.wait(timeout=60)
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    assert "Traceback" not in err, err
-    return proc.returncode
+    return forks.wait()
 
 
 def check_journal(root: Path) -> int:
@@ -114,10 +153,18 @@ def roll_back_interrupted(root: Path) -> None:
 
 
 def crash_many(tmp_path: Path, kind: str, kills: int, seed: int) -> dict[str, int]:
+    forks = Forks(tmp_path)
+    try:
+        return _crash_many(tmp_path, kind, kills, seed, forks)
+    finally:
+        forks.close()
+
+
+def _crash_many(tmp_path: Path, kind: str, kills: int, seed: int, forks: Forks) -> dict[str, int]:
     rng = random.Random(seed)
     tpl = template(tmp_path, kind)
     old = {rel: norm(b) for rel, b in files(tpl).items()}
-    new, duration = reference(tmp_path, tpl, kind)
+    new, duration = reference(tmp_path, tpl, kind, forks)
     assert old != new, "the command changes nothing: the test would prove nothing"
     outcomes = {"killed": 0, "old": 0, "new": 0, "mixed": 0}
     journal_carry = (tpl / JOURNAL_REL).read_bytes() if (tpl / JOURNAL_REL).exists() else b""
@@ -126,8 +173,11 @@ def crash_many(tmp_path: Path, kind: str, kills: int, seed: int) -> dict[str, in
         shutil.copytree(tpl, root, symlinks=True)
         (root / JOURNAL_REL).parent.mkdir(parents=True, exist_ok=True)
         (root / JOURNAL_REL).write_bytes(journal_carry)
-        code = kill_at(root, COMMANDS[kind], rng.uniform(0.3, 1.1) * duration)
+        code = kill_at(forks, root, COMMANDS[kind], rng.uniform(0.05, 1.1) * duration)
         outcomes["killed"] += code == -signal.SIGKILL
+        # The reference runs time the command only roughly (a busy machine slows some runs, not others):
+        # follow what the kills find, so that about two in three land before the command ends.
+        duration *= 1.1 if code == -signal.SIGKILL else 0.8
         now = {rel: norm(b) for rel, b in files(root).items()}
         for rel, content in now.items():
             assert content in (old[rel], new[rel]), f"kill {i} ({kind}): {rel} is neither old nor new:\n{content!r}"
