@@ -4,18 +4,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The fleet's ssh tests run a real OpenSSH server on 127.0.0.1, the kill-at-every-syscall tests drive
-# strace: install what is missing, in one apt-get run (CI runs as root). Without them those tests skip,
-# saying why.
+# strace, the tmux-escaping tests a real tmux server: install what is missing, in one apt-get run (CI runs
+# as root). Without them those tests skip, saying why.
 missing=()
 if [ ! -x /usr/sbin/sshd ] || ! command -v ssh >/dev/null 2>&1; then missing+=(openssh-server openssh-client); fi
 if ! command -v strace >/dev/null 2>&1; then missing+=(strace); fi
+if ! command -v tmux >/dev/null 2>&1; then missing+=(tmux); fi
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     export DEBIAN_FRONTEND=noninteractive
     (apt-get update -qq && apt-get install -y -qq "${missing[@]}") >/dev/null 2>&1 \
       || echo "note: could not install ${missing[*]}" >&2
   else
-    echo "note: ${missing[*]} missing and not root: the fleet's ssh and the strace tests will be skipped" >&2
+    echo "note: ${missing[*]} missing and not root: the tests that need them will be skipped" >&2
   fi
 fi
 . scripts/venv.sh test
