@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import TYPE_CHECKING
 
 from rcs_tui.cli.quick import JSON_HELP, ROOT_HELP, Option, Quick, run_quick
 from rcs_tui.core.exit_codes import OK
 
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: a status line's `hud --once` does not import typing
 if TYPE_CHECKING:
     import click
 

@@ -45,7 +45,7 @@ def test_a_fleet_alert_about_a_hostile_worker_name_shows_it_and_runs_nothing(tmu
     monkeypatch.setenv("TMUX", tmux_env)
     sent: list[list[str]] = []
     tracker = AlertTracker(AlertSettings(tmux=True, bell=False, min_interval=0))
-    monkeypatch.setattr(tracker, "_spawn", lambda argv, env: sent.append(argv))
+    monkeypatch.setattr(tracker, "_spawn", lambda argv, env, done=None: sent.append(argv))
     row = Row(parse_project(str(tmp_path)))
     row.take({"version": "1.1", "kind": "snapshot", "attention": {"dead": []}, "team": {}}, now=1.0)
     tracker.observe(row)
