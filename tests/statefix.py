@@ -57,3 +57,24 @@ def dead_pid() -> int:
         except PermissionError:
             pass
         pid += 1
+
+
+JOURNAL = ".rcs/logs/rcs-tui-journal.jsonl"
+
+
+def cli_project(tmp_path: Path, run_cli) -> Path:
+    """A project whose forge state was written by `rcs-tui state write` (so the journal holds that action)."""
+    root = tmp_path / "p"
+    (root / ".rcs").mkdir(parents=True)
+    res = run_cli("state", "write", "--mode", "forge", "--input", '{"active": true}', "--root", str(root))
+    assert res.code == 0, res.stderr
+    return root
+
+
+def append_journal(root: Path, line: str) -> None:
+    with open(root / JOURNAL, "a", encoding="utf-8") as fh:
+        fh.write(line + "\n")
+
+
+def no_internal_error(res) -> None:
+    assert "internal error" not in res.stderr and "Traceback" not in res.stderr, res.stderr

@@ -1,9 +1,10 @@
 """The quick commands (`hud --once`, `rp1 runs`) answered without click: they accept exactly what the
 click command accepts the same way, print exactly what it prints, hand everything else to click, and
-never import click."""
+never import click; a bad configuration file, Ctrl-C and a closed pipe or stream end both paths alike."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -17,6 +18,8 @@ from rcs_tui.cli import cli, main
 from rcs_tui.cli.common import run
 from rcs_tui.cli.quick import COMMANDS, parse
 from rcs_tui.demo import build_workspace
+from rcs_tui.rp1.source import Rp1Source
+from tests.conftest import RCS_TUI
 
 FIXED = datetime(2026, 11, 25, 21, 45, tzinfo=UTC)
 EPOCH = FIXED.timestamp()
@@ -336,3 +339,100 @@ def test_the_command_itself_skips_teardown_with_whole_output_and_status(workspac
     assert command.returncode == 0
     if "--json" in argv:
         assert json.loads(command.stdout)
+
+
+# -- configuration, interruptions and closed streams: both paths end alike -------------------------------
+
+
+def test_hud_once_applies_the_rp1_database_a_config_file_names(workspace, capsys, tmp_path, monkeypatch):
+    """A config file naming the rp1 database: the line shows that database's runs, as the click path does."""
+    config = tmp_path / "config.toml"
+    config.write_text(f'rp1_db = "{workspace.rp1_db}"\n')
+    monkeypatch.setenv("RCS_TUI_CONFIG", str(config))
+    monkeypatch.delenv("RP1_DB")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no ~/.rp1/rp1.db to fall back on
+    argv = ["hud", "--once", "--json", "--root", str(workspace.project)]
+    quick = _capture(capsys, lambda: main(argv))
+    slow = _capture(capsys, lambda: run(cli, argv))
+    assert quick == slow and slow[2] == 0
+    assert json.loads(quick[0]) == json.loads(slow[0])
+
+
+@pytest.mark.parametrize(("text", "flags", "words"), [
+    ("= = =\n", ["--preset", "full"], "invalid TOML"),
+    ("bogus_key = 1\n", [], "bogus_key"),
+    ('theme = 5\n', ["--preset=minimal"], "theme"),
+])
+def test_hud_once_reports_a_bad_config_file_as_click_does(workspace, capsys, tmp_path, monkeypatch,
+                                                          text, flags, words):
+    """A bad config file is an error naming it, exit 1, whether or not `--preset` is given."""
+    config = tmp_path / "config.toml"
+    config.write_text(text)
+    monkeypatch.setenv("RCS_TUI_CONFIG", str(config))
+    argv = ["hud", "--once", "--root", str(workspace.project), *flags]
+    assert parse(argv) is not None
+    quick = _capture(capsys, lambda: main(argv))
+    slow = _capture(capsys, lambda: run(cli, argv))
+    assert quick == slow
+    out, err, rv = quick
+    assert rv == 1 and out == "" and str(config) in json.loads(err)["error"] and words in err
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt, lambda: BrokenPipeError(errno.EPIPE, "Broken pipe")])
+@pytest.mark.parametrize("words", [["rp1", "runs"], ["hud", "--once"]])
+def test_ctrl_c_and_a_closed_pipe_end_both_paths_alike(workspace, capsys, monkeypatch, exc, words):
+    def interrupted(*_args: object, **_kw: object) -> None:
+        raise exc()
+
+    monkeypatch.setattr(Rp1Source, "feed", interrupted)
+    monkeypatch.setattr("rcs_tui.project.answer.answer", interrupted)
+    argv = [*words, "--root", str(workspace.project)]
+    assert parse(argv) is not None
+    quick = _capture(capsys, lambda: main(argv))
+    slow = _capture(capsys, lambda: run(cli, argv))
+    assert quick == slow
+
+
+def test_hud_once_takes_the_root_given_before_the_subcommand(workspace, capsys, tmp_path, monkeypatch):
+    """`rcs-tui --root X hud --once` shows X, as `rcs-tui hud --once --root X` does (not "no .rcs/ here")."""
+    monkeypatch.chdir(tmp_path)
+    before = _capture(capsys, lambda: main(["--root", str(workspace.project), "hud", "--once", "--json"]))
+    after = _capture(capsys, lambda: main(["hud", "--once", "--json", "--root", str(workspace.project)]))
+    assert before == after and after[2] == 0
+
+
+@pytest.mark.parametrize("argv", [["rp1", "runs", "--json", "--root", "{P}"], ["--root", "{P}", "rp1", "runs"],
+                                  ["hud", "--once", "--root", "{P}"], ["--root", "{P}", "hud", "--once", "--json"]])
+def test_a_closed_stdout_is_not_an_internal_error(workspace, argv):
+    """`rcs-tui … >&-` (a cron line, a daemon): nothing to print to, so nothing printed and exit 0, as
+    click's own echo does, never `internal error: AttributeError`."""
+    import subprocess
+
+    argv = [a.replace("{P}", str(workspace.project)) for a in argv]
+    code = "import sys\nfrom rcs_tui.cli import main\nmain(sys.argv[1:])"
+    closed = 'exe=$0 code=$1; shift; "$exe" -c "$code" "$@" >&-'
+    proc = subprocess.run(["sh", "-c", closed, sys.executable, code, *argv], capture_output=True, timeout=60)
+    assert (proc.returncode, proc.stderr) == (0, b"")
+
+
+
+@pytest.mark.parametrize("closed", ["1", "2"])
+@pytest.mark.parametrize("argv", [["hud", "--once"], ["rp1", "runs", "--json"]])
+def test_a_quick_command_with_a_closed_stream_ends_quietly_with_its_status(tmp_path, closed, argv):
+    """`rcs-tui hud --once >&-` (or `2>&-`) in a status-line script: the command still ends with status 0
+    and writes no traceback; the stream left open gets the whole answer."""
+    from rcs_tui.demo import build_workspace
+
+    ws = build_workspace(tmp_path)
+    env = {**os.environ, "RP1_DB": str(ws.rp1_db), "XDG_CACHE_HOME": str(tmp_path / "cache"),
+           "RCS_TUI_CONFIG": str(tmp_path / "no-config.toml")}
+    cmd = [RCS_TUI, *argv, "--root", str(ws.project)]
+    whole = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+    assert whole.returncode == 0 and whole.stdout.strip(), whole.stderr
+    shell = f'exec "$@" {closed}>&-'
+    got = subprocess.run(["bash", "-c", shell, "rcs-tui", *cmd], capture_output=True, text=True, env=env,
+                         timeout=60)
+    assert got.returncode == 0, got.stderr
+    assert "Traceback" not in got.stderr and got.stderr == ""
+    assert got.stdout == ("" if closed == "1" else whole.stdout)
+

@@ -1,4 +1,5 @@
-"""The console at 80 and 60 columns: the status bar and the tables fit, and no word is cut in half."""
+"""The console at 80 and 60 columns: the status bar and the tables fit, and no word is cut in half (an error
+that starts with a long word still shows, whole words or its mark, at every width)."""
 
 from __future__ import annotations
 
@@ -134,3 +135,26 @@ def test_a_narrow_pane_drops_session_and_live_mark_before_an_error(tmp_path, wid
     assert ("✖" in text) == bool(opts["last_error"]), text
     if width == 30 and not opts["paused"]:
         assert "✖ error" in text
+
+
+LONG_FIRST_WORD = ("/home/operator/work/project/.rcs/state/sessions/rcs-1764106896953-k3j9x2/forge-state.json"
+                   " changed underneath; nothing was changed")
+
+
+@pytest.mark.parametrize("paused", [False, True])
+@pytest.mark.parametrize("readonly", [False, True])
+def test_an_error_whose_first_word_is_long_still_shows_at_every_width(tmp_path, paused, readonly):
+    """An error starting with a long path never shows as a bare "…": at any width the line holds either
+    whole words of the error or its mark, and it fits."""
+    from rcs_tui.ui.console.statusbar import status_text
+    from tests.console_fixtures import NOW, app
+
+    world = app(tmp_path).loader.load()
+    for width in range(22, 121):
+        text = status_text(world, NOW, width=width, paused=paused, readonly=readonly, last_error=LONG_FIRST_WORD,
+                           watching="native").plain
+        assert len(text) <= width, (width, text)
+        shown = text.rsplit(" │ ", 1)[-1]
+        words = shown.rstrip("…").split()
+        assert shown.startswith("✖") or (words and words[0] in LONG_FIRST_WORD.split()), (width, text)
+

@@ -1,9 +1,13 @@
-"""LineTable: what an update costs (rows drawn), where the cursor goes, and what it tells its screen."""
+"""LineTable: what an update costs (rows drawn), where the cursor goes, what it tells its screen, and that
+after any updates every line on screen is the one a fresh paint draws."""
 
 from __future__ import annotations
 
+import random
+
 from rich.text import Text
 from textual.app import App, ComposeResult
+from textual.geometry import Region
 
 from rcs_tui.ui.linetable import LineTable, successor
 
@@ -183,3 +187,50 @@ def test_successor_prefers_the_following_row_then_the_previous_within_the_group(
     assert successor(old, "a:2", {"b:1", "b:2"}, group) == "b:1"  # its group is gone: the next
     assert successor(old, "a:2", set()) is None
     assert successor(old, None, {"a:1"}) is None
+
+
+# -- the lines repainted are every line whose content changed ------------------------------------------------
+def painted(table: LineTable) -> list[str]:
+    """The lines as the screen holds them (Textual's line cache: only lines marked dirty were drawn again)."""
+    return [s.text for s in table.render_lines(Region(0, 0, table.size.width, table.size.height))]
+
+
+def drawn_now(table: LineTable) -> list[str]:
+    return [table.render_line(y).text for y in range(table.size.height)]
+
+
+async def test_after_any_updates_the_table_shows_what_a_fresh_paint_shows():
+    """Re-sorts, rows added, dropped and replaced, cells changed, cursor moves and scrolling in random
+    order: after each, every line on screen is the one a full repaint would draw."""
+    for seed in range(12):
+        rng = random.Random(seed)
+        keys = [f"r{i:02d}" for i in range(rng.randint(0, 30))]
+        marks: dict[str, str] = {}
+        app = Host(keys)
+        async with app.run_test(size=(40, 10)) as pilot:
+            await pilot.pause()
+            table = app.query_one(LineTable)
+            for step in range(30):
+                op = rng.choice(["move", "mark", "cursor", "add", "drop", "replace", "scroll"])
+                if op == "move" and keys:
+                    key = keys.pop(rng.randrange(len(keys)))
+                    keys.insert(rng.randrange(len(keys) + 1), key)
+                elif op == "mark" and keys:
+                    marks[rng.choice(keys)] = rng.choice(["ok", "FAILED", "waiting"])
+                elif op == "cursor" and keys:
+                    table.move_cursor(rng.randrange(len(keys)))
+                elif op == "add":
+                    keys.insert(rng.randrange(len(keys) + 1), f"n{step}")
+                elif op == "drop" and keys:
+                    keys.pop(rng.randrange(len(keys)))
+                elif op == "replace" and keys:
+                    keys[rng.randrange(len(keys))] = f"s{step}"
+                elif op == "scroll":
+                    table.scroll_to(y=rng.randrange(30), animate=False)
+                if op not in ("cursor", "scroll"):
+                    table.set_rows(rows_of(keys, marks))
+                # twice: the messages and layout an update brings about, then a frame; no idle wait needed
+                await pilot.pause(0)
+                await pilot.pause(0)
+                assert painted(table) == drawn_now(table), (seed, step, op)
+

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import rcs_tui.rp1.db as rp1db
 from rcs_tui.rp1.db import Rp1Db
-from tests.test_review_session2 import EVENT, many_runs, other_process
+from tests.rp1fix import EVENT, many_runs, other_process
 
 
 def holding_a_read(path: Path, then) -> tuple[object, object]:

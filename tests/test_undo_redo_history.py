@@ -1,8 +1,10 @@
 """Undo and redo as one history: after any sequence of clears, undos and redos the files on disk are what
-that history says, `undo` offers exactly the actions in effect and `redo` exactly the ones undone."""
+that history says, `undo` offers exactly the actions in effect and `redo` exactly the ones undone; undoing an
+undo puts the original back in effect, and a redo whose entry left the journal is a clear refusal."""
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -13,6 +15,8 @@ from rcs_tui.state import ops
 from rcs_tui.state.redo import redo_operation, undo_operation
 from rcs_tui.state.txn import TxnError
 from tests import statefix as sf
+from tests.statefix import append_journal, no_internal_error
+from tests.statefix import cli_project as project
 
 MODES = ("forge", "team", "ultrawork")
 
@@ -108,3 +112,31 @@ def test_any_sequence_of_clears_undos_and_redos_matches_the_history(steps):
             for m in MODES:
                 want = holding[m] if m in holding else original[m]
                 assert now[m] == want, (step, m)
+
+
+# -- through the CLI: a redo whose entry is gone, and undo of an undo ---------------------------------------
+
+
+def test_redo_of_an_entry_no_longer_in_the_journal_is_a_clear_refusal(tmp_path, run_cli):
+    root = project(tmp_path, run_cli)
+    append_journal(root, json.dumps({"state": "done", "id": "U9", "undoes": "ghost", "action": "undo x",
+                                     "files": [], "appends": []}))
+    res = run_cli("redo", "--root", str(root))
+    no_internal_error(res)
+    assert res.code == 1
+    assert "cannot redo ghost: that entry is no longer in the journal" in res.error
+
+
+def test_undoing_an_undo_puts_the_original_back_in_effect(tmp_path, run_cli):
+    root = project(tmp_path, run_cli)
+    state = root / ".rcs/state/forge-state.json"
+    written = state.read_bytes()
+    first = run_cli("undo", "--json", "--root", str(root)).json
+    assert not state.exists()
+    run_cli("undo", first["journal_id"], "--root", str(root))
+    assert state.read_bytes() == written
+    entries = run_cli("journal", "--json", "--root", str(root)).json
+    rows = entries["entries"] if isinstance(entries, dict) else entries
+    original = next(e for e in rows if e["id"] == first["undone"])
+    assert not original.get("undone"), original
+

@@ -1,5 +1,6 @@
 """The watcher and the live HUD: real file changes repaint it, a bad write shows that member unreadable,
-polling works and says so, and a HUD session writes nothing."""
+polling works and says so (and delivers what native watching lost when it failed), and a HUD session
+writes nothing."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from rcs_tui.demo import Simulator, build_workspace
 from rcs_tui.files.io import atomic_write, dump_json
 from rcs_tui.project.loader import WorldLoader, section_of
+from rcs_tui.project.watch import poll_batches, watch_targets
 from rcs_tui.ui.hud_app import HudApp, next_tick
 from rcs_tui.ui.watcher import WorldUpdated
 from rcs_tui.ui.widgets import HudView
@@ -156,3 +158,36 @@ def test_json_snapshot_of_world_is_serialisable(tmp_path):
     data = world_json_extra(w)
     json.dumps(data)
     assert data["rp1_run"]["flow"] == "build" and data["task"] == {"id": "login-api", "phase": "codegen"}
+
+
+# -- native watching that fails hands over to polling without losing a change ------------------------------
+
+
+async def test_polling_after_native_watching_failed_first_delivers_every_file(tmp_path):
+    """Changes native watching lost when it failed (an undelivered batch, a session it could not watch)
+    are shown once polling takes over, not only the ones made after its first scan."""
+    session = tmp_path / ".rcs" / "state" / "sessions" / "s2"
+    session.mkdir(parents=True)
+    atomic_write(session / "ralph-state.json", dump_json({"active": True}))  # written while unwatched
+    batches = poll_batches(watch_targets(WorldLoader(tmp_path, rp1_db=False)), 0.05, resync=True)
+    first = await asyncio.wait_for(anext(batches), 5)
+    await batches.aclose()
+    assert session / "ralph-state.json" in first
+
+
+async def test_a_change_native_watching_lost_when_it_failed_reaches_the_hud(tmp_path, monkeypatch):
+    """Native watching fails holding a change it never delivered: the polling that takes over shows it."""
+    from rcs_tui.ui import watcher
+
+    root = project(tmp_path)
+
+    async def failing(targets, **_kw):
+        atomic_write(forge_file(root), dump_json({"active": True, "iteration": 9, "max_iterations": 10}))
+        raise OSError("the inotify descriptor failed")  # with that change read but not yet delivered
+        yield frozenset()  # pragma: no cover - an async generator
+
+    monkeypatch.setattr(watcher, "native_batches", failing)
+    app = app_for(root)
+    async with app.run_test(size=(100, 1)) as pilot:
+        await wait_for(pilot, app, "forge:9/10")
+

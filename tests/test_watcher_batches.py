@@ -1,9 +1,12 @@
-"""The Linux watcher's batches: what a burst of real writes yields, and that stopping it leaves nothing
-running. Linux only (inotify)."""
+"""The Linux watcher's batches: what a burst of real writes yields, that stopping it leaves nothing
+running, and that a session directory renamed, moved out of the tree, or made while the kernel's queue
+overflowed or no watch was left is still reported under its present name (or the watcher stops and
+polling takes over). Linux only (inotify)."""
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import sys
 import threading
@@ -13,7 +16,7 @@ import pytest
 
 from rcs_tui.files.io import atomic_write, dump_json
 from rcs_tui.project.loader import WorldLoader
-from rcs_tui.project.watch import inotify_batches, watch_targets
+from rcs_tui.project.watch import TreeWatch, inotify_batches, watch_targets
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 
@@ -106,3 +109,138 @@ async def test_what_changes_while_the_consumer_is_busy_comes_as_one_batch(tmp_pa
         await asyncio.sleep(0.05)
     assert await asyncio.wait_for(anext(batches), 5) == frozenset(written)
     await batches.aclose()
+
+
+# -- session directories renamed, moved out or made while events were lost ---------------------------------
+
+
+async def _first_batch_with(batches, path: Path, timeout: float = 3.0) -> set[Path]:
+    """Everything yielded until `path` shows up (or the timeout passes)."""
+    seen: set[Path] = set()
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while path not in seen and loop.time() < end:
+        try:
+            seen |= await asyncio.wait_for(anext(batches), end - loop.time())
+        except TimeoutError:
+            break
+    return seen
+
+
+async def test_writes_in_a_renamed_session_directory_are_seen_under_its_new_name(tmp_path):
+    """`mv sessions/s1 sessions/s2`: later writes in s2 are reported as s2's files, not as the gone s1's
+    (which would load a session that no longer exists and never show s2's change)."""
+    sessions = tmp_path / ".rcs" / "state" / "sessions"
+    (sessions / "s1").mkdir(parents=True)
+    atomic_write(sessions / "s1" / "ralph-state.json", dump_json({"active": True}))
+    batches = inotify_batches(watch_targets(WorldLoader(tmp_path, rp1_db=False)))
+    first = asyncio.ensure_future(anext(batches))
+    await asyncio.sleep(0.3)  # the watches are in place
+    os.rename(sessions / "s1", sessions / "s2")
+    assert sessions / "s2" / "ralph-state.json" in await asyncio.wait_for(first, 5)
+    atomic_write(sessions / "s2" / "team-state.json", dump_json({"active": True}))
+    seen = await _first_batch_with(batches, sessions / "s2" / "team-state.json")
+    await batches.aclose()
+    assert sessions / "s2" / "team-state.json" in seen
+    assert not any(sessions / "s1" in p.parents for p in seen)
+
+
+async def test_a_session_created_while_the_kernel_queue_overflowed_is_watched_afterwards(tmp_path, monkeypatch):
+    """An overflowed queue loses the new directory's own event: its files are rescanned, and its later
+    writes must still reach the screen."""
+    sessions = tmp_path / ".rcs" / "state" / "sessions"
+    (sessions / "s1").mkdir(parents=True)
+    real = TreeWatch.paths_of
+
+    def lost_in_overflow(self, event, targets):
+        if int(event.mask) & 0x40000000 and int(event.mask) & 0x100:  # a new directory's event: dropped
+            return set(), True
+        return real(self, event, targets)
+
+    monkeypatch.setattr(TreeWatch, "paths_of", lost_in_overflow)
+    batches = inotify_batches(watch_targets(WorldLoader(tmp_path, rp1_db=False)))
+    first = asyncio.ensure_future(anext(batches))
+    await asyncio.sleep(0.3)
+    (sessions / "s2").mkdir()
+    (sessions / "s2" / "ralph-state.json").write_text('{"active": true}')
+    seen = await asyncio.wait_for(first, 5)
+    if sessions / "s2" / "ralph-state.json" not in seen:
+        seen |= await _first_batch_with(batches, sessions / "s2" / "ralph-state.json")
+    assert sessions / "s2" / "ralph-state.json" in seen  # the rescan after the overflow
+    await asyncio.sleep(0.1)
+    atomic_write(sessions / "s2" / "team-state.json", dump_json({"active": True}))
+    seen = await _first_batch_with(batches, sessions / "s2" / "team-state.json")
+    await batches.aclose()
+    assert sessions / "s2" / "team-state.json" in seen
+
+
+async def test_running_out_of_watches_for_a_new_session_is_not_silent(tmp_path, monkeypatch):
+    """No inotify watch left for a new session's directory: its writes must still be seen (or the watcher
+    must stop, so that it falls back to polling); never silently unwatched."""
+    from asyncinotify import Inotify
+
+    sessions = tmp_path / ".rcs" / "state" / "sessions"
+    (sessions / "s1").mkdir(parents=True)
+    batches = inotify_batches(watch_targets(WorldLoader(tmp_path, rp1_db=False)))
+    first = asyncio.ensure_future(anext(batches))
+    await asyncio.sleep(0.3)  # the initial watches are in place
+
+    def exhausted(self, path, mask):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Inotify, "add_watch", exhausted)
+    (sessions / "s2").mkdir()
+    await asyncio.sleep(0.1)
+    atomic_write(sessions / "s2" / "ralph-state.json", dump_json({"active": True}))
+    seen: frozenset[Path] | OSError | None = None
+    try:
+        seen = await asyncio.wait_for(first, 2)
+    except TimeoutError:  # nothing at all: the new session is silently unwatched (caught first: an OSError)
+        pass
+    except OSError as exc:  # the watcher stopped: start_watcher then falls back to polling
+        seen = exc
+    finally:
+        await batches.aclose()
+    assert isinstance(seen, OSError) or (seen is not None and sessions / "s2" / "ralph-state.json" in seen)
+
+
+async def test_a_session_directory_moved_out_of_the_tree_is_no_longer_watched(tmp_path):
+    """`mv sessions/s1 /elsewhere`: its later writes are not reported under the path it left (each would
+    load a session that is gone), and its watches are given back to the kernel."""
+    from rcs_tui.project import watch as watcher
+
+    sessions = tmp_path / "p" / ".rcs" / "state" / "sessions"
+    (sessions / "s1" / "deep").mkdir(parents=True)
+    (sessions / "s0").mkdir()
+    atomic_write(sessions / "s1" / "ralph-state.json", dump_json({"active": True}))
+    made: list[watcher.TreeWatch] = []
+    real = watcher.TreeWatch.__init__
+
+    def spy(self) -> None:
+        real(self)
+        made.append(self)
+
+    watcher.TreeWatch.__init__ = spy  # type: ignore[method-assign]
+    try:
+        batches = inotify_batches(watch_targets(WorldLoader(tmp_path / "p", rp1_db=False)))
+        first = asyncio.ensure_future(anext(batches))
+        await asyncio.sleep(0.3)  # the watches are in place
+    finally:
+        watcher.TreeWatch.__init__ = real  # type: ignore[method-assign]
+    watched = {w.path for w in made[0].inotify.watches}
+    assert {sessions / "s1", sessions / "s1" / "deep"} <= watched
+    away = tmp_path / "away"
+    os.rename(sessions / "s1", away)
+    atomic_write(sessions / "s0" / "team-state.json", dump_json({"active": True}))
+    seen = set(await asyncio.wait_for(first, 5))
+    if sessions / "s0" / "team-state.json" not in seen:
+        seen |= await _first_batch_with(batches, sessions / "s0" / "team-state.json")
+    atomic_write(away / "team-state.json", dump_json({"active": True}))
+    atomic_write(away / "deep" / "x-state.json", dump_json({"active": True}))
+    atomic_write(sessions / "s0" / "ralph-state.json", dump_json({"active": True}))
+    seen |= await _first_batch_with(batches, sessions / "s0" / "ralph-state.json")
+    left = {w.path for w in made[0].inotify.watches}
+    await batches.aclose()
+    assert not any(sessions / "s1" in p.parents for p in seen)
+    assert sessions / "s1" not in left and sessions / "s1" / "deep" not in left
+

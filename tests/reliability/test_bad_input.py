@@ -1,4 +1,5 @@
-"""Hostile state trees: damaged JSON, symlinks, bad ids, and markup/escape sequences in every string.
+"""Hostile state trees: damaged JSON (a lone surrogate escape among it), symlinks, bad ids (on the
+read-only commands too), and markup/escape sequences in every string.
 
 The reader and every CLI command must answer (exit 0/1/2 with `{"error"}`), never traceback, never hang;
 strings from state files must reach the terminal as inert text: no escape byte of the file's own, no
@@ -16,8 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rcs_tui.files.io import read_json
 from rcs_tui.state.reader import read_snapshot
 from tests import statefix as sf
+from tests.conftest import tree_digest
 from tests.fixtures_tasks import make_task
 from tests.reliability.conftest import SESSION, build_busy_tree
 
@@ -259,3 +262,51 @@ def test_reader_and_views_never_raise(tmp_path_factory, content):
     world = WorldLoader(root, session_id=SESSION, rp1_db=False).load()
     for line in render_spans(world, 0.0, 120, 3, "full"):
         assert_inert(to_ansi(line, False), "hud line", color=False)
+
+
+# -- text no UTF-8 file can hold, and session ids that are not ids, on the read-only commands ------------------
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "p"
+    sf.mode(root, "forge", current_phase="executing", iteration=1)
+    sf.mode(root, "ultrawork")
+    sf.canonical(root, ["forge", "ultrawork"])
+    return root
+
+
+def test_a_lone_surrogate_escape_in_a_state_file_is_refused_where_it_is_read(project, run_cli):
+    """`"\\ud800"` is valid JSON syntax but no text a UTF-8 file can hold: it used to be planned on and then
+    fail inside the JSON writer as `internal error: ValueError`."""
+    path = project / ".rcs/state/forge-state.json"
+    path.write_text('{"active": true, "current_phase": "\\ud800"}')
+    before = tree_digest(project)
+    why = "holds text that is not valid Unicode (a lone surrogate escape \\ud800); not usable as state"
+    assert read_json(path).error == why
+    res = run_cli("state", "write", "--mode", "forge", "--input", '{"iteration": 2}', "--dry-run", "--json",
+                  "--root", str(project))
+    assert res.code == 1
+    assert res.error == f".rcs/state/forge-state.json: {why}; fix or clear it first (nothing was changed)"
+    snap = run_cli("snapshot", "--json", "--root", str(project)).json
+    assert {"path": ".rcs/state/forge-state.json", "error": why} in snap["errors"]
+    assert tree_digest(project) == before
+    res = run_cli("state", "clear", "--mode", "forge", "--json", "--root", str(project))  # the way out still works
+    assert res.code == 0 and res.json["cleared"] is True and not path.exists()
+
+
+def test_a_proper_surrogate_pair_escape_is_ordinary_text(project):
+    path = project / ".rcs/state/forge-state.json"
+    path.write_text('{"active": true, "current_phase": "\\ud83d\\ude00"}')
+    assert read_json(path).ok and read_json(path).data["current_phase"] == "\U0001f600"
+
+
+@pytest.mark.parametrize("bad", ["a\nb", "\x1b[31mred", "../x", "x" * 65])
+def test_an_invalid_session_id_on_read_only_commands_is_a_usage_error_not_an_internal_one(project, run_cli, bad):
+    """snapshot/hud --once used to end in `internal error: AttributeError` on such an id."""
+    for args in (["snapshot", "--session-id", bad, "--json"], ["hud", "--once", "--session", bad],
+                 ["overlay", "--session", bad, "--json"]):
+        res = run_cli(*args, "--root", str(project))
+        assert res.code == 1, (args, res.stdout)
+        assert res.error.startswith("invalid session id ") and res.error.endswith(
+            "must match ^[A-Za-z0-9_-]{1,64}$"), (args, res.error)
+        assert "\x1b" not in res.stderr and "\n" not in res.stderr.strip()
+

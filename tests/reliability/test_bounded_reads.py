@@ -1,7 +1,8 @@
-"""Reads are bounded and never block: FIFOs, sockets, devices and directories where files belong.
+"""Reads are bounded and never block: FIFOs, sockets, devices and directories where files belong, an
+endless `--input-file`, and a config file that is a FIFO or a device.
 
-Every command runs as a subprocess with a timeout and an address-space limit, so a reader that blocks
-on a FIFO or streams /dev/zero fails the test instead of hanging the suite or the machine.
+Every command runs as a subprocess with a timeout (most also with an address-space limit), so a reader
+that blocks on a FIFO or streams /dev/zero fails the test instead of hanging the suite or the machine.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from tests import statefix as sf
 from tests.conftest import RCS_TUI
 from tests.fixtures_tasks import make_task
 from tests.reliability.conftest import SESSION, build_busy_tree
+from tests.statefix import cli_project as project
 
 MEMORY_CAP = 1536 * 1024 * 1024  # far below what reading /dev/zero until the 8 MB cap is lifted would take
 TEAM = ".rcs/state/team/alpha"
@@ -289,3 +291,23 @@ def test_a_whole_statusline_payload_is_still_read():
         assert read_stdin_payload(read_end) == {"cwd": "/tmp/x", "workspace": {"current_dir": "/tmp/x"}}
     finally:
         os.close(read_end)
+
+
+def test_input_file_is_bounded(tmp_path, run_cli):
+    root = project(tmp_path, run_cli)
+    res = run_cli("state", "write", "--mode", "forge", "--input-file", "/dev/zero", "--root", str(root), timeout=30)
+    assert res.code == 1 and "larger than" in res.error
+
+
+def test_config_file_that_is_a_fifo_or_device_never_hangs(tmp_path, run_cli):
+    root = project(tmp_path, run_cli)
+    fifo = tmp_path / "cfg.fifo"
+    os.mkfifo(fifo)
+    res = run_cli("locate", "--root", str(root), env={"RCS_TUI_CONFIG": str(fifo)}, timeout=20)
+    assert res.code == 1 and "not a regular file (a FIFO)" in res.error
+    link = tmp_path / "zero.toml"
+    link.symlink_to("/dev/zero")
+    for args in (["config"], ["hud", "--once"]):
+        res = run_cli(*args, "--root", str(root), env={"RCS_TUI_CONFIG": str(link)}, timeout=20)
+        assert res.code == 1 and "not a regular file (a device)" in res.error, (args, res.stderr)
+

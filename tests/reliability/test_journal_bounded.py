@@ -1,10 +1,12 @@
 """The journal is untrusted and may be huge: read newest first in bounded memory, rotated at a size limit,
-malformed lines skipped with a warning naming the line; undo of a task move also takes its transcript line back;
-temp files of a killed write are found and removed by the doctor."""
+malformed lines skipped with a warning naming the line, never written into once another process rotated it
+mid-entry; undo of a task move also takes its transcript line back; temp files of a killed write are found and
+removed by the doctor."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -181,3 +183,40 @@ def test_a_huge_journal_without_newlines_is_read_within_a_bound(tree, run_cli):
     assert listing.code == 0 and "only its newest entries are shown" in listing.stdout + listing.stderr
     assert doctor.code in (0, 3)
     assert undo.code == 1 and "only its newest entries are shown" in undo.stdout + undo.stderr + undo.error
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "p"
+    sf.mode(root, "forge", current_phase="executing", iteration=1)
+    sf.mode(root, "ultrawork")
+    sf.canonical(root, ["forge", "ultrawork"])
+    return root
+
+
+def test_a_journal_rotated_by_another_process_mid_entry_is_never_written_into(project, monkeypatch):
+    """The entry's state is marked in place at its offset. If another process rotates the journal and starts a
+    new one meanwhile, that offset belongs to someone else's file: writing "done" there used to punch NUL
+    bytes and a stray word into the new journal. Now the mark refuses, the change is rolled back, and both
+    journal files keep their bytes."""
+    op = ops.plan_clear(project, "ultrawork")
+    journal = project / JOURNAL
+    rotated = project / ".rcs/logs/rcs-tui-journal.1.jsonl"
+    theirs = b'{"state": "done", "id": "OTHER", "files": []}\n'
+    real_swap = txn._swap
+
+    def rotate_then_swap(step):
+        if not rotated.exists():
+            os.replace(journal, rotated)
+            journal.write_bytes(theirs)
+        real_swap(step)
+
+    monkeypatch.setattr(txn, "_swap", rotate_then_swap)
+    before = tree_digest(project / ".rcs/state")
+    with pytest.raises(txn.TxnError, match="rotated, truncated or replaced by another process"):
+        op.run(project)
+    assert tree_digest(project / ".rcs/state") == before  # every file restored
+    assert journal.read_bytes() == theirs
+    [line] = rotated.read_text().splitlines()
+    assert json.loads(line)["state"] == "pending"  # left for the doctor, which shows it as interrupted
+

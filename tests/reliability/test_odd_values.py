@@ -1,14 +1,21 @@
-"""Whatever numbers the files hold, every command ends with a clear answer and writes strict JSON.
+"""Whatever numbers or text the files and the operator hold, every command ends with a clear answer and
+writes strict JSON.
 
 Pids that do not fit a C int (which made `os.kill` raise OverflowError), NaN/Infinity in operator
-input (which must never reach a runtime file), numbers past a float's range.
+input (which must never reach a runtime file), numbers past a float's range, operator input that is not
+valid Unicode, and a forged journal path no file name can have (a lone surrogate).
 """
 
 from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests import statefix as sf
+from tests.conftest import tree_digest
+from tests.statefix import append_journal, no_internal_error
+from tests.statefix import cli_project as project
 
 HUGE = 2**70
 
@@ -75,3 +82,32 @@ def test_counts_past_any_range_are_unknown_values_not_crashes(tmp_path, run_cli)
     for args in (["snapshot", "--json"], ["doctor", "--json"], ["state", "list-active"]):
         res = run_cli(*args, "--root", str(tmp_path))
         assert res.code in (0, 3), (args, res.stderr)
+
+
+@pytest.mark.parametrize("text", ['{"a": "\\ud800"}', '{"a": "\udcff"}'])
+def test_state_write_refuses_text_that_is_not_valid_unicode(tmp_path, run_cli, text):
+    root = project(tmp_path, run_cli)
+    before = (root / ".rcs/state/forge-state.json").read_bytes()
+    for extra in ([], ["--dry-run"]):
+        res = run_cli("state", "write", "--mode", "forge", "--input", text, "--root", str(root), *extra)
+        no_internal_error(res)
+        assert res.code == 1
+        assert "not valid Unicode" in res.error
+    assert (root / ".rcs/state/forge-state.json").read_bytes() == before
+
+
+@pytest.mark.parametrize("state", ["done", "pending"])
+def test_a_journal_path_no_file_name_can_have_is_refused(tmp_path, run_cli, state):
+    root = project(tmp_path, run_cli)
+    before = tree_digest(root / ".rcs/state")
+    forged = '{"state":"STATE","id":"S1","action":"a","files":[{"path":".rcs/state/\\ud800.json",' \
+             '"before_b64":null,"after_sha":"00"}]}'
+    append_journal(root, forged.replace("STATE", state))
+    for args in (["undo", "S1"], ["doctor"], ["doctor", "--fix"]):
+        res = run_cli(*args, "--root", str(root))
+        no_internal_error(res)
+        assert res.code in ((1,) if args[0] == "undo" else (0, 3)), (args, res.code, res.stderr)
+    res = run_cli("undo", "S1", "--root", str(root))
+    assert "journal entry S1 names an unsafe path" in res.error and "nothing was changed" in res.error
+    assert tree_digest(root / ".rcs/state") == before
+

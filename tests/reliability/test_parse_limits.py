@@ -2,16 +2,21 @@
 
 `json.loads` raises a plain ValueError for an integer longer than 4 300 digits and RecursionError for
 deep nesting; both must become a per-file error or a skipped line, never an exception out of a reader.
+Nesting past the readers' own cap (100 levels) is refused where the file or the input is read.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
 
 from rcs_tui.files.io import read_json
 from rcs_tui.state.journal import read_journal
 from rcs_tui.state.tasks import read_transcript
 from rcs_tui.state.txn import JOURNAL_REL
+from tests import statefix as sf
 
 HUGE_INT = b'{"id": "x", "files": [], "n": 1' + b"0" * 5000 + b"}"
 DEEP = b'{"a":' * 100_000 + b"1" + b"}" * 100_000
@@ -84,3 +89,35 @@ def test_a_config_file_past_the_parsers_limits_is_a_clear_error_for_every_comman
             assert res.code == 1, (args, res.stdout)
             assert res.error.startswith(f"{cfg}: invalid TOML: ") and why in res.error, (args, res.error)
             assert json.loads(res.stderr.strip().splitlines()[-1])["kind"] == "bad_config"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "p"
+    sf.mode(root, "forge", current_phase="executing", iteration=1)
+    sf.mode(root, "ultrawork")
+    sf.canonical(root, ["forge", "ultrawork"])
+    return root
+
+
+@pytest.mark.parametrize("depth", [101, 900])
+def test_json_nested_deeper_than_the_cap_is_refused_where_it_is_read(project, run_cli, depth):
+    """A document that parses just under the interpreter's recursion limit (depth 900) used to end in
+    `internal error: RecursionError` in the sanitiser of `state read`, `state get-status` and `task show`."""
+    from tests.fixtures_tasks import make_task
+
+    nested = "[" * depth + "]" * depth
+    (project / ".rcs/state/forge-state.json").write_text('{"active": true, "x": ' + nested + "}")
+    make_task(project, "t1", "codegen", state={"phase": "codegen", "x": json.loads("[" * 50 + "]" * 50)})
+    (project / ".rcs/tasks/t1/state.json").write_text('{"phase": "codegen", "x": ' + nested + "}")
+    why = "JSON nested deeper than 100 levels"
+    res = run_cli("state", "read", "--mode", "forge", "--json", "--root", str(project))
+    assert res.code == 1 and res.error == f".rcs/state/forge-state.json: {why}"
+    status = run_cli("state", "get-status", "--json", "--root", str(project))
+    assert status.code == 0 and status.json["statuses"]["forge"]["error"] == why
+    res = run_cli("task", "show", "t1", "--json", "--root", str(project))
+    assert res.code == 1 and res.error == f".rcs/tasks/t1/state.json: {why}"
+    res = run_cli("state", "write", "--mode", "ultrawork", "--input", '{"x": ' + nested + "}", "--json",
+                  "--root", str(project))
+    assert res.code == 1 and res.error == "--input: invalid JSON: nested deeper than 100 levels"
+

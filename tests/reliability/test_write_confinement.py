@@ -1,4 +1,5 @@
-"""rcs-tui never writes, deletes or follows a link outside `.rcs/state`, `.rcs/tasks`, `.rcs/logs`.
+"""rcs-tui never writes, deletes or follows a link outside `.rcs/state`, `.rcs/tasks`, `.rcs/logs`, nor
+writes through a hard link to a file outside them (the lock file, a task's transcript).
 
 Journal entries are untrusted: a line naming a file outside those trees (or reaching one through a
 symlink) is refused with the entry and path named, and nothing is written. Links swapped in between a
@@ -151,3 +152,29 @@ def test_fifo_journal_never_hangs(project, run_cli):
         if args[0] == "state":
             assert r.code == 1 and "not a regular file" in r.error
     assert (project / ".rcs/state/forge-state.json").exists()
+
+
+def test_hard_links_out_of_the_tree_are_never_written_through(tmp_path, run_cli):
+    root = sf.cli_project(tmp_path, run_cli)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    task = root / ".rcs/tasks/T1"
+    task.mkdir(parents=True)
+    (task / "state.json").write_text('{"phase": "planning"}')
+    victim = outside / "victim"
+    victim.write_text("precious\n")
+    lock = root / ".rcs/logs/rcs-tui.lock"
+    lock.unlink(missing_ok=True)
+    os.link(victim, lock)
+    res = run_cli("task", "override", "T1", "--to", "done", "--reason", "r", "--root", str(root))
+    assert res.code == 1 and "other hard link" in res.error
+    assert victim.read_text() == "precious\n"
+    lock.unlink()
+    victim2 = outside / "victim2"
+    victim2.write_text("important\n")
+    os.link(victim2, task / "transcript.jsonl")
+    res = run_cli("task", "override", "T1", "--to", "done", "--reason", "r", "--root", str(root))
+    assert res.code == 1 and "other hard link" in res.error
+    assert victim2.read_text() == "important\n"
+    assert json.loads((task / "state.json").read_text()) == {"phase": "planning"}
+
