@@ -149,3 +149,66 @@ def test_one_timestamp_form():
     assert iso(0) == "1970-01-01T00:00:00Z"
     assert iso(1.2345, ms=True) == "1970-01-01T00:00:01.234Z"
     assert iso(1_764_106_896.953, ms=True) == "2025-11-25T21:41:36.953Z"
+
+
+def test_running_members_and_a_finished_mode_is_neither_waiting_nor_failed(tmp_path):
+    mode(tmp_path, "forge", None, active=True, current_phase="executing")
+    mode(tmp_path, "team", None, active=False, lifecycle_outcome="finished")
+    canonical(tmp_path, ["forge"], None)
+    got = att.attention(doc(), snap_of(tmp_path))
+    assert got["running"] == ["root/forge"]
+    assert got["failed"] == [] and got["waiting"] == []
+
+
+def test_the_comeback_window_and_the_write_time_are_exact_bounds(tmp_path):
+    path = mode(tmp_path, "forge", None, active=True, current_phase="executing")
+    cleared_at = NOW - att.COMEBACK_WINDOW
+    os.utime(path, (cleared_at + 1, cleared_at + 1))
+    assert att.resurrected(snap_of(tmp_path), [clear_entry("e1", cleared_at)], NOW, parse_time) == ["root/forge"]
+    at = NOW - 60
+    os.utime(path, (at, at))  # written in the very instant of the clear: not after it
+    assert att.resurrected(snap_of(tmp_path), [clear_entry("e1", at)], NOW, parse_time) == []
+
+
+def test_other_journal_entries_never_hide_a_comeback(tmp_path):
+    path = mode(tmp_path, "forge", None, active=True, current_phase="executing")
+    os.utime(path, (NOW - 10, NOW - 10))
+    entries = [{"id": "t1", "at": iso(NOW - 90, ms=True), "action": "task override", "complete": True,
+                "summary": "not a mapping"}, clear_entry("e1", NOW - 60)]
+    assert att.resurrected(snap_of(tmp_path), entries, NOW, parse_time) == ["root/forge"]
+
+
+def test_an_action_rotated_out_of_the_journal_still_has_a_history():
+    # a redo of an action no longer read, then its undo: the action and the redo are undone
+    assert undone_ids([{"id": "r9", "redoes": "gone"}, {"id": "u9", "undoes": "r9"}]) == {"r9", "gone"}
+    assert undone_ids([{"id": "r9", "redoes": "gone"}]) == set()
+    # redoing an undo removes the effect again
+    a = {"id": "a"}
+    chain = [a, {"id": "u1", "undoes": "a"}, {"id": "u2", "undoes": "u1"}, {"id": "r1", "redoes": "u1"}]
+    assert undone_ids(chain) == {"a", "u2"}
+
+
+def test_timestamps_are_utc_whatever_the_local_zone(monkeypatch):
+    import time
+    from datetime import datetime, timedelta, timezone
+
+    from rcs_tui.core.times import iso_of
+
+    monkeypatch.setenv("TZ", "Asia/Kolkata")
+    time.tzset()
+    try:
+        assert iso(0) == "1970-01-01T00:00:00Z"
+        assert iso(1.5, ms=True) == "1970-01-01T00:00:01.500Z"
+        plus_one = timezone(timedelta(hours=1))
+        assert iso_of(datetime(2026, 11, 27, 21, 0, 0, 250000, tzinfo=plus_one)) == "2026-11-27T20:00:00.250Z"
+        assert iso_of(datetime(2026, 11, 27, 21, 0, 0, 250000, tzinfo=plus_one), ms=False) == "2026-11-27T20:00:00Z"
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
+def test_a_clear_entry_without_a_usable_summary_is_skipped(tmp_path):
+    path = mode(tmp_path, "forge", None, active=True, current_phase="executing")
+    os.utime(path, (NOW - 10, NOW - 10))
+    broken = {**clear_entry("e1", NOW - 60), "summary": "not a mapping"}
+    assert att.resurrected(snap_of(tmp_path), [broken], NOW, parse_time) == []
