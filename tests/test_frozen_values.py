@@ -89,7 +89,7 @@ def test_behaves_as_the_frozen_dataclass_it_replaces(cls, fields, samples):
         for name, _ in fields:
             with pytest.raises(AttributeError):
                 setattr(a, name, None)
-            with pytest.raises(AttributeError):
+            with pytest.raises(AttributeError, match=f"cannot delete field '{name}' of a frozen"):
                 delattr(a, name)
         with pytest.raises(AttributeError):
             a.unknown = 1  # type: ignore[attr-defined]

@@ -13,3 +13,18 @@ def test_a_measure_is_a_finite_number_in_range():
                                                                         -float(MAX_EXACT)]
     assert [number(v) for v in (MAX_EXACT + 1, -MAX_EXACT - 1, 10**320, float("nan"), float("inf"), True,
                                 "1", None)] == [None] * 8
+
+
+def test_an_error_carries_its_kind_else_the_default():
+    from rcs_tui.core.error_kinds import ERROR, LOCK_BUSY, NOT_FOUND, kind_of
+
+    class Busy(Exception):
+        error_kind = LOCK_BUSY
+
+    class Odd(Exception):
+        error_kind = 7
+
+    assert kind_of(Busy()) == LOCK_BUSY
+    assert kind_of(ValueError()) == ERROR
+    assert kind_of(Odd()) == ERROR  # a kind must be text
+    assert kind_of(ValueError(), NOT_FOUND) == NOT_FOUND
