@@ -366,7 +366,9 @@ def _apply_locked(tree: Tree, plan: Plan, rels: list[str], append_rels: list[str
             sizes.append(st.st_size if st is not None else None)
         rotate(tree)
         entry = {
-            "id": f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:6]}",
+            # 48 random bits: with 24, a busy runtime's refusals and retries (hundreds of entries a second)
+            # gave two entries one id within a minute, and `undo ID` could then take the wrong one
+            "id": f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:12]}",
             "at": now_iso(),
             "actor": actor or default_actor(),
             "action": plan.action,

@@ -220,3 +220,22 @@ def test_a_journal_rotated_by_another_process_mid_entry_is_never_written_into(pr
     [line] = rotated.read_text().splitlines()
     assert json.loads(line)["state"] == "pending"  # left for the doctor, which shows it as interrupted
 
+
+
+def test_two_actions_in_one_second_never_share_a_journal_id(tree, monkeypatch):
+    """Ids were the second plus 24 random bits: at the hundreds of entries a second a busy runtime's refusals
+    cause, two entries got one id within a minute and `undo ID` could take the wrong one. Random values
+    that agree in their first 24 bits now still give two ids."""
+    import uuid as uuid_mod
+
+    values = iter([uuid_mod.UUID(int=(0xABCDEF << 104) | (n << 80)) for n in range(1, 1000)])
+    real = uuid_mod.uuid4
+    monkeypatch.setattr(uuid_mod, "uuid4", lambda: next(values))
+    try:
+        first = ops.plan_clear(tree, "forge", ops.ROOT_SCOPE).run(tree)["journal_id"]
+        second = ops.plan_clear(tree, "team", ops.ROOT_SCOPE).run(tree)["journal_id"]
+    finally:
+        monkeypatch.setattr(uuid_mod, "uuid4", real)
+    assert first != second
+    assert find_entry(tree, first)["action"] == "state clear forge"
+    assert find_entry(tree, second)["action"] == "state clear team"
