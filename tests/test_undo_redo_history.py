@@ -140,3 +140,68 @@ def test_undoing_an_undo_puts_the_original_back_in_effect(tmp_path, run_cli):
     original = next(e for e in rows if e["id"] == first["undone"])
     assert not original.get("undone"), original
 
+
+
+PHASES = ("plan_review", "codegen", "review", "test")
+
+
+def task_files(root: Path) -> tuple[bytes, int]:
+    """The task's state.json bytes and how many transcript lines it has."""
+    tdir = root / ".rcs" / "tasks" / "t1"
+    lines = (tdir / "transcript.jsonl").read_text().splitlines() if (tdir / "transcript.jsonl").exists() else []
+    return (tdir / "state.json").read_bytes(), len(lines)
+
+
+@settings(max_examples=30, deadline=None)
+@given(steps=st.lists(st.one_of(st.tuples(st.just("override"), st.sampled_from(PHASES)),
+                                st.just(("undo",)), st.just(("redo",))), min_size=1, max_size=12))
+def test_overrides_undos_and_redos_keep_state_and_transcript_together(steps):
+    """A task override writes the phase and appends one transcript line; undo takes both back, redo puts both
+    again; after every step the state file and the transcript say the same history."""
+    from rcs_tui.state import tasks
+    from tests.fixtures_tasks import make_task
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / ".rcs").mkdir()
+        make_task(root, "t1", "planning")
+        start = task_files(root)
+        in_effect: list[tuple[bytes, int]] = []  # the files as each action in effect left them
+        taken_back: list[tuple[tuple[bytes, int], tuple[bytes, int]]] = []  # (what it left, what its undo left)
+        for step in steps:
+            before = task_files(root)
+            if step[0] == "override":
+                try:
+                    plan = tasks.plan_override(root, "t1", step[1], "property run", actor="prop")
+                except TxnError:
+                    continue  # not reachable from here: refused before anything is written
+                if not plan.changes:
+                    continue
+                tasks.apply_plan(root, plan, actor="prop")
+                in_effect.append(task_files(root))
+                assert task_files(root)[1] == before[1] + 1
+            elif step[0] == "undo":
+                if not in_effect:
+                    continue
+                undo_operation(root).run(root)
+                left = in_effect.pop()
+                taken_back.append((left, task_files(root)))
+                assert task_files(root)[1] == before[1] - 1  # exactly its line taken back
+            else:
+                if not taken_back:
+                    continue
+                left, undo_left = taken_back[-1]
+                if task_files(root) != undo_left:
+                    try:
+                        redo_operation(root).run(root)
+                    except TxnError:
+                        assert task_files(root) == before
+                        continue
+                    raise AssertionError("redo rewrote a task a later action had changed")
+                redo_operation(root).run(root)
+                taken_back.pop()
+                in_effect.append(task_files(root))
+                assert task_files(root)[0] == left[0]  # the state the override wrote, again
+            state = task_files(root)
+            expected = in_effect[-1][0] if in_effect else start[0]
+            assert state[0] == expected, step
