@@ -205,3 +205,68 @@ def test_overrides_undos_and_redos_keep_state_and_transcript_together(steps):
             state = task_files(root)
             expected = in_effect[-1][0] if in_effect else start[0]
             assert state[0] == expected, step
+
+
+def refusal(call) -> TxnError:
+    try:
+        call()
+    except TxnError as exc:
+        return exc
+    raise AssertionError("not refused")
+
+
+def test_undo_and_redo_name_what_they_did_and_take_the_entry_asked_for(tmp_path):
+    from rcs_tui.core import error_kinds as kinds
+    from rcs_tui.state import tasks
+    from rcs_tui.state.journal import read_journal
+    from tests.fixtures_tasks import make_task
+
+    seed(tmp_path)
+    make_task(tmp_path, "t1", "planning")
+    first = tasks.apply_plan(tmp_path, tasks.plan_override(tmp_path, "t1", "codegen", "why not", actor="me"),
+                             actor="me")["journal_id"]
+    second = ops.plan_clear(tmp_path, "team", ops.ROOT_SCOPE).run(tmp_path)["journal_id"]
+    op = undo_operation(tmp_path, first)  # the one asked for, not the newest
+    assert op.result["undone"] == first and op.extra == {"undoes": first}
+    assert op.result["restored"] == op.plan.summary["restores"] and op.result["restored"]
+    op.run(tmp_path)
+    not_undone = refusal(lambda: redo_operation(tmp_path, second))
+    assert not_undone.args[0] == f"journal entry {second} is not undone; there is nothing to redo"
+    assert kinds.kind_of(not_undone) == kinds.NOT_FOUND
+    missing = refusal(lambda: redo_operation(tmp_path, "20200101T000000-000000000000"))
+    assert missing.args[0] == "no journal entry '20200101T000000-000000000000'"
+    assert kinds.kind_of(missing) == kinds.NOT_FOUND
+    undo_operation(tmp_path, second).run(tmp_path)
+    redo = redo_operation(tmp_path, first)  # not the most recently undone one: the one asked for
+    assert redo.result["redone"] == first and redo.extra == {"redoes": first}
+    redo.run(tmp_path)
+    redo_operation(tmp_path).run(tmp_path)
+    assert sorted(e["redoes"] for e in read_journal(tmp_path) if "redoes" in e) == sorted([first, second])
+    nothing = refusal(lambda: redo_operation(tmp_path))
+    assert nothing.args[0] == "nothing to redo: no journal entry is currently undone"
+    assert kinds.kind_of(nothing) == kinds.NOT_FOUND
+
+
+def test_a_redo_whose_files_changed_since_names_the_entry_and_keeps_the_kind(tmp_path):
+    from rcs_tui.core import error_kinds as kinds
+
+    seed(tmp_path)
+    done = ops.plan_clear(tmp_path, "forge", ops.ROOT_SCOPE).run(tmp_path)["journal_id"]
+    undo_operation(tmp_path).run(tmp_path)
+    path = tmp_path / ".rcs/state/forge-state.json"
+    path.write_bytes(path.read_bytes() + b"\n")  # the runtime rewrote it since the undo
+    exc = refusal(lambda: redo_operation(tmp_path))
+    assert str(exc).startswith(f"cannot redo {done}: .rcs/state/forge-state.json changed since")
+    assert "cannot undo" not in str(exc)
+    assert kinds.kind_of(exc) == kinds.REFUSED
+
+
+def test_a_redo_of_an_action_rotated_out_of_the_journal_says_so(tmp_path):
+    from rcs_tui.core import error_kinds as kinds
+    from rcs_tui.state.redo import pick_redo
+
+    undo = {"id": "u1", "undoes": "gone", "files": []}
+    exc = refusal(lambda: pick_redo([undo], None))
+    assert exc.args[0] == ("cannot redo gone: that entry is no longer in the journal (rotated away or older than "
+                           "the entries read); its undo u1 stays as it is")
+    assert kinds.kind_of(exc) == kinds.NOT_FOUND
