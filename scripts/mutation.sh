@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 . scripts/venv.sh test,mutation
 if [ "$#" -eq 0 ]; then
   set -- $(ls rcs_tui/core/*.py | xargs -n1 basename | sed 's/\.py$//' | grep -v '^__init__$') rp1.projection \
-    state.journal_format state.redo
+    state.journal_format state.redo files.inputs
 fi
 mkdir -p mutants
 for module in "$@"; do
