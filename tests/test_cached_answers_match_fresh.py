@@ -61,6 +61,14 @@ class Runtime:
             proc.kill()
             proc.wait()
 
+    def apply_batch(self, batch: list[tuple[Any, ...]]) -> set[Path]:
+        """Apply a batch; the paths a watcher reports for it, plus the team directory (a worker dying is no
+        file event, so the watcher's periodic liveness check reports it)."""
+        changed: set[Path] = {self.root / ".rcs" / "state" / "team" / "crew"}
+        for action in batch:
+            changed |= self.apply(action)
+        return changed
+
     def apply(self, action: tuple[Any, ...]) -> set[Path]:
         kind = action[0]
         rcs = self.root / ".rcs"
@@ -193,10 +201,7 @@ def test_the_live_views_kept_world_equals_a_fresh_load(rounds, session):
         live = WorldLoader(root, session_id=session, rp1_db=db, environ={})
         live.load()
         for batch in rounds:
-            changed: set[Path] = {root / ".rcs" / "state" / "team" / "crew"}
-            for action in batch:
-                changed |= runtime.apply(action)
-            world = live.load(changed)
+            world = live.load(runtime.apply_batch(batch))
             fresh = WorldLoader(root, session_id=session, rp1_db=db, environ={}).load()
             assert snapshot_json(world.snapshot) == snapshot_json(fresh.snapshot)
             assert [b.text(root) for b in world.badges] == [b.text(root) for b in fresh.badges]
@@ -221,9 +226,6 @@ def test_the_followed_document_equals_a_fresh_one(rounds):
         live = SnapshotFeed(root, rp1_db=db, clock=clock)
         live.document()
         for batch in rounds:
-            changed: set[Path] = {root / ".rcs" / "state" / "team" / "crew"}
-            for action in batch:
-                changed |= runtime.apply(action)
-            doc = live.document(changed)
+            doc = live.document(runtime.apply_batch(batch))
             fresh = SnapshotFeed(root, rp1_db=db, clock=clock).document()
             assert comparable(doc) == comparable(fresh)

@@ -67,3 +67,13 @@ def busy_tree(tmp_path):
 @pytest.fixture
 def slow_enabled(request) -> bool:
     return bool(request.config.getoption("--run-slow"))
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A root with forge and ultrawork active and listed (a module's own `project` fixture takes its place)."""
+    root = tmp_path / "p"
+    sf.mode(root, "forge", current_phase="executing", iteration=1)
+    sf.mode(root, "ultrawork")
+    sf.canonical(root, ["forge", "ultrawork"])
+    return root

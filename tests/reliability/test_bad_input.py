@@ -265,15 +265,6 @@ def test_reader_and_views_never_raise(tmp_path_factory, content):
 
 
 # -- text no UTF-8 file can hold, and session ids that are not ids, on the read-only commands ------------------
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "p"
-    sf.mode(root, "forge", current_phase="executing", iteration=1)
-    sf.mode(root, "ultrawork")
-    sf.canonical(root, ["forge", "ultrawork"])
-    return root
-
-
 def test_a_lone_surrogate_escape_in_a_state_file_is_refused_where_it_is_read(project, run_cli):
     """`"\\ud800"` is valid JSON syntax but no text a UTF-8 file can hold: it used to be planned on and then
     fail inside the JSON writer as `internal error: ValueError`."""

@@ -185,15 +185,6 @@ def test_a_huge_journal_without_newlines_is_read_within_a_bound(tree, run_cli):
     assert undo.code == 1 and "only its newest entries are shown" in undo.stdout + undo.stderr + undo.error
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "p"
-    sf.mode(root, "forge", current_phase="executing", iteration=1)
-    sf.mode(root, "ultrawork")
-    sf.canonical(root, ["forge", "ultrawork"])
-    return root
-
-
 def test_a_journal_rotated_by_another_process_mid_entry_is_never_written_into(project, monkeypatch):
     """The entry's state is marked in place at its offset. If another process rotates the journal and starts a
     new one meanwhile, that offset belongs to someone else's file: writing "done" there used to punch NUL

@@ -6,20 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
-from tests import statefix as sf
-
 JOURNAL = ".rcs/logs/rcs-tui-journal.jsonl"
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "p"
-    sf.mode(root, "forge", current_phase="executing", iteration=1)
-    sf.mode(root, "ultrawork")
-    sf.canonical(root, ["forge", "ultrawork"])
-    return root
 
 
 def journal_lines(root: Path) -> list[str]:

@@ -8,7 +8,6 @@ Nesting past the readers' own cap (100 levels) is refused where the file or the 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -16,7 +15,6 @@ from rcs_tui.files.io import read_json
 from rcs_tui.state.journal import read_journal
 from rcs_tui.state.tasks import read_transcript
 from rcs_tui.state.txn import JOURNAL_REL
-from tests import statefix as sf
 
 HUGE_INT = b'{"id": "x", "files": [], "n": 1' + b"0" * 5000 + b"}"
 DEEP = b'{"a":' * 100_000 + b"1" + b"}" * 100_000
@@ -89,15 +87,6 @@ def test_a_config_file_past_the_parsers_limits_is_a_clear_error_for_every_comman
             assert res.code == 1, (args, res.stdout)
             assert res.error.startswith(f"{cfg}: invalid TOML: ") and why in res.error, (args, res.error)
             assert json.loads(res.stderr.strip().splitlines()[-1])["kind"] == "bad_config"
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "p"
-    sf.mode(root, "forge", current_phase="executing", iteration=1)
-    sf.mode(root, "ultrawork")
-    sf.canonical(root, ["forge", "ultrawork"])
-    return root
 
 
 @pytest.mark.parametrize("depth", [101, 900])

@@ -4,22 +4,11 @@ while it is held: a second writer never gets in, and the refusal names the lock 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
 from rcs_tui.files.fsafe import Tree
 from rcs_tui.state.lock import LOCK_REL, LockBusy, store_lock
-from tests import statefix as sf
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "p"
-    sf.mode(root, "forge", current_phase="executing", iteration=1)
-    sf.mode(root, "ultrawork")
-    sf.canonical(root, ["forge", "ultrawork"])
-    return root
 
 
 def test_a_lock_file_removed_while_held_does_not_let_a_second_writer_in(project):
