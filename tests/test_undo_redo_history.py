@@ -8,7 +8,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rcs_tui.state import ops
@@ -270,3 +270,92 @@ def test_a_redo_of_an_action_rotated_out_of_the_journal_says_so(tmp_path):
     assert exc.args[0] == ("cannot redo gone: that entry is no longer in the journal (rotated away or older than "
                            "the entries read); its undo u1 stays as it is")
     assert kinds.kind_of(exc) == kinds.NOT_FOUND
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file under `.rcs/state` (path → bytes): what the operator's actions and the runtime wrote."""
+    base = root / ".rcs" / "state"
+    return {str(p.relative_to(base)): p.read_bytes() for p in sorted(base.rglob("*")) if p.is_file()}
+
+
+def touched(before: dict[str, bytes], after: dict[str, bytes]) -> dict[str, tuple[bytes | None, bytes | None]]:
+    """The files one action changed: path → (bytes before, bytes after; None: absent)."""
+    return {p: (before.get(p), after.get(p)) for p in sorted(set(before) | set(after))
+            if before.get(p) != after.get(p)}
+
+
+def put(model: dict[str, bytes], files: dict[str, tuple[bytes | None, bytes | None]], side: int) -> None:
+    for path, pair in files.items():
+        if pair[side] is None:
+            model.pop(path, None)
+        else:
+            model[path] = pair[side]  # type: ignore[assignment]
+
+
+@settings(max_examples=40, deadline=None)
+@given(steps=st.lists(st.one_of(st.tuples(st.just("clear"), st.sampled_from(MODES)), st.just(("orphan",)),
+                                st.just(("doctor",)), st.just(("undo",)), st.just(("redo",))),
+                      min_size=1, max_size=14))
+@example(steps=[("orphan",), ("doctor",), ("undo",), ("redo",), ("undo",), ("doctor",), ("redo",),
+                ("clear", "team"), ("undo",), ("undo",), ("redo",), ("redo",)])
+def test_doctor_repairs_join_the_same_history_as_clears(steps):
+    """A doctor repair is one more action of the history: `undo` takes back the newest action in effect,
+    be it a clear or a repair, `redo` puts back the newest one taken back unless a file it rewrites changed
+    since its undo (then refused, nothing written). The runtime may write an orphaned member (an active
+    mode file with no entry in the active set) at any time. After every step the whole state tree is
+    exactly what that history says: each action's files as it left them while in effect, as they were
+    before it once undone."""
+    from rcs_tui.project.doctor import diagnose, fix
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        seed(root)
+        model = tree(root)
+        in_effect: list[dict[str, tuple[bytes | None, bytes | None]]] = []
+        taken_back: list[dict[str, tuple[bytes | None, bytes | None]]] = []
+        for step in steps:
+            before = tree(root)
+            if step[0] == "clear":
+                if f"{step[1]}-state.json" not in before:
+                    continue  # nothing to clear
+                ops.plan_clear(root, step[1], ops.ROOT_SCOPE).run(root)
+                in_effect.append(touched(before, tree(root)))
+                put(model, in_effect[-1], 1)
+            elif step[0] == "orphan":
+                if "ultraqa-state.json" in before:
+                    continue
+                sf.mode(root, "ultraqa", current_phase="qa")  # the runtime's write: not an action
+                model = tree(root)
+                assert set(model) - set(before) == {"ultraqa-state.json"}
+            elif step[0] == "doctor":
+                findings = [f for f in diagnose(root) if f.plan is not None]
+                if not findings:
+                    continue
+                assert [(f.kind, f.subject) for f in findings] == [("orphan", "ultraqa")]
+                outcome = fix(root, findings)
+                assert [a["held"] for a in outcome["applied"]] == [True] and not outcome["failed"]
+                in_effect.append(touched(before, tree(root)))
+                assert set(in_effect[-1]) == {"ultraqa-state.json"}
+                put(model, in_effect[-1], 1)
+            elif step[0] == "undo":
+                if not in_effect:
+                    continue
+                undo_operation(root).run(root)
+                taken_back.append(in_effect.pop())
+                put(model, taken_back[-1], 0)
+            else:
+                if not taken_back:
+                    continue
+                files = taken_back[-1]
+                if any(before.get(p) != pair[0] for p, pair in files.items()):
+                    try:
+                        redo_operation(root).run(root)
+                    except TxnError as exc:
+                        assert "changed since" in str(exc) and "nothing was changed" in str(exc)
+                    else:
+                        raise AssertionError("redo rewrote a file changed since its undo")
+                else:
+                    redo_operation(root).run(root)
+                    in_effect.append(taken_back.pop())
+                    put(model, in_effect[-1], 1)
+            assert tree(root) == model, step

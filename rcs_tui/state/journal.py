@@ -327,11 +327,14 @@ def _unappend(tree: Tree, root: Path, entry: dict[str, Any], item: dict[str, Any
     return FileChange(root / rel, "write", cut, expect=digest(current), why="remove the line the action appended")
 
 
-def plan_undo(root: Path, entry: dict[str, Any]) -> Plan:
+def plan_undo(root: Path, entry: dict[str, Any], *, exact: bool = False) -> Plan:
     """Restore each file's before-image and remove appended lines, refusing if a file changed since.
 
     A file already at its before-image is left alone, which is what rolls back an interrupted entry
-    whose process died before changing every file. Every path is checked before anything is planned.
+    whose process died before changing every file. `exact` (a redo, which is the undo of an undo): every
+    file must still hold what the entry wrote; one already back at its before-image was changed since
+    by something else (another action did the same), so it is refused like any other change instead of
+    being recorded as redone with nothing written. Every path is checked before anything is planned.
     """
     entries = read_journal(root)
     if entry.get("undone") or entry["id"] in undone_ids(entries):
@@ -346,7 +349,7 @@ def plan_undo(root: Path, entry: dict[str, Any]) -> Plan:
         data = _current(tree, entry, rel)
         current = digest(data) if data is not None else None
         before = _before(entry, item)
-        if current == (digest(before) if before is not None else None):
+        if not exact and current == (digest(before) if before is not None else None):
             continue
         if current != item.get("after_sha"):
             blocker = blocking_entry(entries, entry, rel)

@@ -2,7 +2,8 @@
 
 Redo re-applies an undone entry by rolling back the undo that undid it: the undo entry's before-images
 are exactly the undone entry's after-images, so redo is that undo's plan, journaled as a redo. It is
-refused, naming the cause, when a file changed since the undo.
+refused, naming the cause, when a file changed since the undo, even when it changed to what the redo would
+write (another action did it: redoing would record an action in effect twice).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def redo_operation(root: Path, entry_id: str | None = None) -> Operation:
     entries = read_journal(root)
     target, undo_entry = pick_redo(entries, entry_id)
     try:
-        undo_plan = plan_undo(root, undo_entry)
+        undo_plan = plan_undo(root, undo_entry, exact=True)
     except TxnError as exc:
         reason = str(exc).removeprefix(f"cannot undo {undo_entry['id']}: ")
         raise TxnError(f"cannot redo {target['id']}: {reason}", kind=kinds.kind_of(exc)) from None
