@@ -298,10 +298,12 @@ def put(model: dict[str, bytes], files: dict[str, tuple[bytes | None, bytes | No
                       min_size=1, max_size=14))
 @example(steps=[("orphan",), ("doctor",), ("undo",), ("redo",), ("undo",), ("doctor",), ("redo",),
                 ("clear", "team"), ("undo",), ("undo",), ("redo",), ("redo",)])
+@example(steps=[("orphan",), ("doctor",), ("orphan",), ("undo",), ("redo",)])
 def test_doctor_repairs_join_the_same_history_as_clears(steps):
     """A doctor repair is one more action of the history: `undo` takes back the newest action in effect,
     be it a clear or a repair, `redo` puts back the newest one taken back unless a file it rewrites changed
-    since its undo (then refused, nothing written). The runtime may write an orphaned member (an active
+    since its undo, or its undo found a file already as before and so kept no copy of what the action wrote
+    (then refused, nothing written). The runtime may write an orphaned member (an active
     mode file with no entry in the active set) at any time. After every step the whole state tree is
     exactly what that history says: each action's files as it left them while in effect, as they were
     before it once undone."""
@@ -313,6 +315,7 @@ def test_doctor_repairs_join_the_same_history_as_clears(steps):
         model = tree(root)
         in_effect: list[dict[str, tuple[bytes | None, bytes | None]]] = []
         taken_back: list[dict[str, tuple[bytes | None, bytes | None]]] = []
+        kept: list[bool] = []  # per action taken back: its undo wrote every file (so the journal kept its images)
         for step in steps:
             before = tree(root)
             if step[0] == "clear":
@@ -342,20 +345,23 @@ def test_doctor_repairs_join_the_same_history_as_clears(steps):
                     continue
                 undo_operation(root).run(root)
                 taken_back.append(in_effect.pop())
+                kept.append(all(before.get(p) != pair[0] for p, pair in taken_back[-1].items()))
                 put(model, taken_back[-1], 0)
             else:
                 if not taken_back:
                     continue
                 files = taken_back[-1]
-                if any(before.get(p) != pair[0] for p, pair in files.items()):
+                if not kept[-1] or any(before.get(p) != pair[0] for p, pair in files.items()):
                     try:
                         redo_operation(root).run(root)
                     except TxnError as exc:
-                        assert "changed since" in str(exc) and "nothing was changed" in str(exc)
+                        assert "nothing was changed" in str(exc)
+                        assert ("changed since" if kept[-1] else "was not kept") in str(exc)
                     else:
                         raise AssertionError("redo rewrote a file changed since its undo")
                 else:
                     redo_operation(root).run(root)
+                    kept.pop()
                     in_effect.append(taken_back.pop())
                     put(model, in_effect[-1], 1)
             assert tree(root) == model, step

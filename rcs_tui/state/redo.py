@@ -50,9 +50,24 @@ def pick_redo(entries: list[dict[str, Any]], entry_id: str | None) -> tuple[dict
     return target, undo_entry
 
 
+def _paths(entry: dict[str, Any]) -> set[str]:
+    """The files an entry rewrote or appended to."""
+    files = {i.get("path") for i in entry.get("files") or [] if isinstance(i, dict)}
+    appends = {a.get("path") for a in entry.get("appends") or [] if isinstance(a, dict) and "size_before" in a}
+    return {p for p in files | appends if isinstance(p, str)}
+
+
 def redo_operation(root: Path, entry_id: str | None = None) -> Operation:
+    """Redo of the given (or most recently undone) entry: its undo rolled back, or a refusal naming why."""
     entries = read_journal(root)
     target, undo_entry = pick_redo(entries, entry_id)
+    unkept = sorted(_paths(target) - _paths(undo_entry))
+    if unkept:
+        # The undo found these files already as they were before the action (something else had put them
+        # back) and wrote nothing there, so the journal holds no copy of what the action wrote to them.
+        raise TxnError(f"cannot redo {target['id']}: when it was undone, {unkept[0]} already held what it held "
+                       f"before ({target.get('action')}), so what it wrote there was not kept; nothing was changed",
+                       kind=kinds.REFUSED)
     try:
         undo_plan = plan_undo(root, undo_entry, exact=True)
     except TxnError as exc:
