@@ -191,6 +191,23 @@ class TestSessionsEnd:
                 s.close()
 
 
+    @pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="needs Linux (the parent-death signal)")
+    def test_an_app_ends_even_when_the_server_is_killed(self, project, state_home):
+        with serving("--project", str(project)) as served:
+            sock = raw_websocket(served.base, served.token)
+            (pid,) = served.wait_children(1)
+            got = b""
+            while len(got) < 2000:  # the app is up and drawing
+                got += sock.recv(1000)
+            served.proc.kill()  # no chance to stop its apps
+            served.proc.wait()
+            deadline = time.monotonic() + 15
+            while alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not alive(pid)
+            sock.close()
+
+
 class TestWhatEachTabRuns:
     def test_read_only_unless_actions_are_allowed(self):
         assert app_argv("fleet", readonly=True, projects=("a",))[3:] == ["fleet", "--project", "a", "--readonly"]

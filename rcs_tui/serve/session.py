@@ -3,21 +3,32 @@
 textual-serve's `AppService` runs the app with the web driver and relays its output; here it starts the
 app from an argument list (no shell between us and the app, so a path with spaces or `$` stays a path)
 and makes sure the process ends when its tab's socket closes: asked to quit first, then SIGTERM, then
-SIGKILL, each after a grace period, and always waited for (no zombie).
+SIGKILL, each after a grace period, and always waited for (no zombie). On Linux the app is also sent
+SIGTERM by the kernel if the server dies without stopping it (killed with SIGKILL, say): an app of the web
+driver does not notice that its pipes closed, and would otherwise run on with no one to see it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import os
 import signal
+import sys
 from asyncio.subprocess import Process
 
 from textual_serve.app_service import AppService
 
 QUIT_GRACE_S = 3.0  # how long an app may take to quit after it is asked to, before SIGTERM
 TERM_GRACE_S = 2.0  # and after SIGTERM, before SIGKILL
+PR_SET_PDEATHSIG = 1
+
+
+def _end_with_parent() -> None:
+    """In the forked child, before the app starts: SIGTERM when the server's thread that started it ends."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
 class AppSession(AppService):
@@ -31,7 +42,8 @@ class AppSession(AppService):
         environment = self._build_environment(width=width, height=height)
         self._process = process = await asyncio.create_subprocess_exec(
             *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=environment)
+            stderr=asyncio.subprocess.PIPE, env=environment,
+            preexec_fn=_end_with_parent if sys.platform == "linux" else None)
         assert process.stdin is not None
         self._stdin = process.stdin
         return process
