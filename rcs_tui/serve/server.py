@@ -101,10 +101,8 @@ class OwnerServer(Server):
         try:
             site = web.TCPSite(runner, self.host, self.port)
             await site.start()
-            server = site._server
-            sockets = getattr(server, "sockets", None) or ()
-            port = sockets[0].getsockname()[1] if sockets else self.port
-            ready(self.host, port)
+            bound = runner.addresses
+            ready(self.host, bound[0][1] if bound else self.port)
             await stop.wait()
         finally:
             await runner.cleanup()
