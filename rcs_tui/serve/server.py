@@ -74,15 +74,17 @@ class OwnerServer(Server):
             await websocket.prepare(request)
             await session.start(width, height)
             await self._process_messages(websocket, session)
-        except (asyncio.CancelledError, ConnectionError):
+        except ConnectionError:
             pass
         except Exception:  # noqa: BLE001 - a bad message or a broken client ends its own session, not the server
             log.warning("session ended on an error", exc_info=True)
-        finally:
-            self.sessions.running.discard(session)
-            await session.stop()
-            with contextlib.suppress(Exception):
-                await websocket.close()
+        finally:  # also when the server stops and cancels this handler
+            try:
+                await session.stop()
+                with contextlib.suppress(Exception):
+                    await websocket.close()
+            finally:
+                self.sessions.running.discard(session)  # its place is free once its process has ended
         return websocket
 
     async def run(self, ready: Callable[[str, int], None], stop: asyncio.Event | None = None) -> None:
