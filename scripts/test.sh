@@ -4,12 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The fleet's ssh tests run a real OpenSSH server on 127.0.0.1, the kill-at-every-syscall tests drive
-# strace, the tmux-escaping tests a real tmux server: install what is missing, in one apt-get run (CI runs
-# as root). Without them those tests skip, saying why.
+# strace, the tmux-escaping tests a real tmux server, the `serve` tests the system Chromium (Playwright
+# drives it; no browser is ever downloaded): install what is missing, in one apt-get run (CI runs as root).
+# Without them those tests skip, saying why.
 missing=()
 if [ ! -x /usr/sbin/sshd ] || ! command -v ssh >/dev/null 2>&1; then missing+=(openssh-server openssh-client); fi
 if ! command -v strace >/dev/null 2>&1; then missing+=(strace); fi
 if ! command -v tmux >/dev/null 2>&1; then missing+=(tmux); fi
+if [ ! -x /usr/bin/chromium ]; then missing+=(chromium); fi
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     export DEBIAN_FRONTEND=noninteractive

@@ -37,6 +37,7 @@ SUBCOMMANDS: dict[str, str] = {
     "locate": "rcs_tui.cli.doctor_cmd:locate",
     "config": "rcs_tui.cli.config_cmd:config_cmd",
     "fleet": "rcs_tui.cli.fleet_cmd:fleet",
+    "serve": "rcs_tui.cli.serve_cmd:serve",
 }
 
 PRESETS = ("minimal", "focused", "full")

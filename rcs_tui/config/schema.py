@@ -32,6 +32,16 @@ class Alerts(BaseModel):
                                 description="seconds between two alerts for one project")
 
 
+class Serve(BaseModel):
+    """`[serve]`: the browser view (`rcs-tui serve`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    token: str | None = Field(DEFAULTS["serve.token"], min_length=32, max_length=256, pattern=r"^[A-Za-z0-9_-]+$",
+                              description="the secret a browser must present: 32 to 256 of A-Z a-z 0-9 _ -; "
+                                          "else a new one is made at each start")
+
+
 class ConfigFile(BaseModel):
     """Everything `config.toml` may hold (nothing else: extra keys are errors)."""
 
@@ -49,6 +59,7 @@ class ConfigFile(BaseModel):
     projects: list[str] = Field(default_factory=lambda: list(DEFAULTS["projects"]),
                                 description="fleet projects: paths, globs, ssh:// URLs")
     alerts: Alerts = Field(default_factory=Alerts)
+    serve: Serve = Field(default_factory=Serve)
 
     @field_validator("projects", "rp1_plugin_roots")
     @classmethod
@@ -116,6 +127,7 @@ def read_config_file(path: Path) -> tuple[ConfigFile, set[str]]:
         raise ConfigError(_describe(path, exc)) from None
     keys = set(data)
     remember_checked(raw, {k: getattr(parsed, k) for k in QUICK_KEYS if k in keys})
-    if isinstance(data.get("alerts"), dict):
-        keys |= {f"alerts.{k}" for k in data["alerts"]}
+    for table in ("alerts", "serve"):
+        if isinstance(data.get(table), dict):
+            keys |= {f"{table}.{k}" for k in data[table]}
     return parsed, keys

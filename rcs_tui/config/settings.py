@@ -20,8 +20,9 @@ from rcs_tui.core.attention import ALERT_KINDS
 DEFAULTS: dict[str, Any] = {
     "theme": None, "hud_preset": None, "rp1_db": None, "rp1_plugin_roots": None, "readonly": False,
     "watch_seconds": 10.0, "projects": (), "alerts.command": None, "alerts.bell": True, "alerts.tmux": False,
-    "alerts.kinds": tuple(ALERT_KINDS), "alerts.min_interval": 30.0,
+    "alerts.kinds": tuple(ALERT_KINDS), "alerts.min_interval": 30.0, "serve.token": None,
 }
+SECRET_KEYS = frozenset({"serve.token"})  # printed as "(set)", never as their value
 
 
 class ConfigError(Exception):
@@ -46,7 +47,8 @@ class Settings:
 
     def as_json(self) -> dict[str, Any]:
         return {"path": str(self.path), "exists": self.path.exists(),
-                "settings": {k: {"value": v, "source": self.sources[k]} for k, v in self.values.items()}}
+                "settings": {k: {"value": "(set)" if k in SECRET_KEYS and v is not None else v,
+                                 "source": self.sources[k]} for k, v in self.values.items()}}
 
 
 def _file_values(path: Path) -> tuple[dict[str, Any], set[str]]:
@@ -54,14 +56,14 @@ def _file_values(path: Path) -> tuple[dict[str, Any], set[str]]:
     the file is bad. Without a file: the defaults, and the schema is not loaded."""
     if config_absent(path):
         return {k: list(v) if isinstance(v, tuple) else v for k, v in DEFAULTS.items()}, set()
-    from rcs_tui.config.schema import Alerts, ConfigFile, read_config_file
+    from rcs_tui.config.schema import ConfigFile, read_config_file
 
     parsed, keys = read_config_file(path)
     values: dict[str, Any] = {}
     for name in ConfigFile.model_fields:
         value = getattr(parsed, name)
-        if name == "alerts":
-            values.update((f"alerts.{sub}", getattr(value, sub)) for sub in Alerts.model_fields)
+        if name in ("alerts", "serve"):  # a table: its keys as `table.key`
+            values.update((f"{name}.{sub}", getattr(value, sub)) for sub in type(value).model_fields)
         else:
             values[name] = value
     return values, keys

@@ -1,0 +1,96 @@
+"""One browser tab's app process, and the bound on how many run at once.
+
+textual-serve's `AppService` runs the app with the web driver and relays its output; here it starts the
+app from an argument list (no shell between us and the app, so a path with spaces or `$` stays a path)
+and makes sure the process ends when its tab's socket closes: asked to quit first, then SIGTERM, then
+SIGKILL, each after a grace period, and always waited for (no zombie). On Linux the app is also sent
+SIGTERM by the kernel if the server dies without stopping it (killed with SIGKILL, say): an app of the web
+driver does not notice that its pipes closed, and would otherwise run on with no one to see it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+from asyncio.subprocess import Process
+
+from textual_serve.app_service import AppService
+
+QUIT_GRACE_S = 3.0  # how long an app may take to quit after it is asked to, before SIGTERM
+TERM_GRACE_S = 2.0  # and after SIGTERM, before SIGKILL
+PR_SET_PDEATHSIG = 1
+
+
+def _end_with_parent() -> None:
+    """In the forked child, before the app starts: SIGTERM when the server's thread that started it ends."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
+class AppSession(AppService):
+    """The app process behind one WebSocket, started from `argv`."""
+
+    def __init__(self, argv: list[str], **kwargs) -> None:
+        super().__init__(" ".join(argv), **kwargs)
+        self.argv = argv
+
+    async def _open_app_process(self, width: int = 80, height: int = 24) -> Process:
+        environment = self._build_environment(width=width, height=height)
+        self._process = process = await asyncio.create_subprocess_exec(
+            *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=environment,
+            preexec_fn=_end_with_parent if sys.platform == "linux" else None)
+        assert process.stdin is not None
+        self._stdin = process.stdin
+        return process
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._process is None else self._process.pid
+
+    async def stop(self) -> None:
+        """Ask the app to quit, then make sure its process is gone; safe to call more than once."""
+        task, self._task = self._task, None
+        if task is not None:
+            with contextlib.suppress(Exception):
+                await self._download_manager.cancel_app_downloads(app_service_id=self.app_service_id)
+            with contextlib.suppress(Exception):
+                await self.send_meta({"type": "quit"})
+        await self._end_process()
+        if task is not None:
+            if not task.done():
+                task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
+    async def _end_process(self) -> None:
+        process = self._process
+        if process is None or process.returncode is not None:
+            return
+        for grace, sig in ((QUIT_GRACE_S, signal.SIGTERM), (TERM_GRACE_S, signal.SIGKILL)):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(process.wait(), grace)
+                return
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(process.pid, sig)
+        await process.wait()
+
+
+class Sessions:
+    """The sessions running now, at most `limit` of them."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.running: set[AppSession] = set()
+
+    @property
+    def full(self) -> bool:
+        return len(self.running) >= self.limit
+
+    async def stop_all(self) -> None:
+        await asyncio.gather(*(s.stop() for s in list(self.running)), return_exceptions=True)
+        self.running.clear()
