@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import errno
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -289,3 +291,35 @@ def test_a_file_changed_underneath_is_named_with_what_happened_to_it():
     assert str(txn._changed("f", "sha256:x", "sha256:y")).startswith("f changed underneath")
     assert txn.TxnError("m").error_kind == "refused"
     assert txn.TxnError("m", kind="lock_busy").error_kind == "lock_busy"
+
+
+def golden_plan(root: Path, summary: dict) -> Plan:
+    odd = root / ".rcs/state" / "caf\udce9-state.json"  # a name that is not UTF-8 on disk
+    return Plan(action="state clear café",
+                changes=(FileChange(root / A, "write", b"{}", expect="sha256:" + "a" * 64, why="clear ü"),
+                         FileChange(odd, "delete", expect="sha256:" + "b" * 64, why="gone")),
+                appends=(Append(root / LOG, "x", why="record"),), summary=summary)
+
+
+def test_the_fingerprint_is_the_same_on_every_host_and_version(tmp_path):
+    """The fingerprint a dry run printed is confirmed later, possibly by another rcs-tui on another host
+    (the fleet): for the same plan it is the same value, whatever the order its summary was built in,
+    with non-ASCII text, names that are not UTF-8 and values JSON has no type for."""
+    summary = {"cleared": ["café"], "scope": Path("/x"), "after": []}
+    fp = golden_plan(tmp_path, summary).fingerprint(tmp_path)
+    assert fp == "sha256:75a32c818393078e111f36c91e2eda7a"
+    reordered = dict(reversed(list(summary.items())))
+    assert golden_plan(tmp_path, reordered).fingerprint(tmp_path) == fp
+
+
+def test_a_rolled_back_file_keeps_its_permissions_and_an_emptied_file_comes_back(tmp_path, monkeypatch):
+    before = setup(tmp_path)
+    os.chmod(tmp_path / A, 0o600)
+    p = plan(tmp_path)
+    emptied = Plan(p.action, (FileChange(tmp_path / A, "write", b"", expect=p.changes[0].expect, why="empty"),
+                              *p.changes[1:]), p.appends, p.summary)
+    Fail(monkeypatch, 2)
+    with pytest.raises(TxnError):
+        txn.apply(tmp_path, emptied, actor="op")
+    assert files(tmp_path) == before
+    assert stat.S_IMODE(os.stat(tmp_path / A).st_mode) == 0o600
