@@ -159,24 +159,3 @@ class FleetHub:
             await asyncio.sleep(delay)
             delay = min(self.max_backoff, delay * 2)
 
-
-async def gather_once(projects: list[Project], *, ssh: Ssh | None = None, timeout: float = 15.0) -> list[Row]:
-    """Every project read once (each bounded by `timeout`): what `fleet --once` prints."""
-    pending = {p.key for p in projects}
-    done = asyncio.Event()
-
-    def changed(row: Row) -> None:
-        if row.doc is not None and row.doc.get("partial"):
-            return  # a status line says what the whole project shows
-        pending.discard(row.project.key)
-        if not pending:
-            done.set()
-
-    hub = FleetHub(projects, changed, ssh=ssh, max_backoff=timeout, once=True)
-    hub.start()
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(done.wait(), timeout)
-    await hub.stop()
-    for key in pending:
-        hub.rows[key].fail(f"no answer within {timeout:g}s")
-    return list(hub.rows.values())
