@@ -174,7 +174,9 @@ class SnapshotFeed:
 
 
 async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_after: float = 0.5,
-                           gate: Any = None, first_look: bool = False) -> AsyncIterator[dict[str, Any]]:
+                           gate: Any = None, first_look: bool = False, watcher: Any = None,
+                           on_watch: Callable[[str, str | None], None] | None = None,
+                           ) -> AsyncIterator[dict[str, Any]]:
     """The first document, then one per batch of changes the watcher sees (what arrives meanwhile is merged).
 
     The watcher needs a moment to start; `resync_after` seconds in, the files written since just before the
@@ -182,6 +184,9 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_aft
     is sent only when it differs. A watcher that cannot start natively falls back to polling.
     `gate` (an asyncio semaphore) bounds how many followers build a document at once. `first_look` yields a
     partial document (root and current session, see `SnapshotFeed.first_look`) before waiting at the gate.
+    `watcher` (a `SharedWatcher`) watches the project on an inotify instance shared with other projects
+    instead of one of its own. `on_watch(how, reason)` hears how the project is watched once that is known:
+    `("inotify", None)`, or `("poll", why)` when native watching could not start or stopped.
     """
     import asyncio
     import contextlib
@@ -204,14 +209,29 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_aft
 
     queue: asyncio.Queue[frozenset[Path] | None] = asyncio.Queue()
 
+    def heard(how: str, reason: str | None) -> None:
+        if on_watch is not None:
+            on_watch(how, reason)
+
     async def pump() -> None:
+        from rcs_tui.project.shared_watch import poll_reason
+
         targets = watch_targets(feed.loader)
         try:
-            async for paths in (poll_batches(targets) if poll else native_batches(targets)):
+            if poll:
+                heard("poll", "polling was asked for")
+                batches = poll_batches(targets)
+            elif watcher is not None:
+                batches = await watcher.subscribe(targets)
+                heard("inotify", None)
+            else:
+                batches = native_batches(targets)
+            async for paths in batches:
                 queue.put_nowait(paths)
-        except OSError:
+        except OSError as exc:
             if poll:
                 raise
+            heard("poll", poll_reason(exc))
             async for paths in poll_batches(targets):
                 queue.put_nowait(paths)
 

@@ -195,6 +195,9 @@ class FleetApp(App):
             last = self.tracker.alerts[0]
             text.append(f" · last alert {datetime.fromtimestamp(last.at).strftime('%H:%M:%S')}: ", style="dim")
             text.append(clip(last.message, max(10, self.size.width - len(text.plain) - 2)), style="yellow")
+        polled = [r for r in rows if r.watch == "poll"]
+        if polled:  # a polled project's changes show up to half a second late and cost a scan each time
+            text.append(f" · {len(polled)} polled: {polled[0].watch_reason}", style="yellow")
         if self.filter_text:
             text.append(f" · filter: {self.filter_text}", style="cyan")
         if self.readonly:
