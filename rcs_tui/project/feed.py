@@ -35,14 +35,17 @@ class SnapshotFeed:
     """One project's snapshot documents, rebuilt section by section as files change."""
 
     def __init__(self, root: Path, *, session_id: str | None = None, rp1_db: Path | None = None,
-                 clock: Callable[[], float] = time.time, with_doctor: bool = True, summary: bool = False) -> None:
+                 clock: Callable[[], float] = time.time, with_doctor: bool = True, summary: bool = False,
+                 scopes: bool = True) -> None:
         """`summary`: documents carry `summary_scopes` instead of every mode file of every scope (what the
-        fleet keeps per project; no per-scope JSON is cached then)."""
+        fleet keeps per project; no per-scope JSON is cached then). `scopes=False` (with `summary`): no
+        `scopes` at all, for a reader that reports only the attention and the active set (`fleet --once`)."""
         self.loader = WorldLoader(root, session_id=session_id, rp1_db=rp1_db if rp1_db is not None else True,
                                   clock=clock)
         self.clock = clock
         self.with_doctor = with_doctor
         self.summary = summary
+        self.scopes = scopes
         self._rp1_source: Any = None
         self._rp1: dict[str, Any] | None = None
         self._doctor: dict[str, Any] | None = None
@@ -148,7 +151,9 @@ class SnapshotFeed:
         doc: dict[str, Any] = {"version": CONTRACT_VERSION, "kind": "snapshot", "seq": 0,
                                "taken_at": iso(self.clock()), "has_rcs": self.loader.layout.rcs.is_dir()}
         if self.summary:
-            doc.update(snapshot_json(snap, with_scopes=False), scopes=summary_scopes(snap))
+            doc.update(snapshot_json(snap, with_scopes=False))
+            if self.scopes:
+                doc["scopes"] = summary_scopes(snap)
         else:
             doc.update(snapshot_json(snap, self._scopes))
         health = Counter(m.health for m in snap.members)
