@@ -114,6 +114,7 @@ async def test_a_project_that_cannot_be_watched_is_polled_and_says_why(tmp_path,
         assert f"2 polled: {row.watch_reason}" in status
         table = app.screen.query_one("#fleet-table", LineTable)
         assert table.drawn(table.keys[0])[2] == "polled"  # the HOST column
+        assert app.hub.watcher.polled == 2 and app.hub.watcher.poll_interval() == 0.5
         assert once_json([row])[0]["watch"] == "poll"
         assert once_json([row])[0]["watch_reason"] == row.watch_reason
 
@@ -122,3 +123,11 @@ def test_the_reasons_name_the_limit_to_raise():
     assert poll_reason(OSError(errno.ENOSPC, "No space left on device")).startswith(
         "inotify watches used up (fs.inotify.max_user_watches = ")
     assert poll_reason(OSError(errno.EACCES, "Permission denied")) == "inotify failed: Permission denied"
+
+
+def test_many_polled_projects_share_a_budget_of_scans():
+    watcher = SharedWatcher()
+    watcher.polled = 10
+    assert watcher.poll_interval() == 0.5  # a few: as often as a lone project
+    watcher.polled = 200
+    assert watcher.poll_interval() == 10.0  # 200 trees, 20 scans a second between them

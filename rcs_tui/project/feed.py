@@ -237,8 +237,16 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_aft
             if poll:
                 raise
             heard("poll", poll_reason(exc))
-            async for paths in poll_batches(targets):
-                queue.put_nowait(paths)
+            if watcher is None:
+                async for paths in poll_batches(targets):
+                    queue.put_nowait(paths)
+                return
+            watcher.polled += 1  # the projects polling share one budget of scans
+            try:
+                async for paths in poll_batches(targets, watcher.poll_interval):
+                    queue.put_nowait(paths)
+            finally:
+                watcher.polled -= 1
 
     task = asyncio.ensure_future(pump())
     timer = asyncio.get_running_loop().call_later(resync_after, queue.put_nowait, None)

@@ -7,7 +7,9 @@ directories are watches on one shared instance, read on the event loop; each eve
 directory it names to the subscribers watching that directory, and each subscriber gathers its own
 batches with `inotify_batches`' timing (a batch closes `QUIET_MS` after its latest event or
 `DEBOUNCE_MS` after its first). A subscriber that cannot be watched (the instance cannot be made, the
-watches ran out) gets the `OSError`, so its caller can poll and say why (`poll_reason`).
+watches ran out) gets the `OSError`, so its caller can poll and say why (`poll_reason`); the callers
+that poll share a budget of scans (`poll_interval`), so a fleet that cannot watch at all does not re-scan
+every tree twice a second.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from rcs_tui.project.watch import (
     _OVERFLOW,
     DEBOUNCE_MS,
     MAX_DIRS,
+    POLL_MS,
     QUIET_MS,
     WatchTargets,
     scan,
@@ -35,6 +38,7 @@ from rcs_tui.project.watch import (
 )
 
 LIMITS = {errno.EMFILE: "max_user_instances", errno.ENOSPC: "max_user_watches"}
+POLL_SCANS_PER_S = 20  # tree scans a second for all polled projects together (each scan stats every file)
 
 
 def poll_reason(exc: OSError) -> str:
@@ -79,6 +83,12 @@ class SharedWatcher:
         self._subs_of: dict[Path, list[_Subscriber]] = {}  # watched directory -> who watches it
         self._watch_of: dict[Path, Any] = {}
         self._subs: set[_Subscriber] = set()
+        self.polled = 0  # projects of this fleet polled instead (their callers count themselves in and out)
+
+    def poll_interval(self) -> float:
+        """How often each polled project is scanned: every 0.5 s while few are, then less often, so that
+        all of them together cost at most `POLL_SCANS_PER_S` scans a second (200 polled: every 10 s)."""
+        return max(POLL_MS / 1000, self.polled / POLL_SCANS_PER_S)
 
     @property
     def instances(self) -> int:

@@ -103,7 +103,7 @@ class ProjectScreen(Screen):
         if row.readonly_reason:
             head.append(f"{row.readonly_reason}\n", style="magenta")
         if row.watch == "poll":
-            head.append(f"polled every 0.5 s, not watched: {row.watch_reason}\n", style="yellow")
+            head.append(f"polled, not watched: {row.watch_reason}\n", style="yellow")
         doc = row.doc or {}
         active = doc.get("active_set") or []
         head.append("active set: ", style="bold")
