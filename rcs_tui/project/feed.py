@@ -222,6 +222,7 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_aft
         from rcs_tui.project.shared_watch import poll_reason
 
         targets = watch_targets(feed.loader)
+        batches: Any  # an async iterator with `aclose`
         try:
             if poll:
                 heard("poll", "polling was asked for")
@@ -231,8 +232,9 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_aft
                 heard("inotify", None)
             else:
                 batches = native_batches(targets)
-            async for paths in batches:
-                queue.put_nowait(paths)
+            async with contextlib.aclosing(batches):  # a shared watch is given back however the pump ends
+                async for paths in batches:
+                    queue.put_nowait(paths)
         except OSError as exc:
             if poll:
                 raise

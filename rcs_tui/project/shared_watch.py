@@ -18,7 +18,6 @@ import asyncio
 import errno
 import os
 import threading
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +68,36 @@ class _Subscriber:
         self.overflow = False
 
 
+class Subscription:
+    """One tree's batches of changed paths (an async iterator); `aclose()` stops watching it, whether or
+    not a batch was ever asked for."""
+
+    def __init__(self, watcher: SharedWatcher, sub: _Subscriber) -> None:
+        self.watcher, self.sub = watcher, sub
+
+    def __aiter__(self) -> Subscription:
+        return self
+
+    async def __anext__(self) -> frozenset[Path]:
+        sub = self.sub
+        while True:
+            if sub.failed:
+                await self.aclose()
+                raise sub.failed[0]
+            if sub.overflow:  # events were lost: watch every directory again and count every file changed
+                sub.overflow = False
+                sub.closed |= await asyncio.to_thread(self.watcher._rewatch, sub)
+            if sub.closed:
+                taken = frozenset(sub.closed)
+                sub.closed.clear()
+                return taken
+            await sub.wake.wait()
+            sub.wake.clear()
+
+    async def aclose(self) -> None:
+        self.watcher._leave(self.sub)
+
+
 class SharedWatcher:
     """Many trees watched through one inotify instance (Linux). `subscribe(targets)` starts watching one
     tree and returns its batches of changed paths; the instance is made with the first subscriber and
@@ -100,7 +129,7 @@ class SharedWatcher:
         return len(self._watch_of)
 
     # -- subscribing ------------------------------------------------------------------------
-    async def subscribe(self, targets: WatchTargets) -> AsyncIterator[frozenset[Path]]:
+    async def subscribe(self, targets: WatchTargets) -> Subscription:
         """Watch `targets` (in a thread: a large tree must not stall the loop) and return its batches.
         Raises OSError when it cannot be watched (the caller polls); closing the iterator stops watching."""
         loop = asyncio.get_running_loop()
@@ -120,24 +149,7 @@ class SharedWatcher:
         except BaseException:
             self._leave(sub)
             raise
-        return self._batches(sub)
-
-    async def _batches(self, sub: _Subscriber) -> AsyncIterator[frozenset[Path]]:
-        try:
-            while True:
-                await sub.wake.wait()
-                sub.wake.clear()
-                if sub.failed:
-                    raise sub.failed[0]
-                if sub.overflow:  # events were lost: watch every directory again and count every file changed
-                    sub.overflow = False
-                    sub.closed |= await asyncio.to_thread(self._rewatch, sub)
-                if sub.closed:
-                    taken = frozenset(sub.closed)
-                    sub.closed.clear()
-                    yield taken
-        finally:
-            self._leave(sub)
+        return Subscription(self, sub)
 
     def _leave(self, sub: _Subscriber) -> None:
         if sub not in self._subs:
