@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import resource
@@ -150,6 +151,9 @@ async def measure_live(base: Path, count: int, samples: int) -> list[Row]:
         full = time.perf_counter() - start
         held = max(held, inotify_instances() - before)
         await pilot.pause(1.0)  # past the start-up re-reads
+        t = time.perf_counter()
+        gc.collect()  # what the event loop stalls for whenever Python runs a full collection
+        collect_s = time.perf_counter() - t
         polled = [r for r in app.rows.values() if r.watch == "poll"]
         watches = app.hub.watcher.watches if app.hub.watcher is not None else 0
         rss = rss_mb()
@@ -181,6 +185,8 @@ async def measure_live(base: Path, count: int, samples: int) -> list[Row]:
             "full reads two at a time after the first looks"),
         Row("fleet-scale", "live: change on screen p50/p95", f"{pct(ms, 50):.0f} / {pct(ms, 95):.0f} ms",
             "p95 <= 200 ms", f"{len(ms)} samples on rows spread over the fleet"),
+        Row("fleet-scale", "live: a full garbage collection", f"{collect_s * 1000:.0f} ms", "",
+            "the event loop stalls this long whenever Python runs one"),
         Row("fleet-scale", "live: RSS after loading (peak)", f"{rss:.0f} MB ({peak:.0f} MB)", "",
             f"{threads} threads; a row keeps its project's loaders for incremental reads"),
     ]
@@ -194,6 +200,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--samples", type=int, default=20)
     parser.add_argument("--no-live", action="store_true")
+    parser.add_argument("--no-once", action="store_true")
     args = parser.parse_args()
     if args.quick:
         args.runs, args.samples = 1, 5
@@ -205,7 +212,7 @@ def main() -> None:
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent), os.environ.get("PYTHONPATH")]))
     base = projects_dir(args.projects, args.sessions)
     load0 = os.getloadavg()
-    rows = measure_once(base, args.projects, args.runs)
+    rows = [] if args.no_once else measure_once(base, args.projects, args.runs)
     if not args.no_live:
         rows += asyncio.run(measure_live(base, args.projects, args.samples))
     load1 = os.getloadavg()

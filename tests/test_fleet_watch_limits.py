@@ -131,3 +131,44 @@ def test_many_polled_projects_share_a_budget_of_scans():
     assert watcher.poll_interval() == 0.5  # a few: as often as a lone project
     watcher.polled = 200
     assert watcher.poll_interval() == 10.0  # 200 trees, 20 scans a second between them
+
+
+async def test_what_the_fleet_holds_is_frozen_once_read_and_given_back_when_it_closes(tmp_path):
+    import gc
+
+    found = projects(tmp_path / "code", 3)
+    before = gc.get_freeze_count()
+    app = FleetApp(found)
+    async with app.run_test(size=(120, 30)):
+        await until(lambda: all(r.doc is not None and not r.doc.get("partial") for r in app.rows.values()))
+        await asyncio.sleep(0.1)
+        assert gc.get_freeze_count() > before  # out of the full collections' walk
+    assert gc.get_freeze_count() == 0
+
+
+def test_re_reading_a_project_leaves_nothing_frozen_as_cyclic_garbage(tmp_path):
+    """What the fleet froze must be freed by reference counts alone once a re-read replaces it: a frozen
+    object that became cyclic garbage would leak for as long as the fleet runs."""
+    import gc
+
+    from rcs_tui.project.feed import SnapshotFeed
+
+    root = tmp_path / "p"
+    for i in range(20):
+        mode(root, "forge", session=f"s{i}", current_phase="execute")
+    canonical(root, ["forge"])
+    feed = SnapshotFeed(root, summary=True)
+    feed.first_look()
+    held = feed.document()  # a row holds its latest document, as the feed holds its loaders
+    gc.collect()
+    gc.freeze()
+    try:
+        for i in range(30):  # every session re-read, some twice, then the whole project
+            changed = mode(root, "forge", session=f"s{i % 20}", current_phase=f"p{i}")
+            held = feed.document([changed])
+        held = feed.document()
+        assert held["kind"] == "snapshot"
+        gc.collect()  # the garbage made since the freeze (json's encoder makes some on every write)
+    finally:
+        gc.unfreeze()
+    assert gc.collect() == 0  # none among what was frozen
