@@ -18,12 +18,15 @@ from rcs_tui.core import error_kinds as kinds
               help="Shell command run on each alert (RCS_ALERT_PROJECT/HOST/KIND/MEMBER/MESSAGE in its environment).")
 @click.option("--ssh-config", "ssh_config", type=click.Path(dir_okay=False), default=None,
               help="ssh client config file (ssh -F); default: ssh's own (~/.ssh/config).")
-@click.option("--timeout", type=click.FloatRange(1, 600), default=15.0, show_default=True,
-              help="--once: how long to wait for each project.")
+@click.option("--timeout", type=click.FloatRange(0.1, 600), default=15.0, show_default=True,
+              help="--once: how long each project's read may take, from when it starts; past it the row says so.")
+@click.option("--deadline", type=click.FloatRange(1, 3600), default=60.0, show_default=True,
+              help="--once: the whole run ends within this many seconds; a project not answered by then is a "
+                   "row saying so.")
 @click.option("--theme", default=None, help="A Textual theme name.")
 @click.option("--readonly/--no-readonly", default=None, help="Offer no actions that write (default from config).")
 @json_option
-def fleet(projects, once, notify, ssh_config, timeout, theme, readonly, as_json):
+def fleet(projects, once, notify, ssh_config, timeout, deadline, theme, readonly, as_json):
     """One row per project: waiting for you, failed, trouble, running, idle — Enter opens its console."""
     from rcs_tui.fleet.alerts import AlertSettings
     from rcs_tui.fleet.projects import expand_projects
@@ -42,10 +45,11 @@ def fleet(projects, once, notify, ssh_config, timeout, theme, readonly, as_json)
                        kinds.NOT_FOUND)
     ssh = Ssh(config_file=ssh_config)
     if once:
-        from rcs_tui.fleet.hub import gather_once
+        from rcs_tui.fleet.once import gather_once, tune_gc
         from rcs_tui.fleet.rows import once_json, once_line
 
-        rows = asyncio.run(gather_once(found, ssh=ssh, timeout=timeout))
+        tune_gc()
+        rows = asyncio.run(gather_once(found, ssh=ssh, timeout=timeout, deadline=deadline))
         emit(once_json(rows), as_json, lambda _: once_line(rows))
         return
     if as_json:

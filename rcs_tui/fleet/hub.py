@@ -11,13 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rcs_tui.fleet.projects import Project
 from rcs_tui.fleet.rows import Row
 from rcs_tui.fleet.source import HEARTBEAT, ProjectSource, Unreadable, open_source
 from rcs_tui.fleet.transport import Ssh
+
+if TYPE_CHECKING:
+    from rcs_tui.project.shared_watch import SharedWatcher
 
 READERS = 2  # local documents built at once: more only fight over the GIL and starve the screen
 FIRST_LOOK_PATIENCE = 3.0  # seconds full reads wait for the other rows' first looks at most
@@ -75,15 +80,30 @@ class FleetHub:
         self.sources: dict[str, ProjectSource] = {}
         self.tasks: list[asyncio.Task[None]] = []
         self._readers: ReadGate | None = None
+        # Every local project is watched on this one inotify instance (Linux): the per-user limit on
+        # instances (often 128) must not decide how many projects a fleet can watch.
+        self.watcher: SharedWatcher | None = None
 
     def _open_source(self, project: Project) -> ProjectSource:
+        row = self.rows[project.key]
         return open_source(project, ssh=self.ssh, heartbeat=self.heartbeat, poll=self.poll,
-                           first_look=not self.once, gate=self._readers)
+                           first_look=not self.once, gate=self._readers, watcher=self.watcher,
+                           on_watch=lambda how, reason: self._watched(row, how, reason))
+
+    def _watched(self, row: Row, how: str, reason: str | None) -> None:
+        """How a local row is watched now: on the shared inotify instance, or polled (and why)."""
+        if (row.watch, row.watch_reason) != (how, reason):
+            row.watch, row.watch_reason = how, reason
+            self._changed(row)
 
     def start(self, remote: bool = True, local: bool = True) -> None:
         """Start the projects' tasks on the running loop: the remote ones (an ssh session costs this
         process little and the host a second or more, so the sooner the better), the local ones, or both."""
         if local:
+            if self.watcher is None and not self.poll and sys.platform.startswith("linux"):
+                from rcs_tui.project.shared_watch import SharedWatcher
+
+                self.watcher = SharedWatcher()
             # `--once` takes no first looks: its full reads need not wait for any
             waiting = 0 if self.once else sum(1 for r in self.rows.values() if not r.looked)
             self._readers = ReadGate(READERS, waiting)
@@ -112,6 +132,8 @@ class FleetHub:
         for source in self.sources.values():
             with contextlib.suppress(Exception):
                 await source.close()
+        if self.watcher is not None:
+            self.watcher.close()
         await asyncio.sleep(0.05)  # let the ended processes' pipes close before the loop ends
 
     def _changed(self, row: Row) -> None:
@@ -159,24 +181,3 @@ class FleetHub:
             await asyncio.sleep(delay)
             delay = min(self.max_backoff, delay * 2)
 
-
-async def gather_once(projects: list[Project], *, ssh: Ssh | None = None, timeout: float = 15.0) -> list[Row]:
-    """Every project read once (each bounded by `timeout`): what `fleet --once` prints."""
-    pending = {p.key for p in projects}
-    done = asyncio.Event()
-
-    def changed(row: Row) -> None:
-        if row.doc is not None and row.doc.get("partial"):
-            return  # a status line says what the whole project shows
-        pending.discard(row.project.key)
-        if not pending:
-            done.set()
-
-    hub = FleetHub(projects, changed, ssh=ssh, max_backoff=timeout, once=True)
-    hub.start()
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(done.wait(), timeout)
-    await hub.stop()
-    for key in pending:
-        hub.rows[key].fail(f"no answer within {timeout:g}s")
-    return list(hub.rows.values())

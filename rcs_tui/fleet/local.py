@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
@@ -35,16 +35,20 @@ class LocalProject:
     """A local root: documents from an in-process feed, actions through `python -m rcs_tui`.
 
     With `first_look`, a quick partial document comes first; full reads wait at `gate` (when given), so
-    many local projects do not all build at once.
+    many local projects do not all build at once. `watcher` (a `SharedWatcher`) watches the project on the
+    fleet's one inotify instance; `on_watch(how, reason)` hears whether it is watched or polled, and why.
     """
 
     def __init__(self, project: Project, *, poll: bool = False, first_look: bool = True,
-                 gate: AbstractAsyncContextManager[Any] | None = None) -> None:
+                 gate: AbstractAsyncContextManager[Any] | None = None, watcher: Any = None,
+                 on_watch: Callable[[str, str | None], None] | None = None) -> None:
         self.project = project
         self.root = Path(project.path)
         self.poll = poll
         self.first_look = first_look
         self.gate = gate
+        self.watcher = watcher
+        self.on_watch = on_watch
 
     async def documents(self) -> AsyncGenerator[dict[str, Any], None]:
         from rcs_tui.project.feed import SnapshotFeed, follow_documents
@@ -54,7 +58,8 @@ class LocalProject:
             raise Unreadable(problem)
         try:
             feed = SnapshotFeed(self.root, summary=True)
-            async for doc in follow_documents(feed, poll=self.poll, gate=self.gate, first_look=self.first_look):
+            async for doc in follow_documents(feed, poll=self.poll, gate=self.gate, first_look=self.first_look,
+                                              watcher=self.watcher, on_watch=self.on_watch):
                 yield doc
         except Exception as exc:  # noqa: BLE001 - one project's failure stays in its row
             raise Unreadable(f"read error: {type(exc).__name__}: {exc}") from exc

@@ -54,6 +54,8 @@ class Row:
     updated_at: float | None = None
     attention: dict[str, list[str]] = field(default_factory=dict)
     looked: bool = False  # the fleet has had a first document (or a reason for none) for this row
+    watch: str | None = None  # how the live fleet watches a local project: "inotify" or "poll" (None: not yet)
+    watch_reason: str | None = None  # why it is polled
 
     # -- updates ----------------------------------------------------------------------------
     def take(self, doc: dict[str, Any], now: float | None = None) -> None:
@@ -122,7 +124,8 @@ class Row:
     def cells(self, now: float) -> dict[str, str | Text]:
         """Inert text for every column: plain strings, and styled text where the console's colours apply."""
         p = self.project
-        base: dict[str, str | Text] = {"project": inert(p.name, 60), "host": inert(p.host_label, 40)}
+        host = "polled" if self.watch == "poll" else inert(p.host_label, 40)  # local, but not watched: see why in `i`
+        base: dict[str, str | Text] = {"project": inert(p.name, 60), "host": host}
         if self.doc is None or self.error:
             since = f" since {ago(now - self.error_since)}" if self.error_since else ""
             head, _, tail = (self.error or "connecting…").partition(": ")  # "unreachable since 2m: ssh: …"
@@ -176,7 +179,9 @@ def sorted_rows(rows: Iterable[Row]) -> list[Row]:
 
 
 def once_json(rows: Iterable[Row]) -> list[dict[str, Any]]:
-    """`fleet --once --json`: one object per project, most urgent first."""
+    """`fleet --once --json`: one object per project, most urgent first. `watch` is how the live fleet
+    watches a local project ("inotify", or "poll" with `watch_reason`); `--once` watches nothing, so there
+    both are null."""
     out = []
     for row in sorted_rows(rows):
         p = row.project
@@ -184,7 +189,8 @@ def once_json(rows: Iterable[Row]) -> list[dict[str, Any]]:
                     "needs_you": row.needs_you_now, "reasons": row.needs_you() if row.needs_you_now else [],
                     "error": row.error, "readonly_reason": row.readonly_reason,
                     "attention": row.attention, "active_set": (row.doc or {}).get("active_set", []),
-                    "last_activity": (row.doc or {}).get("last_activity")})
+                    "last_activity": (row.doc or {}).get("last_activity"),
+                    "watch": row.watch, "watch_reason": row.watch_reason})
     return out
 
 

@@ -8,7 +8,7 @@ protocol. (`Project` in fleet/projects.py is the configured entry a source is op
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -74,11 +74,13 @@ class ProjectSource(Protocol):
 
 
 def open_source(project: Project, *, ssh: Ssh | None = None, heartbeat: float = HEARTBEAT, poll: bool = False,
-                first_look: bool = True, gate: AbstractAsyncContextManager[Any] | None = None) -> ProjectSource:
+                first_look: bool = True, gate: AbstractAsyncContextManager[Any] | None = None,
+                watcher: Any = None, on_watch: Callable[[str, str | None], None] | None = None) -> ProjectSource:
     """The source for `project`: over ssh when it names a host, else in-process.
 
-    `heartbeat` is what a remote follower is asked for; `poll`, `first_look` and `gate` (bounding how many
-    full local reads run at once) apply to a local one.
+    `heartbeat` is what a remote follower is asked for; `poll`, `first_look`, `gate` (bounding how many
+    full local reads run at once), `watcher` (the inotify instance local projects share) and `on_watch`
+    (told whether the project is watched or polled) apply to a local one.
     """
     if project.remote:
         from rcs_tui.fleet.remote import SshProject
@@ -87,4 +89,5 @@ def open_source(project: Project, *, ssh: Ssh | None = None, heartbeat: float = 
         return SshProject(project, ssh or Ssh(), heartbeat=heartbeat)
     from rcs_tui.fleet.local import LocalProject
 
-    return LocalProject(project, poll=poll, first_look=first_look, gate=gate)
+    return LocalProject(project, poll=poll, first_look=first_look, gate=gate, watcher=watcher,
+                        on_watch=on_watch)

@@ -35,14 +35,17 @@ class SnapshotFeed:
     """One project's snapshot documents, rebuilt section by section as files change."""
 
     def __init__(self, root: Path, *, session_id: str | None = None, rp1_db: Path | None = None,
-                 clock: Callable[[], float] = time.time, with_doctor: bool = True, summary: bool = False) -> None:
+                 clock: Callable[[], float] = time.time, with_doctor: bool = True, summary: bool = False,
+                 scopes: bool = True) -> None:
         """`summary`: documents carry `summary_scopes` instead of every mode file of every scope (what the
-        fleet keeps per project; no per-scope JSON is cached then)."""
+        fleet keeps per project; no per-scope JSON is cached then). `scopes=False` (with `summary`): no
+        `scopes` at all, for a reader that reports only the attention and the active set (`fleet --once`)."""
         self.loader = WorldLoader(root, session_id=session_id, rp1_db=rp1_db if rp1_db is not None else True,
                                   clock=clock)
         self.clock = clock
         self.with_doctor = with_doctor
         self.summary = summary
+        self.scopes = scopes
         self._rp1_source: Any = None
         self._rp1: dict[str, Any] | None = None
         self._doctor: dict[str, Any] | None = None
@@ -148,7 +151,9 @@ class SnapshotFeed:
         doc: dict[str, Any] = {"version": CONTRACT_VERSION, "kind": "snapshot", "seq": 0,
                                "taken_at": iso(self.clock()), "has_rcs": self.loader.layout.rcs.is_dir()}
         if self.summary:
-            doc.update(snapshot_json(snap, with_scopes=False), scopes=summary_scopes(snap))
+            doc.update(snapshot_json(snap, with_scopes=False))
+            if self.scopes:
+                doc["scopes"] = summary_scopes(snap)
         else:
             doc.update(snapshot_json(snap, self._scopes))
         health = Counter(m.health for m in snap.members)
@@ -174,7 +179,9 @@ class SnapshotFeed:
 
 
 async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_after: float = 0.5,
-                           gate: Any = None, first_look: bool = False) -> AsyncIterator[dict[str, Any]]:
+                           gate: Any = None, first_look: bool = False, watcher: Any = None,
+                           on_watch: Callable[[str, str | None], None] | None = None,
+                           ) -> AsyncIterator[dict[str, Any]]:
     """The first document, then one per batch of changes the watcher sees (what arrives meanwhile is merged).
 
     The watcher needs a moment to start; `resync_after` seconds in, the files written since just before the
@@ -182,6 +189,9 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_aft
     is sent only when it differs. A watcher that cannot start natively falls back to polling.
     `gate` (an asyncio semaphore) bounds how many followers build a document at once. `first_look` yields a
     partial document (root and current session, see `SnapshotFeed.first_look`) before waiting at the gate.
+    `watcher` (a `SharedWatcher`) watches the project on an inotify instance shared with other projects
+    instead of one of its own. `on_watch(how, reason)` hears how the project is watched once that is known:
+    `("inotify", None)`, or `("poll", why)` when native watching could not start or stopped.
     """
     import asyncio
     import contextlib
@@ -204,16 +214,41 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_aft
 
     queue: asyncio.Queue[frozenset[Path] | None] = asyncio.Queue()
 
+    def heard(how: str, reason: str | None) -> None:
+        if on_watch is not None:
+            on_watch(how, reason)
+
     async def pump() -> None:
+        from rcs_tui.project.shared_watch import poll_reason
+
         targets = watch_targets(feed.loader)
+        batches: Any  # an async iterator with `aclose`
         try:
-            async for paths in (poll_batches(targets) if poll else native_batches(targets)):
-                queue.put_nowait(paths)
-        except OSError:
+            if poll:
+                heard("poll", "polling was asked for")
+                batches = poll_batches(targets)
+            elif watcher is not None:
+                batches = await watcher.subscribe(targets)
+                heard("inotify", None)
+            else:
+                batches = native_batches(targets)
+            async with contextlib.aclosing(batches):  # a shared watch is given back however the pump ends
+                async for paths in batches:
+                    queue.put_nowait(paths)
+        except OSError as exc:
             if poll:
                 raise
-            async for paths in poll_batches(targets):
-                queue.put_nowait(paths)
+            heard("poll", poll_reason(exc))
+            if watcher is None:
+                async for paths in poll_batches(targets):
+                    queue.put_nowait(paths)
+                return
+            watcher.polled += 1  # the projects polling share one budget of scans
+            try:
+                async for paths in poll_batches(targets, watcher.poll_interval):
+                    queue.put_nowait(paths)
+            finally:
+                watcher.polled -= 1
 
     task = asyncio.ensure_future(pump())
     timer = asyncio.get_running_loop().call_later(resync_after, queue.put_nowait, None)

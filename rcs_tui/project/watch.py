@@ -302,9 +302,10 @@ def scan(targets: WatchTargets, limit: int = 20_000) -> dict[Path, tuple[int, in
     return out
 
 
-async def poll_batches(targets: WatchTargets, interval: float = POLL_MS / 1000, *,
+async def poll_batches(targets: WatchTargets, interval: float | Callable[[], float] = POLL_MS / 1000, *,
                        resync: bool = False) -> AsyncIterator[frozenset[Path]]:
     """Polling fallback: compare stat signatures (inode included, so same-second renames count).
+    `interval` (seconds) may be a function, asked before each wait: the fleet lengthens it as more projects poll.
 
     `resync`: first yield every file, for a start after native watching failed, which may have lost
     changes (a batch it had not delivered, a directory it could not watch) the first scan cannot tell.
@@ -313,7 +314,7 @@ async def poll_batches(targets: WatchTargets, interval: float = POLL_MS / 1000, 
     if resync and before:
         yield frozenset(before)
     while True:
-        await asyncio.sleep(interval)
+        await asyncio.sleep(interval() if callable(interval) else interval)
         after = await asyncio.to_thread(scan, targets)
         changed = frozenset(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
         before = after

@@ -102,6 +102,8 @@ class ProjectScreen(Screen):
             head.append(f"{row.error}\n", style="bold red")
         if row.readonly_reason:
             head.append(f"{row.readonly_reason}\n", style="magenta")
+        if row.watch == "poll":
+            head.append(f"polled, not watched: {row.watch_reason}\n", style="yellow")
         doc = row.doc or {}
         active = doc.get("active_set") or []
         head.append("active set: ", style="bold")
