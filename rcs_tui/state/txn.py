@@ -448,8 +448,10 @@ def _roll_back(tree: Tree, steps: list[_Step], appended: list[tuple[str, int, by
                        "interrupted. Run `rcs-tui doctor` (then `rcs-tui doctor --fix` to roll it back)") from None
     with contextlib.suppress(OSError):
         mark(tree, start, "aborted", line)
-    note = (f" ({', '.join(superseded)} was rewritten by the runtime meanwhile and keeps the runtime's bytes)"
-            if superseded else "")
+    note = ""
+    if superseded:
+        were, keep = ("was", "keeps") if len(superseded) == 1 else ("were", "keep")
+        note = f" ({', '.join(superseded)} {were} rewritten by the runtime meanwhile and {keep} the runtime's bytes)"
     if isinstance(exc, ChangedUnderneath):
         raise ChangedUnderneath(f"{reason}; the files already changed were restored{note}") from None
     raise TxnError(f"{reason}; every file was restored, nothing was changed{note}") from None

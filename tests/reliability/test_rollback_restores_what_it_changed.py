@@ -323,3 +323,38 @@ def test_a_rolled_back_file_keeps_its_permissions_and_an_emptied_file_comes_back
         txn.apply(tmp_path, emptied, actor="op")
     assert files(tmp_path) == before
     assert stat.S_IMODE(os.stat(tmp_path / A).st_mode) == 0o600
+
+
+def test_every_file_the_runtime_rewrote_meanwhile_is_named(tmp_path, monkeypatch):
+    setup(tmp_path)
+    p = plan(tmp_path)
+
+    def runtime_writes() -> None:
+        (tmp_path / A).write_bytes(b'{"runtime": "a"}\n')
+        (tmp_path / B).write_bytes(b'{"runtime": "b"}\n')
+
+    Fail(monkeypatch, 2, before_failing=runtime_writes)
+    with pytest.raises(TxnError) as info:
+        txn.apply(tmp_path, p, actor="op")
+    assert str(info.value).endswith(f"nothing was changed ({B}, {A} were rewritten by the runtime meanwhile and "
+                                    "keep the runtime's bytes)")
+    assert (tmp_path / B).read_bytes() == b'{"runtime": "b"}\n'
+
+
+def test_a_transcript_line_that_cannot_be_taken_back_names_the_transcript(tmp_path, monkeypatch):
+    setup(tmp_path)
+    p = plan(tmp_path)
+    real = fsafe.Tree.append
+
+    def append_then_fail_to_mark(self, rel, data):
+        out = real(self, rel, data)
+        if rel == LOG:
+            monkeypatch.setattr(txn, "mark", lambda *a: (_ for _ in ()).throw(OSError(errno.EIO, "x", "journal")))
+            monkeypatch.setattr(txn, "_undo_append", lambda *a: (_ for _ in ()).throw(OSError(errno.EROFS, "ro")))
+        return out
+
+    monkeypatch.setattr(fsafe.Tree, "append", append_then_fail_to_mark)
+    with pytest.raises(TxnError) as info:
+        txn.apply(tmp_path, p, actor="op")
+    assert f"rolling back failed for {LOG}: journal entry " in str(info.value)
+    assert (tmp_path / A).read_bytes() == b'{"active": true, "n": 1}\n'  # the files were still restored
