@@ -3,16 +3,18 @@
 Every shape holds 1 000 000 events (`rcs_tui.rp1.fixtures.SHAPES`): a: the original benchmark's rows
 (~3 deciding rows per run); b: ~43 (step, unit) groups per run, unit, sub-agent, artifact and progress
 rows after the step's own rows; c: 300 events per run, 3 steps of 100 units; d: b with half the runs
-waiting on a sub-agent prompt. Each is generated here (in a child process, cached under the temp dir)
+waiting on a sub-agent prompt; e: 100 000 runs of 10 events (the kept statuses' size: a later process
+must still find them). Each is generated here (in a child process, cached under the temp dir)
 and measured in fresh processes, interleaved with a floor from the same minute: a bare
 `SELECT count(*) FROM events` on the same file.
 
 Per shape: the first-ever `feed(status="waiting")` over all projects (empty cache directory), a later
 new process (the cache its first call left), an in-process refresh after one new event, the peak RSS of
-the first-ever process, and the rows the status read hands to Python (counted in a separate run, since
-counting costs time). Targets: first ever <= 1 s and <= 150 MB, later <= 200 ms, refresh <= 20 ms.
+the first-ever process, the size of the statuses it kept for the next process, and the rows the status
+read hands to Python (counted in a separate run, since counting costs time). Targets (shapes a-d): first
+ever <= 1 s and <= 150 MB, later <= 200 ms, refresh <= 20 ms; e: a later process finds the kept statuses.
 
-Run: .venv/bin/python benchmarks/bench_rp1_shapes.py [--shapes abcd] [--repeat 3] [--code DIR]
+Run: .venv/bin/python benchmarks/bench_rp1_shapes.py [--shapes abcde] [--repeat 3] [--code DIR]
 (`--code DIR`: measure the rcs_tui found in DIR, e.g. another worktree, on the same databases.)
 """
 
@@ -91,6 +93,9 @@ if mode == "refresh":
     again = src.feed(status="waiting")
     out["refresh"] = time.perf_counter() - t
 out["rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+import glob, os
+kept = glob.glob(os.path.join(os.environ["XDG_CACHE_HOME"], "rcs-tui", "rp1-status-*"))
+out["store"] = sum(os.path.getsize(f) for f in kept)
 print(json.dumps(out))
 """
 
@@ -131,7 +136,7 @@ def child(code: Path, script: str, *args: str, cache: Path | None = None) -> dic
 def measure(name: str, code: Path, repeat: int) -> dict:
     db = database(name)
     copy = WORK / f"refresh-{name}.db"
-    got: dict[str, list[float]] = {k: [] for k in ("floor", "first", "later", "refresh", "rss", "floor_rss")}
+    got: dict[str, list[float]] = {k: [] for k in ("floor", "first", "later", "refresh", "rss", "floor_rss", "store")}
     total = None
     for i in range(repeat):
         floor = child(code, FLOOR, str(db))
@@ -142,6 +147,7 @@ def measure(name: str, code: Path, repeat: int) -> dict:
         first = child(code, FEED, str(db), "first", cache=cache)
         got["first"].append(first["call"])
         got["rss"].append(first["rss"])
+        got["store"].append(first["store"])
         total = first["total"]
         got["later"].append(child(code, FEED, str(db), "later", cache=cache)["call"])
         shutil.rmtree(cache, ignore_errors=True)
@@ -161,7 +167,7 @@ def measure(name: str, code: Path, repeat: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--shapes", default="abcd")
+    ap.add_argument("--shapes", default="abcde")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--code", type=Path, default=HERE.parent, help="the directory holding the rcs_tui to measure")
     args = ap.parse_args()
@@ -169,13 +175,13 @@ def main() -> None:
     results = {name: measure(name, args.code.resolve(), args.repeat) for name in args.shapes}
     load1 = os.getloadavg()[0]
     print(f"code: {args.code.resolve()}; median of {args.repeat}; nice -n 10; load average {load0:.1f} -> {load1:.1f}")
-    print(f"{'shape':<6} {'runs':>6} {'first ever':>11} {'x floor':>8} {'later':>8} {'refresh':>8} "
-          f"{'peak RSS':>9} {'rows to Python':>15} {'waiting':>8} {'floor':>8}")
+    print(f"{'shape':<6} {'runs':>7} {'first ever':>11} {'x floor':>8} {'later':>8} {'refresh':>8} "
+          f"{'peak RSS':>9} {'rows to Python':>15} {'waiting':>8} {'store':>8} {'floor':>8}")
     for name, m in results.items():
         shape = SHAPES[name]
-        print(f"{name:<6} {shape.runs:>6} {m['first'] * 1000:>8.0f} ms {m['first'] / m['floor']:>7.1f}x "
+        print(f"{name:<6} {shape.runs:>7} {m['first'] * 1000:>8.0f} ms {m['first'] / m['floor']:>7.1f}x "
               f"{m['later'] * 1000:>5.0f} ms {m['refresh'] * 1000:>5.1f} ms {m['max_rss']:>6.0f} MB "
-              f"{m['rows']:>15,} {m['total']:>8} {m['floor'] * 1000:>5.0f} ms")
+              f"{m['rows']:>15,} {m['total']:>8} {m['store'] / 1e6:>5.1f} MB {m['floor'] * 1000:>5.0f} ms")
     print("targets: first ever <= 1000 ms and <= 150 MB, later <= 200 ms, refresh <= 20 ms;"
           " floor: SELECT count(*) FROM events in a fresh process (call only)")
 

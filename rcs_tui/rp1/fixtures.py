@@ -324,12 +324,14 @@ class Shape:
 
 # The shapes the status read must be fast on, each 1 000 000 events (a: the original benchmark's rows; b: ~43
 # (step, unit) groups per run with unit, sub-agent, artifact and progress rows after the step rows; c: 300
-# events per run over 3 steps of 100 units; d: b with half the runs waiting on a sub-agent prompt).
+# events per run over 3 steps of 100 units; d: b with half the runs waiting on a sub-agent prompt; e: 100 000
+# short runs, for the size of what is kept between processes).
 SHAPES = {
     "a": Shape("a", 10_000, 100, plain=True),
     "b": Shape("b", 10_000, 100, steps=5, units=7, agents=3, extras=True),
     "c": Shape("c", 3_334, 300, steps=3, units=100),
     "d": Shape("d", 10_000, 100, steps=5, units=7, agents=3, extras=True, agent_prompts=0.5),
+    "e": Shape("e", 100_000, 10, steps=3, units=2),
 }
 
 

@@ -183,17 +183,16 @@ def _by_index(conn: sqlite3.Connection, sql: _Sql, kept: _Kept, in_scope: str, p
     """Each step's newest row from the `(run_id, step)` index; for the steps it leaves open, the newest row
     of each deciding kind, by one scan of the table (many such steps) or step by step (a few). Returns the
     runs that have events."""
-    # The index lists the newest rows by run, and rp1's run ids are random: in that order every read would
-    # land on another page, so they are read in id order.
-    groups = conn.execute(f"SELECT MAX(id), COUNT(*) FROM events {sql.by_step} WHERE 1{in_scope}"
-                          f" GROUP BY run_id, step", params).fetchall()
-    groups.sort()
-    rows_of = dict(groups)
-    open_steps: list[tuple[str, str | None, int]] = []  # (run, step, rows in it)
+    # The index lists the newest rows by run, and rp1's run ids are random: read in that order, every row
+    # would land on another page; as an `IN` list they are read in id order.
+    newest = (f"SELECT {sql.cols} FROM events WHERE id IN"
+              f" (SELECT MAX(id) FROM events {sql.by_step} WHERE 1{in_scope} GROUP BY run_id, step)")
+    groups = 0
+    open_steps: list[tuple[str, str | None]] = []
     with_events: set[str] = set()
-    newest = f"SELECT {sql.cols} FROM events WHERE id IN (SELECT value FROM json_each(?))"
-    for row in conn.execute(newest, (json.dumps([g[0] for g in groups]),)):
-        eid, run, type_, step, unit = row[:5]
+    for row in conn.execute(newest, params):
+        groups += 1
+        run, type_, step, unit = row[1:5]
         with_events.add(cell_text(run) or "")
         if run.__class__ is not str:
             kept.odd.add(cell_text(run) or "")
@@ -201,16 +200,19 @@ def _by_index(conn: sqlite3.Connection, sql: _Sql, kept: _Kept, in_scope: str, p
             # a run-level, step-level or sub-agent status row: settles its step when it has a status
             sr = kept.keep(row)
             if sr is not None and not stands_for_older(sr):
-                open_steps.append((run, step, rows_of[eid]))
+                open_steps.append((run, step))
         else:  # a unit row, a prompt, an artifact or a note: what decides is older
-            open_steps.append((run, step, rows_of[eid]))
+            open_steps.append((run, step))
     if open_steps:
-        if sum(n for _, _, n in open_steps) * SCAN_RATIO > _table_rows(conn):
-            wanted = {(run, step) for run, step, _ in open_steps}
+        # rows in the open steps, about: their share of the steps, of the rows in scope
+        in_rows = _table_rows(conn) if not in_scope else conn.execute(
+            f"SELECT COUNT(*) FROM events {sql.by_step} WHERE 1{in_scope}", params).fetchone()[0]
+        if len(open_steps) * in_rows * SCAN_RATIO > groups * _table_rows(conn):
+            wanted = set(open_steps)
             runs = {run for run, _ in wanted}
             scan = f"SELECT {sql.newest_of_group} FROM events NOT INDEXED WHERE ({DECIDING}){in_scope}"
             args = list(params)
-            if len(runs) * 2 < len(groups):  # a few runs of many: only theirs (else the test costs more than it saves)
+            if len(runs) * 2 < len(with_events):  # a few runs of many: only theirs (else the test costs more)
                 scan += " AND run_id IN (SELECT value FROM json_each(?))"
                 args.append(json.dumps(sorted(runs)))
             for row in conn.execute(f"{scan} GROUP BY run_id, step, type, {UNIT_KEY}", args):
@@ -219,7 +221,7 @@ def _by_index(conn: sqlite3.Connection, sql: _Sql, kept: _Kept, in_scope: str, p
         else:
             seek = (f"SELECT {sql.newest_of_group} FROM events {sql.by_step} WHERE run_id = ? AND step IS ?"
                     f" AND ({DECIDING}) GROUP BY type, {UNIT_KEY}")
-            for run, step, _ in open_steps:
+            for run, step in open_steps:
                 for row in conn.execute(seek, (run, step)):
                     kept.keep(row)
     # Sub-agent prompts, which only a run-level row answers: the newest per step (a sub-agent step whose newest
