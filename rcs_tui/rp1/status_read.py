@@ -13,11 +13,13 @@ What `project` needs to derive a run's status exactly (its other fields are not 
 Unit and sub-agent rows decide a status only for a run with no workflow step row with a status: such a
 run is returned as odd (its status comes from all its events).
 
-How: one pass over the `(run_id, step)` index gives each step's newest row (no table row read but that
-one). A step whose newest row settles it (`stands_for_older`) needs nothing more; for the others (a unit,
-an artifact, a progress note or a prompt came last) SQLite groups the step's rows by type, keeping the
-newest step-level status row and the newest prompt, either with one scan of the table (many such steps)
-or through the index, step by step (a few). Rows SQLite and Python could read differently (a step, unit,
+How, chosen by the make-up of the table's newest rows: when rows of those kinds are a small share of the
+table (busy runs: mostly unit, sub-agent, artifact and note rows), one scan groups every run's by run,
+step, kind and unit-or-not, keeping the newest of each. Else one pass over the `(run_id, step)` index
+gives each step's newest row (no table row read but that one); a step whose newest row settles it
+(`stands_for_older`) needs nothing more; for the others (a unit, an artifact, a note or a prompt came
+last) SQLite groups those steps' rows the same way, with one scan of the table (many such steps) or
+through the index, step by step (a few). Rows SQLite and Python could read differently (a step, unit,
 type or run id that is not text) send their run to the full path.
 """
 
