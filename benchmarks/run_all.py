@@ -1,7 +1,7 @@
 """Run every benchmark and print one table: `python benchmarks/run_all.py [--quick]`.
 
-bench_omx and bench_scale report rows directly; bench_rp1 and bench_hud are run as scripts and their own
-tables are printed as they come (each keeps its own targets).
+bench_omx and bench_scale report rows directly; bench_rp1, bench_rp1_shapes and bench_hud are run as scripts
+and their own tables are printed as they come (each keeps its own targets).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import bench_scale  # noqa: E402
 import bench_targets  # noqa: E402
 from common import Row  # noqa: E402
 
-SCRIPTS = ("bench_rp1.py", "bench_hud.py")
+SCRIPTS = ("bench_rp1.py", "bench_rp1_shapes.py", "bench_hud.py")
+QUICK = {"bench_hud.py": ["--quick"], "bench_rp1_shapes.py": ["--repeat", "1", "--shapes", "abcd"]}
 
 
 def table(rows: list[Row]) -> str:
@@ -38,13 +39,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer runs, shorter windows (a few minutes in all)")
     args = ap.parse_args()
-    extra = ["--quick"] if args.quick else []
     for script in SCRIPTS:
         if not (HERE / script).exists():
             continue
         print(f"== {script}", flush=True)
         t = time.perf_counter()
-        proc = subprocess.run([sys.executable, str(HERE / script), *(extra if script == "bench_hud.py" else [])])
+        proc = subprocess.run([sys.executable, str(HERE / script), *(QUICK.get(script, []) if args.quick else [])])
         print(f"   ({time.perf_counter() - t:.0f} s, exit {proc.returncode})\n", flush=True)
     rows: list[Row] = []
     for name, mod in (("bench_omx", bench_omx), ("bench_scale", bench_scale), ("bench_targets", bench_targets)):

@@ -171,3 +171,45 @@ def test_events_with_a_missing_number_or_bytes_run_id_are_read_once(tmp_path):
     assert set(rows) == {"7", *(f"run-{i}" for i in range(6) if i != 3)}
     assert all(len(rs) == 2 and {r.run_id for r in rs} == {rid} for rid, rs in rows.items())
     assert {rid: project(rs).status for rid, rs in rows.items()} == dict.fromkeys(rows, "running")
+
+
+def test_python_sees_the_same_few_rows_however_many_events_a_step_holds(tmp_path, monkeypatch):
+    """Steps followed by 5 or by 400 unit, sub-agent, artifact and note rows: the status read hands Python
+    the same rows per run (a few per step), by every plan SQLite may take, and the status is the full one."""
+    from rcs_tui.rp1 import status_read
+
+    def build(path, trailing):
+        with Rp1Writer(path, clock=FakeClock()) as w:
+            for i in range(6):
+                r = w.start_run("build", project_path=PROJECT, run_id=f"run-{i}")
+                for step in ("requirements", "design", "build"):
+                    w.step(r, step, "running")
+                    for k in range(trailing):
+                        kind = k % 4
+                        if kind == 0:
+                            w.step(r, step, "completed", unit=f"T{k % 7}")
+                        elif kind == 1:
+                            w.step(r, "task-builder:building", "running", unit=f"T{k % 3}")
+                        elif kind == 2:
+                            w.artifact(r, step, f"{step}-{k}.md")
+                        else:
+                            w.btw(r, step, f"note {k}")
+                if i % 2:
+                    w.wait_for_user(r, "feature-verifier:verifying", "may I?")
+                    w.btw(r, "build", "waiting")
+        return path
+
+    small = build(create_db(tmp_path / "small.db"), 5)
+    big = build(create_db(tmp_path / "big.db"), 400)
+    for plan in ((2.0, 0), (-1.0, 10**9), (-1.0, 0)):
+        monkeypatch.setattr(status_read, "SCAN_ALL_SHARE", plan[0])
+        monkeypatch.setattr(status_read, "SCAN_RATIO", plan[1])
+        counts = []
+        for db in (small, big):
+            rows, odd = Rp1Db(db).status_rows(None)
+            assert not odd
+            assert {rid: project(rs).status for rid, rs in rows.items()} == full_statuses(db)
+            counts.append({rid: len(rs) for rid, rs in rows.items()})
+        assert counts[0] == counts[1], plan
+        assert max(counts[1].values()) <= 8
+    assert set(full_statuses(big).values()) == {"running", "waiting"}

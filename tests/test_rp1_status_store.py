@@ -16,6 +16,7 @@ from rcs_tui.rp1.fixtures import Rp1Writer, create_db
 from rcs_tui.rp1.machines import MachineRegistry
 from rcs_tui.rp1.projection import project
 from rcs_tui.rp1.source import Rp1Source
+from rcs_tui.rp1.status_store import decode_document, encode_document
 
 
 def checkpoint(path: Path) -> None:
@@ -114,7 +115,7 @@ def test_a_run_with_a_new_event_is_derived_again(tmp_path, kept):
         w.step(ids[10], "review", "running")  # an old run comes back to life
     checkpoint(db)
     if not kept:
-        [path] = Path(cache_dir()).glob("rp1-status-*.json")
+        [path] = Path(cache_dir()).glob("rp1-status-*.json.z")
         path.unlink()
     again, spy = source(db, root)
     summary = again.current()
@@ -159,12 +160,12 @@ def test_a_corrupt_or_foreign_store_is_ignored(tmp_path):
     db, _ = make_db(tmp_path / "rp1" / "rp1.db", root, 60)
     src, _ = source(db, None, all_projects=True)
     src.feed(status="running")
-    [path] = Path(cache_dir()).glob("rp1-status-*.json")
-    doc = json.loads(path.read_text())
+    [path] = Path(cache_dir()).glob("rp1-status-*.json.z")
+    _text, doc = decode_document(path.read_bytes())
     doc["runs"][-1] = ["failed"] * len(doc["runs"][0])  # lies, but well formed
     for _last, fold in doc["projections"].values():  # a kept derivation that reads failed
         fold.update(steps={"lie": "failed"}, prompts=[], run_status=None)
-    path.write_text(json.dumps(doc))
+    path.write_bytes(encode_document(doc)[1])
     liar, _ = source(db, None, all_projects=True)
     assert liar.feed(status="failed").total == 61  # proof the store is read when it is ours and matches
     os.chmod(path, 0o666)  # anyone could have written it
@@ -184,7 +185,7 @@ def test_a_corrupt_or_foreign_store_is_ignored(tmp_path):
         else:
             for entry in broken["projections"].values():
                 entry[0] += 1
-        path.write_text(json.dumps(broken))
+        path.write_bytes(encode_document(broken)[1])
         assert source(db, None, all_projects=True)[0].feed(status="failed").total == 0, bad
     path.write_bytes(b'{"format": 1, "identity"')  # truncated
     fresh, _ = source(db, None, all_projects=True)
@@ -200,7 +201,7 @@ def test_the_database_directory_is_never_written(tmp_path):
     src.feed(status="running")
     src.current()
     assert sorted(os.listdir(db.parent)) == before
-    assert list(Path(cache_dir()).glob("rp1-status-*.json"))
+    assert list(Path(cache_dir()).glob("rp1-status-*.json.z"))
 
 
 def test_in_process_refresh_reads_only_what_changed(tmp_path):
@@ -263,15 +264,15 @@ def test_a_store_newer_than_the_database_or_of_another_scope_is_not_used(tmp_pat
     db, ids = make_db(tmp_path / "rp1" / "rp1.db", root, 60)
     src, _ = source(db, None, all_projects=True)
     assert src.feed(status="running").total == 1
-    [path] = Path(cache_dir()).glob("rp1-status-*.json")
-    doc = json.loads(path.read_text())
+    [path] = Path(cache_dir()).glob("rp1-status-*.json.z")
+    _text, doc = decode_document(path.read_bytes())
     doc["runs"][-1] = ["failed"] * len(doc["runs"][0])
     for _last, fold in doc["projections"].values():  # a kept derivation that reads failed
         fold.update(steps={"lie": "failed"}, prompts=[], run_status=None)
-    path.write_text(json.dumps({**doc, "marks": [doc["marks"][0] + 1, *doc["marks"][1:]]}))
+    path.write_bytes(encode_document({**doc, "marks": [doc["marks"][0] + 1, *doc["marks"][1:]]})[1])
     ahead, spy = source(db, None, all_projects=True)
     assert ahead.feed(status="failed").total == 0 and spy.all_runs == 1  # read again from the database
-    path.write_text(json.dumps(doc))  # the lie again, as of the database's real newest event
+    path.write_bytes(encode_document(doc)[1])  # the lie again, as of the database's real newest event
     with Rp1Writer(db) as w:
         w.step(ids[3], "review", "running")  # one run moved on since the store was written
     checkpoint(db)
@@ -372,14 +373,14 @@ def test_a_store_larger_than_the_reader_takes_is_not_written(tmp_path, monkeypat
     root = tmp_path / "proj"
     root.mkdir()
     db, _ = make_db(tmp_path / "rp1" / "rp1.db", root, 30)
-    monkeypatch.setattr(cache_files, "MAX_BYTES", 2000)
+    monkeypatch.setattr(cache_files, "MAX_BYTES", 200)
     src, _ = source(db, None, all_projects=True)
     assert src.feed(status="running").total == 1
-    assert list(Path(cache_dir()).glob("rp1-status-*.json")) == []
+    assert list(Path(cache_dir()).glob("rp1-status-*.json.z")) == []
     monkeypatch.setattr(cache_files, "MAX_BYTES", 16 * 1024 * 1024)
     later, _ = source(db, None, all_projects=True)
     assert later.feed(status="running").total == 1
-    assert len(list(Path(cache_dir()).glob("rp1-status-*.json"))) == 1
+    assert len(list(Path(cache_dir()).glob("rp1-status-*.json.z"))) == 1
 
 
 @pytest.mark.parametrize("age_s, looks_again", [(0.0, True), (5.0, False)])
@@ -403,3 +404,62 @@ def test_a_read_just_after_a_write_is_not_trusted_until_the_files_change(tmp_pat
     src.feed()
     src.feed()
     assert (len(calls) == 2) is looks_again and (calls == []) is not looks_again
+
+
+def test_a_hundred_thousand_runs_fit_the_cache_reader_compactly():
+    """The store of 100 000 runs (random ids, long project paths, two timestamps each) is well under the
+    cache reader's cap, and reads back as the same columns."""
+    import random
+    import uuid
+
+    import rcs_tui.files.cache as cache_files
+    from rcs_tui.rp1.db import RunRow
+
+    rng = random.Random(1)
+    rows = [RunRow(str(uuid.UUID(int=rng.getrandbits(128), version=4)), rng.choice(["build", "build-fast"]),
+                   f"feature-{i % 300}", f"/home/someone/work/projects/project-{i % 40}", None, None, None,
+                   rng.choice(["running", "completed"]), f"2026-01-{1 + i % 28:02d}T10:{i % 60:02d}:00.000Z",
+                   f"2026-02-{1 + i % 28:02d}T11:{i % 60:02d}:{i % 60:02d}.{i % 1000:03d}Z", 1_000_000 - i)
+            for i in range(100_000)]
+    statuses = [rng.choice(["running", "completed", "waiting", None]) for _ in rows]
+    doc = {"format": 4, "runs": [*(list(c) for c in zip(*rows, strict=True)), statuses]}
+    text, data = encode_document(doc)
+    assert len(data) < cache_files.MAX_BYTES // 2
+    assert decode_document(data)[1]["runs"] == doc["runs"]
+
+
+@pytest.mark.parametrize("bad", ["an index past the values", "a negative index", "an index that is text",
+                                 "a stream cut short", "more text than a store may hold"])
+def test_a_store_whose_compact_columns_do_not_decode_is_ignored(tmp_path, monkeypatch, bad):
+    import zlib
+
+    from rcs_tui.rp1 import status_store
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    db, _ = make_db(tmp_path / "rp1" / "rp1.db", root, 60)
+    src, _ = source(db, None, all_projects=True)
+    assert src.feed(status="running").total == 1
+    [path] = Path(cache_dir()).glob("rp1-status-*.json.z")
+    text, doc = decode_document(path.read_bytes())
+    doc["runs"][-1] = ["failed"] * len(doc["runs"][0])  # a lie that shows when the store is used
+    packed = json.loads(encode_document(doc)[0])
+    status = packed["runs"][-1]
+    assert isinstance(status, dict)  # kept compact: one distinct value
+    if bad == "an index past the values":
+        status["index"][3] = len(status["values"])
+    elif bad == "a negative index":
+        status["index"][3] = -1
+    elif bad == "an index that is text":
+        status["index"][3] = "0"
+    raw = zlib.compress(json.dumps(packed).encode())
+    if bad == "a stream cut short":
+        raw = raw[:-6]
+    elif bad == "more text than a store may hold":
+        monkeypatch.setattr(status_store, "MAX_TEXT", len(json.dumps(packed)) - 1)
+    path.write_bytes(raw)
+    again, _ = source(db, None, all_projects=True)
+    assert again.feed(status="failed").total == 0 and again.feed(status="running").total == 1
+    monkeypatch.setattr(status_store, "MAX_TEXT", 10**9)
+    path.write_bytes(zlib.compress(json.dumps(json.loads(encode_document(doc)[0])).encode()))
+    assert source(db, None, all_projects=True)[0].feed(status="failed").total == 61  # the lie, decoded: read

@@ -24,11 +24,12 @@ from urllib.parse import quote
 
 from rcs_tui.core.frozen import Frozen, set_field
 from rcs_tui.files.io import read_bounded
-from rcs_tui.rp1.projection import STATUS_EVENT_TYPES, Event, StatusRow, parse_data, payload_status, stands_for_older
+from rcs_tui.rp1.projection import Event, StatusRow, parse_data
 from rcs_tui.rp1.schema import ARTIFACT_COLUMNS, EVENT_COLUMNS, RUN_COLUMNS, Schema, discover
+from rcs_tui.rp1.status_read import cell_text as _s
+from rcs_tui.rp1.status_read import deciding_rows
 
 T = TypeVar("T")
-_STATUS_COLUMNS = ("id", "run_id", "type", "step", "unit", "data", "created_at")
 SQLITE_MAGIC = b"SQLite format 3\x00"
 PROJECT_ID_FILE = Path(".rp1") / "project_id"
 
@@ -199,15 +200,6 @@ class Artifact(Frozen):
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "step": self.step, "type": self.type, "doc_id": self.doc_id,
                 "storage_root": self.storage_root, "subflow": self.subflow, "created_at": self.created_at}
-
-
-def _s(value: Any) -> str | None:
-    """Untrusted cell -> plain str (or None); never interpreted."""
-    if value.__class__ is str or value is None:
-        return value
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return str(value)
 
 
 class Snapshot:
@@ -652,74 +644,10 @@ class Rp1Db:
         def q(conn: sqlite3.Connection, schema: Schema) -> tuple[dict[str, list[StatusRow]], set[str]]:
             if not (schema.has("events", "data") and schema.has("events", "created_at")):
                 return {}, {_s(r[0]) or "" for r in conn.execute("SELECT DISTINCT run_id FROM events")}
-            return self._latest_rows(conn, schema, scope, schema.events_index("run_id", "step"), run_ids)
+            in_scope, params = self._events_of(schema, scope, run_ids)
+            return deciding_rows(conn, schema, in_scope, params)
         nothing: tuple[dict[str, list[StatusRow]], set[str]] = ({}, set())
         return self.read(q, nothing)
-
-    def _latest_rows(self, conn: sqlite3.Connection, schema: Schema, scope: Scope | None,
-                     index: str | None, run_ids: Sequence[str] | None) -> tuple[dict[str, list[StatusRow]], set[str]]:
-        """Per run and step, the rows from the newest back to the first that stands for the older ones.
-
-        The newest id of each (run, step) comes from the index alone (no row read); that row usually
-        stands for its older ones (`stands_for_older`), so Python sees a few rows per run, not every
-        event. Where it does not (a prompt, a unit row or an artifact came last), the step's rows are
-        read newest first, through the same index, up to one that does. Sub-agent prompts, which only a
-        run-level row clears, are read apart. Every row is read as the full path reads it (status from
-        the parsed payload), so the two cannot disagree on a payload or a cell.
-
-        Runs in the second set: a run or step cell that is not text (SQL groups it by value, Python by
-        its text) and runs without a plain step row, whose status comes from all their units.
-        Both rp1 schemas have the `(run_id, step)` index (`index`); without it the same queries run
-        unhinted, slower but giving the same rows.
-        """
-        in_scope, params = self._events_of(schema, scope, run_ids)
-        cols = schema.select_list("events", _STATUS_COLUMNS)
-        hint = f'INDEXED BY "{index.replace(chr(34), chr(34) * 2)}"' if index is not None else ""
-        statuses: dict[Any, str | None] = {}
-        out: dict[str, list[StatusRow]] = {}
-        odd: set[str] = set()
-        seen: set[int] = set()
-
-        def keep(row: Sequence[Any]) -> StatusRow | None:
-            """The row as the full path reads it, added to its run (None when odd or already kept)."""
-            eid, run, type_, step, unit, data, created = row
-            if run.__class__ is not str or not (step is None or step.__class__ is str):
-                odd.add(_s(run) or "")
-                return None
-            if eid in seen:
-                return None
-            seen.add(eid)
-            status = statuses[data] if data in statuses else statuses.setdefault(data, payload_status(data))
-            sr = StatusRow(eid, run, type_ if type_.__class__ is str else _s(type_) or "", step or None,
-                           unit if unit.__class__ is str and unit else _s(unit) or None, status,
-                           created if created.__class__ is str else _s(created) or "")
-            rows = out.get(run)
-            if rows is None:
-                out[run] = [sr]
-            else:
-                rows.append(sr)
-            return sr
-
-        newest = (f"SELECT {schema.select_list('events', _STATUS_COLUMNS, 'e')} FROM"
-                  f" (SELECT run_id, step, MAX(id) AS id FROM events {hint} WHERE 1{in_scope}"
-                  f" GROUP BY run_id, step) g JOIN events e ON e.id = g.id")
-        open_groups = [(row[1], row[3]) for row in conn.execute(newest, params).fetchall()
-                       if (sr := keep(row)) is not None and not stands_for_older(sr)]
-        for run, step in open_groups:
-            if run in odd:
-                continue
-            match, args = ("step IS NULL", (run,)) if step is None else ("step = ?", (run, step))
-            for row in conn.execute(f"SELECT {cols} FROM events {hint} WHERE run_id = ? AND {match}"
-                                    f" ORDER BY id DESC", args):
-                sr = keep(row)
-                if sr is not None and stands_for_older(sr):
-                    break
-        prompts = (f"SELECT {cols} FROM events WHERE type = '{STATUS_EVENT_TYPES[1]}'"
-                   f" AND instr(step, ':') > 0{in_scope}")
-        for row in conn.execute(prompts, params):
-            keep(row)
-        odd.update(run for run, rows in out.items() if not any(r.is_workflow_row and r.status for r in rows))
-        return {run: rows for run, rows in out.items() if run not in odd}, odd
 
     def artifacts(self, run_id: str) -> list[Artifact]:
         """Rows of the `artifacts` table for a run (empty when the table is absent)."""

@@ -297,3 +297,133 @@ class Rp1Writer:
         else:
             derived = "not_started"
         self.conn.execute("UPDATE runs SET status = ?, updated_at = ? WHERE id = ?", (derived, iso_ms(t), run_id))
+
+
+# -- shaped databases for the benchmarks and the equivalence tests -----------------------------
+SHAPE_STEPS = ("requirements", "design", "tasks", "build", "verify", "archive")
+
+
+class Shape:
+    """How the runs of a generated database look: `events` rows per run over `steps` workflow steps, each
+    with `units` units (`T1…`), `agents` sub-agent steps writing unit rows, artifact and progress (`btw`)
+    rows written after a step's own status rows when `extras`, and `agent_prompts` of the runs left
+    waiting on an unanswered sub-agent prompt. `plain` reproduces the original benchmark's rows (a unit
+    row every third event, step rows alternating running/completed)."""
+
+    __slots__ = ("name", "runs", "events", "steps", "units", "agents", "extras", "agent_prompts", "plain")
+
+    def __init__(self, name: str, runs: int, events: int, *, steps: int = 6, units: int = 0, agents: int = 0,
+                 extras: bool = False, agent_prompts: float = 0.0, plain: bool = False) -> None:
+        self.name, self.runs, self.events, self.steps, self.units = name, runs, events, steps, units
+        self.agents, self.extras, self.agent_prompts, self.plain = agents, extras, agent_prompts, plain
+
+    def scaled(self, runs: int) -> Shape:
+        return Shape(self.name, runs, self.events, steps=self.steps, units=self.units, agents=self.agents,
+                     extras=self.extras, agent_prompts=self.agent_prompts, plain=self.plain)
+
+
+# The shapes the status read must be fast on, each 1 000 000 events (a: the original benchmark's rows; b: ~43
+# (step, unit) groups per run with unit, sub-agent, artifact and progress rows after the step rows; c: 300
+# events per run over 3 steps of 100 units; d: b with half the runs waiting on a sub-agent prompt; e: 100 000
+# short runs, for the size of what is kept between processes).
+SHAPES = {
+    "a": Shape("a", 10_000, 100, plain=True),
+    "b": Shape("b", 10_000, 100, steps=5, units=7, agents=3, extras=True),
+    "c": Shape("c", 3_334, 300, steps=3, units=100),
+    "d": Shape("d", 10_000, 100, steps=5, units=7, agents=3, extras=True, agent_prompts=0.5),
+    "e": Shape("e", 100_000, 10, steps=3, units=2),
+}
+
+
+ShapedRow = tuple[str, str | None, str | None, str]
+
+
+def _shaped_run(shape: Shape, rng: Any) -> list[ShapedRow]:
+    """One run's rows (type, step, unit, data) in write order."""
+    dumps = json.dumps
+    out: list[ShapedRow] = []
+    if shape.plain:
+        for k in range(shape.events):
+            step = SHAPE_STEPS[min(k * len(SHAPE_STEPS) // shape.events, len(SHAPE_STEPS) - 1)]
+            unit = f"T{k % 7}" if k % 3 == 0 else None
+            out.append(("status_change", "task-builder:building" if unit else step, unit,
+                        dumps({"status": "running" if k % 2 == 0 else "completed"})))
+        return out
+    steps = list(SHAPE_STEPS[:shape.steps])
+    reached = len(steps) - rng.choice((0, 0, 1))  # how far the run got
+    ending = rng.choice(("completed", "completed", "running", "failed", "waiting"))
+    prompt_agent = rng.random() < shape.agent_prompts
+    budget = shape.events - (2 if prompt_agent else 0)
+    per_step = budget // reached
+    for i, step in enumerate(steps[:reached]):
+        last = i == reached - 1
+        own = ["running"] if last and ending != "completed" else ["running", "completed"]
+        if last and ending in ("failed", "waiting"):
+            own = ["running", ending]
+        out += [("status_change", step, None, dumps({"status": s})) for s in own]
+        if last and ending == "waiting" and rng.random() < 0.5:
+            out.append(("waiting_for_user", step, None, dumps({"message": f"Approve {step}?"})))
+        room = (budget - len(out)) if last else per_step - len(own)
+        for k in range(max(0, room)):
+            u = k % max(1, shape.units)
+            kind = k % 10
+            if shape.extras and kind == 8:
+                out.append(("artifact_registered", step, None, dumps({"path": f"{step}-{k}.md"})))
+            elif shape.extras and kind == 9:
+                out.append(("btw_update", step, None, dumps({"message": f"progress {k}"})))
+            elif shape.agents and kind == 7:
+                agent = ("task-builder:building", "feature-verifier:verifying", "code-checker:checking")[
+                    (k // 10) % shape.agents]
+                out.append(("status_change", agent, f"T{u % 3 + 1}", dumps({"status": "running"})))
+            elif shape.units:
+                status = "completed" if (k // shape.units) % 2 or not last else "running"
+                out.append(("status_change", step, f"T{u + 1}", dumps({"status": status})))
+            else:
+                out.append(("btw_update", step, None, dumps({"message": f"progress {k}"})))
+    if prompt_agent:
+        out.insert(len(out) - 3, ("waiting_for_user", "feature-verifier:verifying", None,
+                                  dumps({"message": "May I run the slow suite?"})))
+        out.append(("btw_update", steps[reached - 1], None, dumps({"message": "waiting on the verifier"})))
+    return out[:shape.events]
+
+
+def build_shaped_db(path: str | Path, shape: Shape, *, seed: int = 0, schema_version: int = 17,
+                    concurrent: int = 64) -> Path:
+    """A database of `shape`'s runs, written as rp1 writes concurrent runs: rows of about `concurrent` runs
+    interleaved in one time order (so a run's rows are spread over the file). One transaction."""
+    import random
+
+    rng = random.Random(seed)
+    path = create_db(path, schema_version)
+    conn = sqlite3.connect(path)
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    clock = [0]
+
+    def stamp() -> str:
+        clock[0] += 1
+        return iso_ms(t0 + timedelta(milliseconds=clock[0] * 7))
+
+    conn.execute("BEGIN")
+    for start in range(0, shape.runs, concurrent):
+        # rp1's run ids are random UUIDs: a run's place in the id order says nothing of its place in time
+        batch = [(str(uuid.UUID(int=rng.getrandbits(128), version=4)), _shaped_run(shape, rng))
+                 for _ in range(start, min(start + concurrent, shape.runs))]
+        created = stamp()
+        conn.executemany("INSERT INTO runs (id, flow, feature_id, project_path, created_at, updated_at)"
+                         " VALUES (?, 'build', 'feat', ?, ?, ?)",
+                         [(rid, f"/projects/p{rng.randrange(20)}", created, created) for rid, _ in batch])
+        queues = [(rid, rows[::-1]) for rid, rows in batch]
+        rows_out = []
+        while queues:
+            i = rng.randrange(len(queues))
+            rid, rows = queues[i]
+            type_, step, unit, data = rows.pop()
+            rows_out.append((rid, type_, step, unit, data, stamp()))
+            if not rows:
+                queues[i] = queues[-1]
+                queues.pop()
+        conn.executemany("INSERT INTO events (run_id, type, step, unit, data, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                         rows_out)
+    conn.commit()
+    conn.close()
+    return path

@@ -11,6 +11,12 @@ It lives in rcs-tui's cache directory (never beside the database, never in it), 
 file (resolved path, device, inode), scope, user and version of the derivation code. A file that is
 not ours, does not parse, names another database, scope or code version, or describes a database
 newer than the one now on disk is ignored and rebuilt, never trusted.
+
+Compact, so that it stays under the cache reader's cap (`files.cache.MAX_BYTES`) far past a hundred
+thousand runs: the run columns are kept one list per column, a column with few distinct values (the
+workflows, projects, statuses) as its values plus an index per run, and the document is compressed
+(zlib). About 45 bytes a run: 100 000 runs take about 4.5 MB. A store that would still be over the cap
+(several hundred thousand runs) is not written: every call then reads the runs from the database.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from rcs_tui.files.cache import cache_dir, code_stamp, read_own, write_own
 from rcs_tui.rp1.db import Marks, RunRow
 from rcs_tui.rp1.projection import Event, Fold, Projection, finish
 
-FORMAT = 3  # 3: the run rows themselves are kept, and each kept projection is its fold (extended by new rows)
+FORMAT = 4  # 4: compressed, columns with few distinct values as an index into them
 RUN_CELLS = len(RunRow._fields) + 1  # a run row and its status
 _TEXT_OR_NULL = {str, type(None)}
 MAX_PROJECTIONS = 1000  # whole projections kept: the runs shown last (a page is at most a few hundred)
@@ -37,6 +43,56 @@ MAX_PROJECTIONS = 1000  # whole projections kept: the runs shown last (a page is
 # busy console's main thread 50-80 ms, and a next process that finds an older store only reads a little
 # more (the events since, the runs that moved).
 SAVE_INTERVAL = 60.0
+MAX_TEXT = 8 * cache_files.MAX_BYTES  # the most a stored document may grow to when decompressed
+
+
+def _compact(column: list[Any]) -> Any:
+    """A column as kept: its distinct values and an index per run when they are few, else the list itself."""
+    if len(column) < 8:
+        return column
+    at: dict[Any, int] = {}
+    try:
+        index = [at.setdefault(v, len(at)) for v in column]
+    except TypeError:  # a value that cannot be a key: kept as it is
+        return column
+    return {"values": list(at), "index": index} if len(at) * 2 <= len(column) else column
+
+
+def _expand(column: Any) -> list[Any]:
+    """The column `_compact` kept (TypeError/ValueError for anything else)."""
+    if isinstance(column, list):
+        return column
+    values, index = column["values"], column["index"]
+    if not (isinstance(values, list) and isinstance(index, list) and set(map(type, index)) <= {int}):
+        raise TypeError("column")
+    if index and (min(index) < 0 or max(index) >= len(values)):
+        raise ValueError("column index")
+    return list(map(values.__getitem__, index))
+
+
+def encode_document(doc: dict[str, Any]) -> tuple[str, bytes]:
+    """The store's text (to tell an unchanged one) and its bytes on disk: `doc` with its run columns
+    compacted, compressed."""
+    text = json.dumps({**doc, "runs": [_compact(c) for c in doc["runs"]]}, separators=(",", ":"))
+    return text, zlib.compress(text.encode("utf-8", "surrogateescape"), 1)
+
+
+def decode_document(raw: bytes) -> tuple[str, dict[str, Any]]:
+    """What `encode_document` wrote: its text and the document with plain run columns (ValueError, TypeError,
+    KeyError for anything else; never more than `MAX_TEXT` decompressed)."""
+    inflate = zlib.decompressobj()
+    try:
+        data = inflate.decompress(raw, MAX_TEXT)
+    except zlib.error as exc:
+        raise ValueError("not compressed") from exc
+    if inflate.unconsumed_tail or not inflate.eof:
+        raise ValueError("too large or truncated")
+    text = data.decode("utf-8", "surrogateescape")
+    doc = json.loads(text)
+    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list):
+        raise TypeError("document")
+    doc["runs"] = [_expand(c) for c in doc["runs"]]
+    return text, doc
 
 
 def projection_json(p: Projection) -> dict[str, Any]:
@@ -131,12 +187,12 @@ class StatusStore:
         if self.identity is None:
             return self
         key = json.dumps([self.identity["db"], self.scope]).encode("utf-8", "surrogateescape")
-        self.path = os.path.join(cache_dir(), f"rp1-status-{zlib.crc32(key):08x}.json")
+        self.path = os.path.join(cache_dir(), f"rp1-status-{zlib.crc32(key):08x}.json.z")
         raw = read_own(self.path)
         if raw is None:
             return self
         try:
-            doc = json.loads(raw)
+            text, doc = decode_document(raw)
             if doc.get("format") != FORMAT or doc.get("identity") != self.identity:
                 return self
             marks = doc["marks"]
@@ -165,7 +221,7 @@ class StatusStore:
         self.rows = list(map(tuple.__new__, repeat(RunRow), zip(*cols[:11], strict=True)))
         self.entries = dict(zip(cols[0], zip(cols[10], cols[11], strict=True), strict=True))
         self.projections, self.marks, self.as_of = projections, Marks(*marks), marks[0]
-        self._written = raw.decode("utf-8", "surrogateescape")
+        self._written = text
         return self
 
     def due(self, min_interval: float = SAVE_INTERVAL) -> bool:
@@ -191,11 +247,10 @@ class StatusStore:
         doc = {"format": FORMAT, "identity": self.identity, "marks": list(marks),
                "runs": [*columns, [statuses.get(r.id) for r in rows]],
                "projections": {k: [last, projection_json(p)] for k, (last, p) in newest}}
-        text = json.dumps(doc, separators=(",", ":"))
+        text, data = encode_document(doc)
         if text == self._written:
             return
         self.saved_at = now
-        data = text.encode("utf-8", "surrogateescape")
         if len(data) > cache_files.MAX_BYTES:  # larger than the reader takes: writing it would only cost time
             return
         if write_own(self.path, data):
