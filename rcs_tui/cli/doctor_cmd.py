@@ -10,6 +10,7 @@ import click
 from rcs_tui.cli.common import CliError, echo_text, emit, json_option, resolve_root, root_option, rp1_paths
 from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core.exit_codes import FINDINGS_REMAIN, OK
+from rcs_tui.core.words import plural
 from rcs_tui.views.text import sanitize
 
 
@@ -51,7 +52,7 @@ def doctor(do_fix, only, expect_plan, session_id, db, idle_minutes, root, as_jso
     if not do_fix and repairable and not as_json and sys.stdin.isatty():
         shown = cast("dict[str, Any]", sanitize({"findings": report["findings"], "fix": None}))  # a dict stays one
         echo_text(_human(shown))
-        apply = click.confirm(f"Apply {len(repairable)} repair(s)?", default=False)
+        apply = click.confirm(f"Apply {plural(len(repairable), 'repair')}?", default=False)
         if not apply:
             return remaining_code(findings)
     if apply and repairable:

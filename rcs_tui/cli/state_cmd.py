@@ -10,6 +10,7 @@ import click
 
 from rcs_tui.cli.common import CliError, emit, expect_plan_option, json_option, resolve_root, root_option, rp1_paths
 from rcs_tui.core import error_kinds as kinds
+from rcs_tui.core.words import plural
 from rcs_tui.files.io import MAX_STATE_BYTES, dump_json, loads_strict
 from rcs_tui.views.text import strip_controls
 
@@ -152,7 +153,7 @@ def clear_cmd(root, as_json, input_json, input_file, mode, session_id, all_sessi
             result = op.run(root, expect_plan=expect_plan)
         except ChangedUnderneath as exc:
             if attempt == retry:
-                raise ChangedUnderneath(f"{exc} (after {attempt + 1} attempt(s); a runtime is still writing: "
+                raise ChangedUnderneath(f"{exc} (after {plural(attempt + 1, 'attempt')}; a runtime is still writing: "
                                         "pause it, or use --all-sessions, or run `rcs-tui doctor`)"
                                         if retry else str(exc)) from None
             continue

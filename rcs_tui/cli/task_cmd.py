@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from rcs_tui.cli.common import emit, expect_plan_option, json_option, resolve_root, root_option
+from rcs_tui.core.words import plural
 
 TRANSCRIPT_TAIL = 20
 
@@ -93,7 +94,7 @@ def show_cmd(task_id, root, as_json):
         "next": next_report(t),
     }
     emit(data, as_json, lambda d: _human_next(d["next"]) + (
-        f"\n  transcript: {d['transcript']['entries']} entries"
+        f"\n  transcript: {plural(d['transcript']['entries'], 'entry')}"
         + (f", lines not JSON: {d['transcript']['bad_lines']}" if d["transcript"]["bad_lines"] else "")))
 
 

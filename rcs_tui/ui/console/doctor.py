@@ -18,6 +18,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from rcs_tui.core.words import plural
 from rcs_tui.project.doctor import Finding, diagnose, fix
 from rcs_tui.ui.console.background import off_thread
 from rcs_tui.ui.console.confirm import ConfirmPlan
@@ -184,7 +185,8 @@ class DoctorScreen(ModalScreen[None]):
                 changes += f.plan().preview(self.root)["changes"]  # type: ignore[misc]
             except Exception as exc:  # noqa: BLE001
                 changes.append({"path": f.id, "action": "write", "why": f"cannot plan: {exc}"})
-        self.app.push_screen(ConfirmPlan(f"Repair {len(chosen)} finding(s)", {"changes": changes}, "Repair all"),
+        self.app.push_screen(ConfirmPlan(f"Repair {plural(len(chosen), 'finding')}", {"changes": changes},
+                                         "Repair all"),
                              lambda ok: self._apply([f.id for f in chosen]) if ok else None)
 
     def _apply(self, ids: list[str]) -> None:
