@@ -44,8 +44,12 @@ def _human_next(data: dict[str, Any]) -> str:
 
 def _human_result(data: dict[str, Any]) -> str:
     if data.get("dry_run"):
-        return "dry run: " + ", ".join(f"{c['action']} {c['path']}" for c in data["changes"]) \
-            + "".join(f", append to {a['path']}" for a in data.get("appends", [])) + " (nothing changed)"
+        if not data.get("changed", True):
+            return f"dry run: {data['task']}: unchanged ({data.get('why', '')}); nothing to write"
+        files = ", ".join([f"{c['action']} {c['path']}" for c in data["changes"]]
+                          + [f"append to {a['path']}" for a in data.get("appends", [])])
+        return (f"dry run: {data['task']}: {data['from']} → {data['to']} ({data['kind']})\n"
+                f"  would {files}\n  nothing changed")
     if not data.get("changed"):
         return f"{data['task']}: unchanged ({data.get('why', '')})"
     return f"{data['task']}: {data['from']} → {data['to']} ({data['kind']}, journal {data['journal_id']})"
