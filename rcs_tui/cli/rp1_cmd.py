@@ -121,6 +121,15 @@ def check_cmd(workflow: str, step: str, run_id: str | None, unit: str | None, st
     return OK if result.accepted else REJECTED  # a script can gate on it; the answer is printed either way
 
 
+def _tail_waiting(tail: Any, from_start: bool, run_id: str | None) -> str:
+    """The line that says what `rp1 tail` waits for, so a quiet terminal is not taken for a hung one."""
+    which = f"events of run {clean(run_id)}" if run_id else "events"
+    where = clean(str(tail.db.path))
+    if from_start:
+        return f"rp1 tail: the stored {which} first, then waiting for new ones in {where}; Ctrl-C stops"
+    return f"rp1 tail: waiting for new {which} in {where} (after event {tail.cursor}); Ctrl-C stops"
+
+
 @rp1.command("tail")
 @root_option
 @db_option
@@ -145,6 +154,7 @@ def tail_cmd(root: str | None, db: str | None, as_json: bool, from_start: bool, 
                            f"{where} {clean(ev.status or '')}")
 
     tail.subscribe(show)
+    click.echo(_tail_waiting(tail, from_start, run_id), err=True)  # stderr: --json's stdout stays JSON lines
     last_status: str | None = None
     try:
         while True:
