@@ -91,7 +91,8 @@ def _human(report: dict[str, Any]) -> str:
         return "doctor: no problems found"
     lines = []
     for f in report["findings"]:
-        repair = f"  → {f['repair']}" if f["repair"] else "  (no automatic repair)"
+        repair = f"  → {f['repair']}" if f["repair"] else \
+            f"  (no automatic repair) {f['advice']}" if f.get("advice") else "  (no automatic repair)"
         lines.append(f"[{f['severity']}] {f['id']}\n  {f['message']}\n{repair}")
     fix = report.get("fix")
     if fix:

@@ -42,10 +42,12 @@ class Finding:
     message: str
     repair: str | None = None
     plan: Callable[[], Operation] | None = None
+    advice: str | None = None  # what the operator can do where no automatic repair exists
 
     def as_json(self, root: Path | None = None, with_plan: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "kind": self.kind, "severity": self.severity, "scope": self.scope,
-                               "subject": self.subject, "message": self.message, "repair": self.repair}
+                               "subject": self.subject, "message": self.message, "repair": self.repair,
+                               "advice": self.advice}
         if with_plan and self.plan is not None and root is not None:
             try:
                 out["plan"] = self.plan().plan.describe(root)

@@ -140,7 +140,8 @@ class DoctorScreen(ModalScreen[None]):
             out.append(f"{plain(f.kind)} in {plain(f.scope)}: {plain(f.subject)}\n", style="bold")
             out.append(plain(f.message) + "\n")
             out.append("repair: ", style="bold")
-            out.append(plain(f.repair) if f.repair else "none automatic — fix it at its source", style="cyan")
+            out.append(plain(f.repair) if f.repair else "none automatic" + (f" — {plain(f.advice)}" if f.advice
+                       else " — fix it where it comes from (the message says where)"), style="cyan")
         self.query_one("#doctor-detail", Static).update(out)
         if self.last_result is not None:
             self.query_one("#doctor-result", Static).update(result_text(self.last_result))
