@@ -130,7 +130,7 @@ def test_override_from_done_is_refused_listing_reachable_phases(tmp_path, run_cl
     assert r.code == 1
     assert r.error == ("cannot override t1 from done to codegen: codegen is not reachable from done in the task "
                        "lifecycle. Reachable phases: none: done is terminal; reopen it with "
-                       "`task redo t1 --reason R`")
+                       "`rcs-tui task redo t1 --reason R`")
 
 
 def test_redo_reopens_a_done_task(tmp_path, run_cli):

@@ -201,14 +201,17 @@ def what_if_cmd(request, session_id, root, as_json):
     result = decide_prompt(request, snap.active_set(), {m: f.data for m, f in scope.modes.items()})
     if not result.requested:
         raise CliError(f"no tracked mode in request {request!r}", kinds.BAD_INPUT)
-    emit(result.as_json(), as_json, _human_whatif)
+    data = result.as_json()
+    for shown, decision in zip(data["decisions"], result.decisions, strict=True):
+        shown["operator_message"] = decision.operator_message  # the rcs-tui command, where `message` has rcs's
+    emit(data, as_json, _human_whatif)
 
 
 def _human_whatif(data: dict[str, Any]) -> str:
     lines = [f"requested: {', '.join(data['requested'])}"]
     lines += data["notes"]
     for d in data["decisions"]:
-        lines.append(f"{d['request']}: {d['decision']} — {d['message']}")
+        lines.append(f"{d['request']}: {d['decision']} — {d['operator_message']}")
     lines.append(f"final active set: {', '.join(data['final_active']) or '(empty)'}")
     return "\n".join(lines)
 
