@@ -7,7 +7,7 @@ from typing import Any, cast
 
 import click
 
-from rcs_tui.cli.common import CliError, echo_text, emit, json_option, resolve_root, root_option, rp1_paths
+from rcs_tui.cli.common import CliError, echo_text, emit, json_option, resolve_root, root_option, rp1_paths, settings
 from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core.exit_codes import FINDINGS_REMAIN, OK
 from rcs_tui.core.words import plural
@@ -113,13 +113,14 @@ def _human(report: dict[str, Any]) -> str:
 def locate(session_id, db, root, as_json):
     """Print the paths rcs-tui uses: root, state dir, session, rp1 db, journal, config."""
     from rcs_tui.config.paths import config_path
+    from rcs_tui.config.settings import effective_rp1
     from rcs_tui.files.layout import Layout
     from rcs_tui.rp1.db import default_db_path
-    from rcs_tui.rp1.machines import default_plugin_roots
     from rcs_tui.state.session import resolve_session
 
     layout = Layout(resolve_root(root))
-    db, plugin_roots = rp1_paths(db)
+    db = rp1_paths(db)[0]
+    roots = effective_rp1(settings(), layout.root)["rp1_plugin_roots"]
     res = resolve_session(layout, session_id)
     data = {
         "root": str(layout.root),
@@ -130,8 +131,8 @@ def locate(session_id, db, root, as_json):
         "tasks_dir": str(layout.tasks),
         "team_dir": str(layout.team),
         "rp1_db": str(default_db_path(db)),
-        "rp1_plugin_roots": [str(p) for p in (plugin_roots if plugin_roots is not None
-                                              else default_plugin_roots(layout.root))],
+        "rp1_plugin_roots": [r["path"] for r in roots],
+        "rp1_plugin_root_sources": [r["source"] for r in roots],  # as `config` says where each comes from
         "journal": str(layout.journal),
         "hud_config": str(layout.hud_config),
         "metrics": str(layout.metrics),
@@ -143,6 +144,10 @@ def locate(session_id, db, root, as_json):
 def _human_locate(data: dict) -> str:
     lines = []
     for key, value in data.items():
+        if key == "rp1_plugin_root_sources":
+            continue
+        if key == "rp1_plugin_roots":
+            value = [f"{p} [{s}]" for p, s in zip(value, data["rp1_plugin_root_sources"], strict=True)]
         if isinstance(value, dict):
             value = f"{value['id'] or 'root'} ({value['source']}) {value['dir']}"
         elif isinstance(value, list):
