@@ -16,9 +16,9 @@ path_hint() {
     fi
     cat >&2 <<HINT
 rcs-tui is installed in $exe, which is not on your PATH; the README's recipes call \`rcs-tui\`. Either:
-  bash scripts/demo.sh --link          link it into ~/.local/bin (new shells, tmux and agents find it there)
-  source $(dirname "$exe")/activate    this shell only (not a tmux server started before)
-  pipx install $(pwd)                  an install of its own
+  bash scripts/demo.sh --link  # a link in ~/.local/bin: new shells, tmux and agents find it there
+  source $(dirname "$exe")/activate  # this shell only (not a tmux server or agent started elsewhere)
+  pipx install $(pwd)  # an install of its own
 HINT
 }
 

@@ -67,9 +67,9 @@ def test_when_rcs_tui_is_not_on_path_the_script_says_how_to_put_it_there(tmp_pat
     assert hint == [
         f"rcs-tui is installed in {venv}/bin/rcs-tui, which is not on your PATH; the README's recipes call "
         "`rcs-tui`. Either:",
-        "  bash scripts/demo.sh --link          link it into ~/.local/bin (new shells, tmux and agents find it there)",
-        f"  source {venv}/bin/activate    this shell only (not a tmux server started before)",
-        f"  pipx install {REPO}                  an install of its own"]
+        "  bash scripts/demo.sh --link  # a link in ~/.local/bin: new shells, tmux and agents find it there",
+        f"  source {venv}/bin/activate  # this shell only (not a tmux server or agent started elsewhere)",
+        f"  pipx install {REPO}  # an install of its own"]
     linked = run_demo(venv, "/usr/bin:/bin", "--link")
     assert linked.returncode == 0, linked.stderr
     link = tmp_path / ".local" / "bin" / "rcs-tui"

@@ -13,13 +13,16 @@ from pathlib import Path
 class Tmux:
     """A private tmux server: `run` a tmux command against it; `env` is what $TMUX is inside it."""
 
-    def __init__(self, sock: Path, env: str) -> None:
+    def __init__(self, sock: Path, env: str, client_env: dict[str, str]) -> None:
         self.sock = sock
         self.env = env
+        self.client_env = client_env
 
     def run(self, *args: str, check: bool = True) -> str:
+        """A tmux command, from a client with the server's environment (tmux gives a pane it starts the PATH
+        of the client that asked)."""
         return subprocess.run(["tmux", "-S", str(self.sock), *args], capture_output=True, text=True,
-                              check=check).stdout
+                              check=check, env=self.client_env).stdout
 
     def pane_text(self, target: str) -> str:
         return self.run("capture-pane", "-p", "-t", target, check=False)
@@ -44,7 +47,7 @@ def tmux_server(tmp_path: Path, env: dict[str, str] | None = None, width: int = 
     pid = subprocess.run(["tmux", "-S", str(sock), "display-message", "-p", "#{pid}"], capture_output=True,
                          text=True, check=True).stdout.strip()
     try:
-        yield Tmux(sock, f"{sock},{pid},0")
+        yield Tmux(sock, f"{sock},{pid},0", full)
     finally:
         subprocess.run(["tmux", "-S", str(sock), "kill-server"], capture_output=True)
 
