@@ -296,5 +296,5 @@ def journal_cmd(limit, root, as_json):
             click.echo(f"warning: {strip_controls(warning)}", err=True)  # journal lines are untrusted
     emit({"entries": rows, "warnings": warnings}, as_json, lambda d: "\n".join(
         f"{r['id']}  {when(r['at']):>8}  {r['action']}{'  (undone)' if r['undone'] else ''}"
-        f"{'' if r['complete'] else '  (INTERRUPTED: run doctor)'}  {', '.join(r['files'])}"
+        f"{'' if r['complete'] else '  (INTERRUPTED: rcs-tui doctor --fix rolls it back)'}  {', '.join(r['files'])}"
         for r in d["entries"]) or "journal is empty")
