@@ -28,6 +28,7 @@ DEAD_SESSION = "rcs-1764020000000-zz91aa"
 TEAM = "login-flow"
 OTHER_TEAM = "docs-sweep"
 DEAD_PID = 2_000_000_000  # above any Linux pid_max: never alive
+HEARTBEAT_TICKS = 5  # live workers beat every this many ticks: well inside the two minutes that make one silent
 BUILD_STEPS = ("requirements", "design", "tasks", "build", "verify", "archive")
 TASK_PATH = ("planning", "plan_review", "codegen", "review", "test", "accept", "done")
 
@@ -75,7 +76,8 @@ def _canonical(state: Path, sid: str | None, skills: list[tuple[str, str]], at: 
 
 
 def _team_dir(state: Path, name: str, task: str, workers: list[str], tasks: list[tuple[str, str, str]],
-              at: str, pids: list[int]) -> None:
+              at: str, pids: list[int], beat: str) -> None:
+    """A team started at `at` whose workers last beat at `beat` (the simulator keeps beating for the live)."""
     tdir = state / "team" / name
     _write(tdir / "config.json", {"name": name, "task": task, "agent_type": "executor",
                                   "worker_count": len(workers), "max_workers": 6, "created_at": at,
@@ -94,7 +96,7 @@ def _team_dir(state: Path, name: str, task: str, workers: list[str], tasks: list
         current = next((str(k) for k, (_, s, o) in enumerate(tasks, 1) if o == w and s == "in_progress"), None)
         _write(tdir / "workers" / w / "status.json", {"state": "working" if current else "idle",
                                                       "current_task_id": current, "updated_at": at})
-        _write(tdir / "workers" / w / "heartbeat.json", {"pid": pids[i], "last_turn_at": at,
+        _write(tdir / "workers" / w / "heartbeat.json", {"pid": pids[i], "last_turn_at": beat,
                                                          "turn_count": 3 + i, "alive": True})
     events = tdir / "events" / "events.ndjson"
     for n, w in enumerate(workers):
@@ -191,11 +193,12 @@ def build_workspace(base: str | os.PathLike[str], *, pid: int | None = None,
               [("api: POST /login", "completed", "worker-1"), ("api: session cookie", "in_progress", "worker-1"),
                ("ui: login form", "in_progress", "worker-2"), ("ui: error states", "pending", "worker-2"),
                ("e2e: happy path", "blocked", "worker-3"), ("docs: auth flow", "pending", "worker-3")], earlier,
-              [owner] * 3)
-    # worker-2 of the other team died holding a task: its heartbeat still says alive (a doctor finding).
+              [owner] * 3, at)
+    # worker-2 of the other team died holding a task: its heartbeat still says alive (a doctor finding), and
+    # it is the team's one problem: every other worker beats on.
     _team_dir(state, OTHER_TEAM, "refresh the operator docs", ["worker-1", "worker-2"],
               [("docs: install", "completed", "worker-1"), ("docs: recovery", "in_progress", "worker-2")], earlier,
-              [owner, DEAD_PID])
+              [owner, DEAD_PID], at)
 
     _write(project / ".rcs" / "metrics.json", {"total_turns": 231, "session_turns": 14,
                                                 "last_activity": at, "session_input_tokens": 701_200,
@@ -290,6 +293,8 @@ class Simulator:
         now = datetime.now(UTC)
         at = iso(now)
         done = [self._forge(at), self._metrics(at)]
+        if self.ticks % HEARTBEAT_TICKS == 1:
+            done.append(self._heartbeats(at))
         if self.ticks % 2 == 0:
             done.append(self._team_task(at))
         if self.ticks % 2 == 1:
@@ -329,6 +334,18 @@ class Simulator:
         hud.update({"last_turn_at": at, "turn_count": int(hud.get("turn_count", 0)) + 1})
         _write(self.sess / "hud-state.json", hud)
         return f"turn {m['session_turns']}"
+
+    def _heartbeats(self, at: str) -> str:
+        """Every live worker takes a turn, as a healthy team's do; the dead one (its pid gone) stays silent."""
+        beats = 0
+        for path in sorted((self.state / "team").glob("*/workers/*/heartbeat.json")):
+            doc = self._read(path)
+            if not doc or doc.get("pid") == DEAD_PID:
+                continue
+            doc.update({"last_turn_at": at, "turn_count": _int(doc.get("turn_count"), 0) + 1})
+            _write(path, doc)
+            beats += 1
+        return f"{beats} workers beat"
 
     def _team_task(self, at: str) -> str:
         tdir = self.state / "team" / TEAM

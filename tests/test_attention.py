@@ -114,9 +114,14 @@ def test_a_dead_worker_is_one_finding_naming_its_task():
     teams = {"crew": SimpleNamespace(workers=[worker, alive, idle])}
     assert att.dead_worker_findings(teams) == [
         {"id": "dead-worker:crew:w1", "kind": "dead-worker", "severity": "warn", "scope": "team crew",
-         "subject": "w1", "message": "team crew worker w1 has a dead heartbeat (pid 4242 gone) while holding task 7"},
+         "subject": "w1", "message": "team crew worker w1 has a dead heartbeat (pid 4242 gone) while holding task 7",
+         "advice": "restart w1 from the team's runtime (its tmux session is `tmux_session` in "
+                   ".rcs/state/team/crew/config.json) or stop the team; task 7 stays in progress until a worker "
+                   "takes it again; rcs-tui does not start or stop workers"},
         {"id": "dead-worker:crew:w3", "kind": "dead-worker", "severity": "warn", "scope": "team crew",
-         "subject": "w3", "message": "team crew worker w3 has a dead heartbeat (no heartbeat)"}]
+         "subject": "w3", "message": "team crew worker w3 has a dead heartbeat (no heartbeat)",
+         "advice": "restart w3 from the team's runtime (its tmux session is `tmux_session` in "
+                   ".rcs/state/team/crew/config.json) or stop the team; rcs-tui does not start or stop workers"}]
 
 
 def test_the_forge_gate_needs_a_prd_and_a_test_spec():

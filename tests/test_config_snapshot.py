@@ -40,7 +40,8 @@ class TestConfig:
         assert s["projects"] == {"value": ["~/code/*"], "source": "file"}
         assert s["alerts.bell"] == {"value": False, "source": "file"}
         assert s["alerts.min_interval"] == {"value": 30.0, "source": "default"}
-        assert s["rp1_db"] == {"value": "/srv/rp1.db", "source": "env RP1_DB"}
+        assert s["rp1_db"] == {"value": "/srv/rp1.db", "source": "env RP1_DB",
+                               "effective": {"path": "/srv/rp1.db", "source": "env RP1_DB"}}
         assert s["watch_seconds"] == {"value": 10.0, "source": "default"}
 
     def test_xdg_location_and_locate_shows_it(self, run_cli, tmp_path):
@@ -235,11 +236,34 @@ def test_config_says_a_path_set_only_by_the_file_came_from_the_file(run_cli, wor
     cfg = tmp_path / "config.toml"
     cfg.write_text('rp1_db = "~/x.db"\nrp1_plugin_roots = ["~/plugins"]\n')
     shown = run_cli("config", "--json", env={"RCS_TUI_CONFIG": str(cfg)}).json["settings"]
-    assert shown["rp1_db"] == {"value": "~/x.db", "source": "file"}
-    assert shown["rp1_plugin_roots"] == {"value": ["~/plugins"], "source": "file"}
+    home = os.path.expanduser("~")
+    assert shown["rp1_db"] == {"value": "~/x.db", "source": "file",
+                               "effective": {"path": f"{home}/x.db", "source": "file"}}
+    assert shown["rp1_plugin_roots"] == {"value": ["~/plugins"], "source": "file",
+                                         "effective": [{"path": f"{home}/plugins", "source": "file"}]}
     env = {"RCS_TUI_CONFIG": str(cfg), "RP1_DB": "/srv/rp1.db"}
-    assert run_cli("config", "--json", env=env).json["settings"]["rp1_db"] == {"value": "/srv/rp1.db",
-                                                                               "source": "env RP1_DB"}
+    assert run_cli("config", "--json", env=env).json["settings"]["rp1_db"] == {
+        "value": "/srv/rp1.db", "source": "env RP1_DB", "effective": {"path": "/srv/rp1.db", "source": "env RP1_DB"}}
+
+
+def test_config_and_locate_list_the_same_plugin_roots_and_say_where_each_comes_from(run_cli, tmp_path):
+    """Nothing set: both name the project and ~/.rp1 (the readers' defaults), not `(none)` in one of them."""
+    root = project(tmp_path / "p")
+    home = os.path.expanduser("~")
+    config = run_cli("config", cwd=root).stdout.splitlines()
+    at = next(i for i, line in enumerate(config) if line.startswith("rp1_plugin_roots"))
+    assert config[at:at + 2] == [f"rp1_plugin_roots     {root}  [default: the project]",
+                                 f"                     {home}/.rp1  [default: ~/.rp1]"]
+    located = run_cli("locate", cwd=root).stdout.splitlines()
+    assert f"rp1_plugin_roots  {root} [default: the project], {home}/.rp1 [default: ~/.rp1]" in located
+    as_json = run_cli("locate", "--json", cwd=root).json
+    assert (as_json["rp1_plugin_roots"], as_json["rp1_plugin_root_sources"]) == (
+        [str(root), f"{home}/.rp1"], ["default: the project", "default: ~/.rp1"])
+    env = {"RP1_PLUGIN_ROOTS": f"/a{os.pathsep}/b"}
+    assert run_cli("config", "--json", cwd=root, env=env).json["settings"]["rp1_plugin_roots"]["effective"] == [
+        {"path": "/a", "source": "env RP1_PLUGIN_ROOTS"}, {"path": "/b", "source": "env RP1_PLUGIN_ROOTS"}]
+    assert "rp1_plugin_roots  /a [env RP1_PLUGIN_ROOTS], /b [env RP1_PLUGIN_ROOTS]" in run_cli(
+        "locate", cwd=root, env=env).stdout.splitlines()
 
 
 

@@ -120,7 +120,7 @@ async def test_a_busy_rp1_source_leaves_the_keys_working(tmp_path):
             await settle(pilot)
         table = a.screen.query_one("#runs-table")
         assert table.keys == ["run-0003-build", "run-0002-review", "run-0001-research"]
-        assert "3 of 3 run(s)" in str(a.screen.query_one("#runs-note").render())
+        assert "3 of 3 runs" in str(a.screen.query_one("#runs-note").render())
 
 
 async def test_a_busy_rp1_source_leaves_the_timeline_s_keys_working(tmp_path):

@@ -47,7 +47,7 @@ async def test_a_new_rp1_event_shows_in_the_live_console(tmp_path):
 
 
 async def test_a_busy_database_does_not_relayout_the_screen_while_the_note_stays_the_same(tmp_path):
-    """The note under the runs ("3 of 3 run(s)") is handed over only when it changes: each update of a
+    """The note under the runs ("3 of 3 runs") is handed over only when it changes: each update of a
     text widget asks for a layout pass, which repaints every widget on the screen, so a busy database
     would redraw the whole console on every event."""
     console = app(tmp_path, live=True)
@@ -55,7 +55,7 @@ async def test_a_busy_database_does_not_relayout_the_screen_while_the_note_stays
         await pilot.press("4")
         assert await until(pilot, lambda: [k for k, _ in shown(pilot)][:1] == ["run-0003-build"])
         note = pilot.app.screen.query_one("#runs-note")
-        assert "3 of 3 run(s)" in str(note.render())
+        assert "3 of 3 runs" in str(note.render())
         layouts: list[int] = []
         real = note.refresh
 
@@ -70,5 +70,5 @@ async def test_a_busy_database_does_not_relayout_the_screen_while_the_note_stays
         assert True not in layouts
         with Rp1Writer(tmp_path / "rp1.db") as w:
             w.start_run("build", project_path=tmp_path / "project", run_id="run-0004-new")
-        assert await until(pilot, lambda: "4 of 4 run(s)" in str(note.render()))
+        assert await until(pilot, lambda: "4 of 4 runs" in str(note.render()))
         assert True in layouts

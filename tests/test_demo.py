@@ -134,3 +134,27 @@ def test_the_simulated_task_moves_only_as_its_lifecycle_allows(tmp_path):
             assert lifecycle.has_edge(m["from"], m["to"]), m
         else:
             assert (m["from"], m["to"]) == ("done", "planning"), m
+
+
+def test_the_demo_team_is_healthy_but_for_one_dead_worker_and_stays_so(tmp_path):
+    """Every live worker of the demo beats (alive, not silent), when built and after a while without beats
+    once the simulator has run; the one dead worker is the team's only problem."""
+    from rcs_tui.demo import HEARTBEAT_TICKS
+
+    ws = build_workspace(tmp_path)
+    healthy = {"login-flow/worker-1": "alive", "login-flow/worker-2": "alive", "login-flow/worker-3": "alive",
+               "docs-sweep/worker-1": "alive", "docs-sweep/worker-2": "dead"}
+
+    def conditions() -> dict[str, str]:
+        world = WorldLoader(ws.project, rp1_db=ws.rp1_db).load()
+        return {f"{name}/{w.name}": w.condition(time.time()) for name, t in world.teams.items() for w in t.workers}
+
+    assert conditions() == healthy
+    for beat in (ws.project / ".rcs/state/team").glob("*/workers/*/heartbeat.json"):  # five minutes pass
+        doc = json.loads(beat.read_text())
+        beat.write_text(json.dumps({**doc, "last_turn_at": "2020-01-01T00:00:00.000Z"}))
+    assert set(conditions().values()) == {"silent", "dead"}
+    sim = Simulator(ws)
+    for _ in range(HEARTBEAT_TICKS):
+        sim.step()
+    assert conditions() == healthy

@@ -178,7 +178,7 @@ def test_interrupted_operator_action_is_found_and_rolled_back(tmp_path, monkeypa
         plan_clear(tmp_path, "team", "s1").run(tmp_path)
     monkeypatch.undo()
     [f] = [f for f in diagnose(tmp_path, "s1") if f.kind == "interrupted-action"]
-    assert "'state clear team'" in f.message and "1 of 2 file(s) changed" in f.message
+    assert "'state clear team'" in f.message and "1 of 2 files changed" in f.message
     result = fix(tmp_path, [f], session_id="s1")
     assert result["applied"][0]["held"] is True
     assert tree_digest(tmp_path / ".rcs" / "state") == before

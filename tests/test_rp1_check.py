@@ -38,11 +38,17 @@ def check(run_cli, db, tmp_path):
     plugins = tmp_path / "no-plugins"
     plugins.mkdir()
 
-    def _check(*args, code=0):
+    def _check(*args, error=False):
+        """The answer; the exit status must say the verdict (0 accepted, 1 rejected, answer on stdout either
+        way), or, with `error`, the check could not be made (1, the error on stderr, nothing on stdout)."""
         r = run_cli("rp1", "check", *args, "--db", str(db), "--json", cwd=tmp_path,
                     env={"RP1_PLUGIN_ROOTS": str(plugins)})
-        assert r.code == code, r.stderr
-        return r.json if code == 0 else r.error
+        if error:
+            assert r.code == 1 and r.stdout == "", r.stdout
+            return r.error
+        assert r.code == (0 if r.json["verdict"] == "accepted" else 1), (r.code, r.stderr)
+        assert r.stderr == ""
+        return r.json
     return _check
 
 
@@ -127,22 +133,24 @@ def test_workflow_mismatch_is_noted(check):
 
 def test_unknown_run_is_an_error_and_the_database_is_untouched(check, db):
     before = hashlib.sha256(db.read_bytes()).hexdigest()
-    assert check("build", "build", "--run", "nope", code=1) == f"rp1: no run 'nope' in {db}"
+    assert check("build", "build", "--run", "nope", error=True) == f"rp1: no run 'nope' in {db}"
     check("build", "build", "--run", "b1")
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
 
 
 def test_human_output(run_cli, db, tmp_path):
+    """The answer in words; the exit status says the verdict (1 when rp1 would reject), so a script can gate
+    on it without parsing the text."""
     r = run_cli("rp1", "check", "build", "verify", "--run", "b1", "--db", str(db), cwd=tmp_path,
                 env={"RP1_PLUGIN_ROOTS": str(tmp_path)})
-    assert r.code == 0 and r.stdout.splitlines() == [
+    assert r.code == 1 and r.stdout.splitlines() == [
         "emit build verify (running) into run b1: REJECTED",
         "  Error: Invalid transition from 'tasks' to 'verify'. Valid next states: build",
         "current state: tasks",
         "valid transitions from tasks: build"]
     r = run_cli("rp1", "check", "build", "build", "--run", "b1", "--db", str(db), cwd=tmp_path,
                 env={"RP1_PLUGIN_ROOTS": str(tmp_path)})
-    assert r.stdout.splitlines()[0] == "emit build build (running) into run b1: ACCEPTED"
+    assert r.code == 0 and r.stdout.splitlines()[0] == "emit build build (running) into run b1: ACCEPTED"
     assert r.stdout.splitlines()[-2:] == ["would record skipped: -", "would auto-complete: tasks"]
 
 

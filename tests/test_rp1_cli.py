@@ -96,13 +96,13 @@ def test_machines_json(tmp_path, run_cli):
     assert by_name["task-builder"]["kind"] == "agent"
 
 
-def test_tail_prints_new_events(tmp_path):
+def test_tail_says_what_it_waits_for_then_prints_new_events(tmp_path):
+    """Before any event arrives, one line on stderr says what the tail waits for (stdout stays JSON lines)."""
     import json
     import queue
     import subprocess
     import sys
     import threading
-    import time
     from pathlib import Path
 
     db = make_db(tmp_path, tmp_path)
@@ -111,19 +111,11 @@ def test_tail_prints_new_events(tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
-
-    def polling() -> bool:
-        """In its poll loop's sleep: it has noted where the events end (it opens the database only per read,
-        so no open descriptor shows that; its first sleep comes after)."""
-        try:
-            return "nanosleep" in Path(f"/proc/{proc.pid}/wchan").read_text()
-        except OSError:
-            return False
-
     try:
-        deadline = time.monotonic() + 30  # a busy machine may take long to start it; never wait forever
-        while not polling() and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
+        # printed once the tail has noted where the events end (a busy machine may take long to start it)
+        said = proc.stderr.readline()
+        assert said == f"rp1 tail: waiting for new events in {db} (after event 6); Ctrl-C stops\n"
+        assert lines.empty()
         with Rp1Writer(db, clock=FakeClock("2026-11-26T00:00:00.000Z")) as w:
             w.step("run-other", "build")
         got = [json.loads(lines.get(timeout=30)) for _ in range(2)]
@@ -131,6 +123,25 @@ def test_tail_prints_new_events(tmp_path):
         proc.terminate()
         proc.wait(5)
     assert [(e["step"], e["status"]) for e in got] == [("plan", "completed"), ("build", "running")]
+
+
+def test_tail_in_text_says_what_it_replays(run_cli, tmp_path):
+    """With --from-start and --run the waiting line names both; the events themselves go to stdout."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    db = make_db(tmp_path, tmp_path)
+    exe = str(Path(sys.executable).parent / "rcs-tui")
+    proc = subprocess.Popen([exe, "rp1", "tail", "--from-start", "--run", "run-bp", "--db", str(db)], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr.readline() == (f"rp1 tail: the stored events of run run-bp first, then waiting for new "
+                                          f"ones in {db}; Ctrl-C stops\n")
+        assert " run-bp " in proc.stdout.readline()
+    finally:
+        proc.terminate()
+        proc.wait(5)
 
 
 def test_runs_human_output_matches_the_console(run_cli, tmp_path):

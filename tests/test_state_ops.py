@@ -68,7 +68,7 @@ def test_clear_all_sessions(tmp_path):
     op = plan_clear(tmp_path, "team", all_sessions=True)
     result = op.run(tmp_path)
     assert result["removed"] == 3 and result["all_sessions"] is True
-    warning = "clearing team in root and 2 session(s): agents still running in those sessions may write it again"
+    warning = "clearing team in root and 2 sessions: agents still running in those sessions may write it again"
     assert result["warning"] == op.plan.summary["warning"] == warning  # the preview and the result say the same
     assert not list(tmp_path.glob(".rcs/state/**/team-state.json"))
     assert not (state_dir(tmp_path, "s2") / "skill-active-state.json").exists()  # emptied session copy deleted

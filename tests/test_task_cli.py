@@ -130,7 +130,7 @@ def test_override_from_done_is_refused_listing_reachable_phases(tmp_path, run_cl
     assert r.code == 1
     assert r.error == ("cannot override t1 from done to codegen: codegen is not reachable from done in the task "
                        "lifecycle. Reachable phases: none: done is terminal; reopen it with "
-                       "`task redo t1 --reason R`")
+                       "`rcs-tui task redo t1 --reason R`")
 
 
 def test_redo_reopens_a_done_task(tmp_path, run_cli):
@@ -155,3 +155,21 @@ def test_bad_input_gives_json_errors_never_tracebacks(tmp_path, run_cli):
     assert r.code == 1 and r.error.startswith(".rcs/tasks/t1/state.json: invalid JSON")
     r = run_cli("task", "advance", "t1", "--to", "test", "--root", str(tmp_path / "nowhere"))
     assert r.code == 1 and "not a directory" in r.error
+
+
+def test_override_dry_run_names_the_phases_it_moves_between(tmp_path, run_cli, digest_tree):
+    """A dry run says from which phase to which the task would move, in text and in JSON."""
+    make_task(tmp_path, phase="review")
+    before = digest_tree(tmp_path)
+    args = ("task", "override", "t1", "--to", "accept", "--reason", "hotfix", "--dry-run", "--root", str(tmp_path))
+    r = run_cli(*args)
+    assert r.code == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "dry run: t1: review → accept (override)",
+        "  would write .rcs/tasks/t1/state.json, append to .rcs/tasks/t1/transcript.jsonl",
+        "  nothing changed"]
+    j = run_cli(*args, "--json")
+    assert (j.json["dry_run"], j.json["from"], j.json["to"], j.json["changed"]) == (True, "review", "accept", True)
+    same = run_cli("task", "override", "t1", "--to", "review", "--reason", "x", "--dry-run", "--root", str(tmp_path))
+    assert same.stdout == "dry run: t1: unchanged (task is already in review); nothing to write\n"
+    assert digest_tree(tmp_path) == before

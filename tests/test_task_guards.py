@@ -107,9 +107,9 @@ def test_plan_review_needs_ok_true_and_blocked_false(review, detail):
     ({"needs_changes": True}, "needs_changes"), ({"needs_changes": "plan"}, "needs_changes"),
     ({"blocked": True}, "blocked"), ({"structural_flaw": True}, "structural_flaw"),
     ({"reviews": [{"ok": False, "severity": "blocking"}, {"severity": "blocking"}, {"ok": True, "severity": "blocking"},
-                  {"ok": False, "severity": "minor"}]}, "2 blocking reviewer(s)"),
+                  {"ok": False, "severity": "minor"}]}, "2 blocking reviewers"),
     ({"needs_changes": True, "blocked": True, "structural_flaw": True, "reviews": [{"severity": "blocking"}]},
-     "needs_changes, blocked, structural_flaw, 1 blocking reviewer(s)"),
+     "needs_changes, blocked, structural_flaw, 1 blocking reviewer"),
 ])
 def test_plan_review_back_to_planning_signals(review, signals):
     v = verdict("plan_review", "planning", arts(plan_review=review))
@@ -128,7 +128,7 @@ def test_plan_review_without_a_signal_stays(review):
 def test_codegen_needs_a_patch_and_generated_files():
     assert ok("codegen", "review", arts(diff=True, files=("a.py",)))
     assert verdict("codegen", "review", arts(diff=True, files=("a.py", "b.py"))).why == (
-        "code/diff.patch present and 2 file(s) in code/files/")
+        "code/diff.patch present and 2 files in code/files/")
     assert verdict("codegen", "review", arts(files=("a.py",))).why == (
         "codegen → review needs code/diff.patch and generated files in code/files/ (code/diff.patch missing or empty)")
     assert verdict("codegen", "review", arts(diff=True)).why == (
@@ -138,10 +138,10 @@ def test_codegen_needs_a_patch_and_generated_files():
 @pytest.mark.parametrize("a, why", [
     (arts(codegen={"scope_mismatch": True}), "code/codegen.json signals a scope mismatch"),
     (arts(codegen={"needs_changes": "planning"}), "code/codegen.json signals a scope mismatch"),
-    (arts(plan_files=["a.py"], files=("a.py", "b.py")), "scope mismatch: 1 generated file(s) not in the plan (b.py)"),
+    (arts(plan_files=["a.py"], files=("a.py", "b.py")), "scope mismatch: 1 generated file not in the plan (b.py)"),
     (arts(plan_files=["a.py"], files=("b", "c", "d", "e", "a.py")),
-     "scope mismatch: 4 generated file(s) not in the plan (b, c, d …)"),
-    (arts(plan_files=["a.py"], files=("b", "c", "d")), "scope mismatch: 3 generated file(s) not in the plan (b, c, d)"),
+     "scope mismatch: 4 generated files not in the plan (b, c, d …)"),
+    (arts(plan_files=["a.py"], files=("b", "c", "d")), "scope mismatch: 3 generated files not in the plan (b, c, d)"),
 ])
 def test_scope_mismatch_sends_codegen_back_to_planning(a, why):
     v = verdict("codegen", "planning", a)

@@ -130,7 +130,7 @@ def test_next_report_shape(tmp_path):
                            "why": "test → accept needs completed tests in test/results.json without failures "
                                   "(3 failed)"}],
         "reachable": ["planning", "plan_review", "codegen", "review", "test", "accept", "done", "revert"],
-        "redo": "`task redo t1 --reason R` re-runs test",
+        "redo": "`rcs-tui task redo t1 --reason R` re-runs test",
     }
 
 
@@ -140,7 +140,7 @@ def test_skipping_a_phase_is_refused_even_with_artifacts(tmp_path, digest_tree):
     before = digest_tree(tmp_path)
     with pytest.raises(TaskError, match=r"^cannot advance t1 from planning to test: not an edge of the task "
                                         r"lifecycle \(phases are never skipped\)\. Valid next phases: plan_review\. "
-                                        r"To force it, `task override` with a reason\.$"):
+                                        r"To force it, `rcs-tui task override` with a reason\.$"):
         plan_advance(tmp_path, "t1", "test", actor=ACTOR)
     assert digest_tree(tmp_path) == before
 
@@ -193,7 +193,7 @@ def test_override_to_an_unreachable_phase_lists_the_reachable_ones(tmp_path):
         plan_override(tmp_path, "t1", "review", "why not", actor=ACTOR)
     assert str(exc.value) == ("cannot override t1 from done to review: review is not reachable from done in the "
                               "task lifecycle. Reachable phases: none: done is terminal; reopen it with "
-                              "`task redo t1 --reason R`")
+                              "`rcs-tui task redo t1 --reason R`")
     with pytest.raises(TaskError, match=r"^unknown phase 'shipping'; phases: planning, plan_review"):
         plan_override(tmp_path, "t1", "shipping", "why not", actor=ACTOR)
 

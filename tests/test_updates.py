@@ -36,7 +36,7 @@ async def test_the_same_content_asks_no_layout_pass_and_new_content_is_shown():
     app = Host()
     async with app.run_test(size=(40, 5)) as pilot:
         note = app.query_one("#note", Static)
-        assert show_content(note, Text("3 of 3 run(s)", style="dim"))
+        assert show_content(note, Text("3 of 3 runs", style="dim"))
         await pilot.pause()
         layouts: list[bool] = []
         real = note.refresh
@@ -46,14 +46,14 @@ async def test_the_same_content_asks_no_layout_pass_and_new_content_is_shown():
             return real(*regions, layout=layout, **kwargs)
 
         note.refresh = refresh  # type: ignore[method-assign]
-        assert not show_content(note, Text("3 of 3 run(s)", style="dim"))
+        assert not show_content(note, Text("3 of 3 runs", style="dim"))
         assert layouts == []
-        assert show_content(note, Text("3 of 3 run(s)", style="yellow"))
+        assert show_content(note, Text("3 of 3 runs", style="yellow"))
         assert layouts == [True]
         await pilot.pause()
-        assert show_content(note, "4 of 4 run(s)")
+        assert show_content(note, "4 of 4 runs")
         await pilot.pause()
-        assert "4 of 4 run(s)" in str(note.render())
+        assert "4 of 4 runs" in str(note.render())
 
 
 class BarHost(App):

@@ -7,9 +7,10 @@ from typing import Any, cast
 
 import click
 
-from rcs_tui.cli.common import CliError, echo_text, emit, json_option, resolve_root, root_option, rp1_paths
+from rcs_tui.cli.common import CliError, echo_text, emit, json_option, resolve_root, root_option, rp1_paths, settings
 from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core.exit_codes import FINDINGS_REMAIN, OK
+from rcs_tui.core.words import plural
 from rcs_tui.views.text import sanitize
 
 
@@ -51,7 +52,7 @@ def doctor(do_fix, only, expect_plan, session_id, db, idle_minutes, root, as_jso
     if not do_fix and repairable and not as_json and sys.stdin.isatty():
         shown = cast("dict[str, Any]", sanitize({"findings": report["findings"], "fix": None}))  # a dict stays one
         echo_text(_human(shown))
-        apply = click.confirm(f"Apply {len(repairable)} repair(s)?", default=False)
+        apply = click.confirm(f"Apply {plural(len(repairable), 'repair')}?", default=False)
         if not apply:
             return remaining_code(findings)
     if apply and repairable:
@@ -90,7 +91,8 @@ def _human(report: dict[str, Any]) -> str:
         return "doctor: no problems found"
     lines = []
     for f in report["findings"]:
-        repair = f"  → {f['repair']}" if f["repair"] else "  (no automatic repair)"
+        repair = f"  → {f['repair']}" if f["repair"] else \
+            f"  (no automatic repair) {f['advice']}" if f.get("advice") else "  (no automatic repair)"
         lines.append(f"[{f['severity']}] {f['id']}\n  {f['message']}\n{repair}")
     fix = report.get("fix")
     if fix:
@@ -111,13 +113,14 @@ def _human(report: dict[str, Any]) -> str:
 def locate(session_id, db, root, as_json):
     """Print the paths rcs-tui uses: root, state dir, session, rp1 db, journal, config."""
     from rcs_tui.config.paths import config_path
+    from rcs_tui.config.settings import effective_rp1
     from rcs_tui.files.layout import Layout
     from rcs_tui.rp1.db import default_db_path
-    from rcs_tui.rp1.machines import default_plugin_roots
     from rcs_tui.state.session import resolve_session
 
     layout = Layout(resolve_root(root))
-    db, plugin_roots = rp1_paths(db)
+    db = rp1_paths(db)[0]
+    roots = effective_rp1(settings(), layout.root)["rp1_plugin_roots"]
     res = resolve_session(layout, session_id)
     data = {
         "root": str(layout.root),
@@ -128,8 +131,8 @@ def locate(session_id, db, root, as_json):
         "tasks_dir": str(layout.tasks),
         "team_dir": str(layout.team),
         "rp1_db": str(default_db_path(db)),
-        "rp1_plugin_roots": [str(p) for p in (plugin_roots if plugin_roots is not None
-                                              else default_plugin_roots(layout.root))],
+        "rp1_plugin_roots": [r["path"] for r in roots],
+        "rp1_plugin_root_sources": [r["source"] for r in roots],  # as `config` says where each comes from
         "journal": str(layout.journal),
         "hud_config": str(layout.hud_config),
         "metrics": str(layout.metrics),
@@ -141,6 +144,10 @@ def locate(session_id, db, root, as_json):
 def _human_locate(data: dict) -> str:
     lines = []
     for key, value in data.items():
+        if key == "rp1_plugin_root_sources":
+            continue
+        if key == "rp1_plugin_roots":
+            value = [f"{p} [{s}]" for p, s in zip(value, data["rp1_plugin_root_sources"], strict=True)]
         if isinstance(value, dict):
             value = f"{value['id'] or 'root'} ({value['source']}) {value['dir']}"
         elif isinstance(value, list):

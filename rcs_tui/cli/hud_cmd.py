@@ -35,14 +35,28 @@ from rcs_tui.views.text import tmux_literal
 __all__ = ["color_enabled", "hud", "overlay"]
 
 
-def _tmux_split(argv: list[str]) -> None:
+def split_environment(db: str | None, plugin_roots: list[str] | None, project: Path) -> list[str]:
+    """`VAR=value` for what the HUD here would read: the same configuration file, rp1 database and plugin
+    roots. A tmux pane starts with the tmux server's environment, not this shell's, so without them the split
+    would show another database (or none) than the command that opened it."""
+    from rcs_tui.config.paths import config_file
+    from rcs_tui.rp1.db import default_db_path
+    from rcs_tui.rp1.machines import default_plugin_roots
+
+    roots = plugin_roots if plugin_roots is not None else default_plugin_roots(project)
+    return [f"RCS_TUI_CONFIG={os.path.abspath(config_file())}", f"RP1_DB={os.path.abspath(default_db_path(db))}",
+            f"RP1_PLUGIN_ROOTS={os.pathsep.join(os.path.abspath(r) for r in roots)}"]
+
+
+def _tmux_split(argv: list[str], environment: list[str]) -> None:
     if not os.environ.get("TMUX"):
         raise CliError("--tmux opens the HUD in a split of the current tmux window, but this shell is not "
                        "inside tmux (TMUX is not set); start tmux first or run `rcs-tui hud` in a pane")
     if shutil.which("tmux") is None:
         raise CliError("--tmux: the tmux command is not on PATH")
     exe = shutil.which("rcs-tui") or sys.argv[0]
-    command = " ".join(shlex.quote(a) for a in [exe, "hud", *argv])
+    # the pane's shell runs this line: every word quoted for it (tmux expands no format in a pane's command)
+    command = " ".join(shlex.quote(a) for a in ["env", *environment, exe, "hud", *argv])
     # tmux expands formats in the start directory (not in the command): a directory named `#(cmd)` must
     # stay a name
     proc = subprocess.run(["tmux", "split-window", "-h", "-d", "-l", "48", "-c", tmux_literal(os.getcwd()), command],
@@ -67,7 +81,7 @@ def hud(root, session, once, as_json, width, lines, ascii_only, preset, inline, 
         raise CliError("--json goes with --once", kinds.BAD_INPUT)
     conf = settings(hud_preset=preset)
     preset = conf.hud_preset  # flag, else the config file, else hud-config.json
-    db = rp1_paths(conf)[0]
+    db, plugin_roots = rp1_paths(conf)
     if once:
         from rcs_tui.cli.once import once_root
         from rcs_tui.files.host import RootNotFound
@@ -83,7 +97,7 @@ def hud(root, session, once, as_json, width, lines, ascii_only, preset, inline, 
         argv = ["--root", str(path)] + (["--session", session] if session else []) + \
                (["--ascii"] if ascii_only else []) + (["--preset", preset] if preset else []) + \
                (["--poll"] if poll else [])
-        _tmux_split(argv)
+        _tmux_split(argv, split_environment(db, plugin_roots, path))
         return
     from rcs_tui.ui.hud_app import HudApp
 

@@ -11,6 +11,7 @@ import click
 from rcs_tui.cli.common import CliError, dumps, emit, given_root, json_option, quick_options, root_option, rp1_paths
 from rcs_tui.cli.rp1_report import DB_HELP, QUICK, clean, open_source, print_runs, project_root
 from rcs_tui.core import error_kinds as kinds
+from rcs_tui.core.exit_codes import OK, REJECTED
 from rcs_tui.rp1.check import EMIT_STATUSES
 
 db_option = click.option("--db", "db", type=click.Path(dir_okay=False), default=None, help=DB_HELP)
@@ -104,8 +105,11 @@ def machines_cmd(root: str | None, as_json: bool) -> None:
 @db_option
 @json_option
 def check_cmd(workflow: str, step: str, run_id: str | None, unit: str | None, status: str, root: str | None,
-              db: str | None, as_json: bool) -> None:
-    """What rp1 would answer to `emit --workflow WORKFLOW --step STEP` (reads the run; writes nothing)."""
+              db: str | None, as_json: bool) -> int:
+    """What rp1 would answer to `emit --workflow WORKFLOW --step STEP` (reads the run; writes nothing).
+
+    Exit status 0 when rp1 would accept the emit, 1 when it would reject it (the answer is printed either way).
+    """
     from rcs_tui.rp1.check import CheckError, check_in_source, check_lines
 
     source = _source(root, db, all_projects=True)
@@ -114,6 +118,16 @@ def check_cmd(workflow: str, step: str, run_id: str | None, unit: str | None, st
     except CheckError as exc:
         raise CliError(str(exc), kinds.BAD_INPUT) from exc
     emit(result.to_json(), as_json, lambda d: "\n".join(clean(line) for line in check_lines(d)))
+    return OK if result.accepted else REJECTED  # a script can gate on it; the answer is printed either way
+
+
+def _tail_waiting(tail: Any, from_start: bool, run_id: str | None) -> str:
+    """The line that says what `rp1 tail` waits for, so a quiet terminal is not taken for a hung one."""
+    which = f"events of run {clean(run_id)}" if run_id else "events"
+    where = clean(str(tail.db.path))
+    if from_start:
+        return f"rp1 tail: the stored {which} first, then waiting for new ones in {where}; Ctrl-C stops"
+    return f"rp1 tail: waiting for new {which} in {where} (after event {tail.cursor}); Ctrl-C stops"
 
 
 @rp1.command("tail")
@@ -140,6 +154,7 @@ def tail_cmd(root: str | None, db: str | None, as_json: bool, from_start: bool, 
                            f"{where} {clean(ev.status or '')}")
 
     tail.subscribe(show)
+    click.echo(_tail_waiting(tail, from_start, run_id), err=True)  # stderr: --json's stdout stays JSON lines
     last_status: str | None = None
     try:
         while True:

@@ -10,6 +10,7 @@ import click
 
 from rcs_tui.cli.common import CliError, emit, expect_plan_option, json_option, resolve_root, root_option, rp1_paths
 from rcs_tui.core import error_kinds as kinds
+from rcs_tui.core.words import plural
 from rcs_tui.files.io import MAX_STATE_BYTES, dump_json, loads_strict
 from rcs_tui.views.text import strip_controls
 
@@ -152,7 +153,7 @@ def clear_cmd(root, as_json, input_json, input_file, mode, session_id, all_sessi
             result = op.run(root, expect_plan=expect_plan)
         except ChangedUnderneath as exc:
             if attempt == retry:
-                raise ChangedUnderneath(f"{exc} (after {attempt + 1} attempt(s); a runtime is still writing: "
+                raise ChangedUnderneath(f"{exc} (after {plural(attempt + 1, 'attempt')}; a runtime is still writing: "
                                         "pause it, or use --all-sessions, or run `rcs-tui doctor`)"
                                         if retry else str(exc)) from None
             continue
@@ -200,14 +201,17 @@ def what_if_cmd(request, session_id, root, as_json):
     result = decide_prompt(request, snap.active_set(), {m: f.data for m, f in scope.modes.items()})
     if not result.requested:
         raise CliError(f"no tracked mode in request {request!r}", kinds.BAD_INPUT)
-    emit(result.as_json(), as_json, _human_whatif)
+    data = result.as_json()
+    for shown, decision in zip(data["decisions"], result.decisions, strict=True):
+        shown["operator_message"] = decision.operator_message  # the rcs-tui command, where `message` has rcs's
+    emit(data, as_json, _human_whatif)
 
 
 def _human_whatif(data: dict[str, Any]) -> str:
     lines = [f"requested: {', '.join(data['requested'])}"]
     lines += data["notes"]
     for d in data["decisions"]:
-        lines.append(f"{d['request']}: {d['decision']} — {d['message']}")
+        lines.append(f"{d['request']}: {d['decision']} — {d['operator_message']}")
     lines.append(f"final active set: {', '.join(data['final_active']) or '(empty)'}")
     return "\n".join(lines)
 
@@ -292,5 +296,5 @@ def journal_cmd(limit, root, as_json):
             click.echo(f"warning: {strip_controls(warning)}", err=True)  # journal lines are untrusted
     emit({"entries": rows, "warnings": warnings}, as_json, lambda d: "\n".join(
         f"{r['id']}  {when(r['at']):>8}  {r['action']}{'  (undone)' if r['undone'] else ''}"
-        f"{'' if r['complete'] else '  (INTERRUPTED: run doctor)'}  {', '.join(r['files'])}"
+        f"{'' if r['complete'] else '  (INTERRUPTED: rcs-tui doctor --fix rolls it back)'}  {', '.join(r['files'])}"
         for r in d["entries"]) or "journal is empty")

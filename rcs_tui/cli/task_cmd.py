@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from rcs_tui.cli.common import emit, expect_plan_option, json_option, resolve_root, root_option
+from rcs_tui.core.words import plural
 
 TRANSCRIPT_TAIL = 20
 
@@ -43,8 +44,12 @@ def _human_next(data: dict[str, Any]) -> str:
 
 def _human_result(data: dict[str, Any]) -> str:
     if data.get("dry_run"):
-        return "dry run: " + ", ".join(f"{c['action']} {c['path']}" for c in data["changes"]) \
-            + "".join(f", append to {a['path']}" for a in data.get("appends", [])) + " (nothing changed)"
+        if not data.get("changed", True):
+            return f"dry run: {data['task']}: unchanged ({data.get('why', '')}); nothing to write"
+        files = ", ".join([f"{c['action']} {c['path']}" for c in data["changes"]]
+                          + [f"append to {a['path']}" for a in data.get("appends", [])])
+        return (f"dry run: {data['task']}: {data['from']} → {data['to']} ({data['kind']})\n"
+                f"  would {files}\n  nothing changed")
     if not data.get("changed"):
         return f"{data['task']}: unchanged ({data.get('why', '')})"
     return f"{data['task']}: {data['from']} → {data['to']} ({data['kind']}, journal {data['journal_id']})"
@@ -93,7 +98,7 @@ def show_cmd(task_id, root, as_json):
         "next": next_report(t),
     }
     emit(data, as_json, lambda d: _human_next(d["next"]) + (
-        f"\n  transcript: {d['transcript']['entries']} entries"
+        f"\n  transcript: {plural(d['transcript']['entries'], 'entry')}"
         + (f", lines not JSON: {d['transcript']['bad_lines']}" if d["transcript"]["bad_lines"] else "")))
 
 

@@ -93,3 +93,21 @@ def rp1_paths(settings: Settings) -> tuple[str | None, list[str] | None]:
     db, roots = settings.values["rp1_db"], settings.values["rp1_plugin_roots"]
     return (os.path.expanduser(str(db)) if db else None,
             None if roots is None else [os.path.expanduser(str(p)) for p in roots])
+
+
+def effective_rp1(settings: Settings, project_root: Path | None) -> dict[str, Any]:
+    """The rp1 database and plugin roots the readers will use, each with where it comes from, including the
+    defaults the readers fill in themselves (the project and `~/.rp1` for plugin roots, `~/.rp1/rp1.db`):
+    what `config` and `locate` both print, so they agree."""
+    from rcs_tui.rp1.db import default_db_path
+    from rcs_tui.rp1.machines import default_plugin_roots
+
+    db, roots = rp1_paths(settings)
+    db_source = settings.sources["rp1_db"] if db else "default"
+    if roots is not None:
+        source = settings.sources["rp1_plugin_roots"]
+        found = [{"path": os.path.abspath(p), "source": source} for p in roots]
+    else:
+        found = [{"path": str(p), "source": "default: the project" if p == project_root else "default: ~/.rp1"}
+                 for p in default_plugin_roots(project_root)]
+    return {"rp1_db": {"path": str(default_db_path(db)), "source": db_source}, "rp1_plugin_roots": found}

@@ -74,9 +74,14 @@ def dead_worker_findings(teams: dict[str, Any]) -> list[dict[str, Any]]:
         for w in team.workers:
             if w.dead_reason:
                 holding = f" while holding task {w.current_task_id}" if w.current_task_id else ""
+                waits = f"; task {w.current_task_id} stays in progress until a worker takes it again" \
+                    if w.current_task_id else ""
                 out.append({"id": f"dead-worker:{name}:{w.name}", "kind": "dead-worker", "severity": "warn",
                             "scope": f"team {name}", "subject": w.name,
-                            "message": f"team {name} worker {w.name} has a dead heartbeat ({w.dead_reason}){holding}"})
+                            "message": f"team {name} worker {w.name} has a dead heartbeat ({w.dead_reason}){holding}",
+                            "advice": f"restart {w.name} from the team's runtime (its tmux session is `tmux_session` "
+                                      f"in .rcs/state/team/{name}/config.json) or stop the team{waits}; rcs-tui "
+                                      "does not start or stop workers"})
     return out
 
 

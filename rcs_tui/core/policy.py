@@ -85,6 +85,14 @@ class Decision:
     def allowed(self) -> bool:
         return self.kind != "deny"
 
+    @property
+    def operator_message(self) -> str:
+        """The message for an rcs-tui operator: a denial names the rcs-tui command that clears the blocker
+        (`message` keeps the runtime's own words)."""
+        if self.kind != "deny" or self.clear_hint is None:
+            return self.message
+        return denial_message(self.request, self.active_before, self.clear_hint, self.rollback, operator=True)
+
     def as_json(self) -> dict[str, Any]:
         return {"decision": self.kind, "allowed": self.allowed, "request": self.request,
                 "active_before": list(self.active_before), "active_after": list(self.active_after),
@@ -95,7 +103,10 @@ def transition_message(sources: Sequence[str], dest: str) -> str:
     return f"mode transiting: {' + '.join(sources)} -> {dest}"
 
 
-def denial_message(request: str, active: Sequence[str], clear_mode: str, rollback: bool) -> str:
+def denial_message(request: str, active: Sequence[str], clear_mode: str, rollback: bool, *,
+                   operator: bool = False) -> str:
+    """The runtime's denial text, word for word (what an agent sees), or with `operator` the same denial
+    telling an rcs-tui operator the rcs-tui command that clears the blocking mode."""
     listed = ", ".join(active)
     combo = " + ".join([*active, request])
     text = (f"Cannot activate {request}: {listed} already active. Unsupported workflow overlap: {combo}. "
@@ -103,6 +114,9 @@ def denial_message(request: str, active: Sequence[str], clear_mode: str, rollbac
     if rollback:
         text += ("Execution-to-planning rollback auto-complete is not allowed. "
                  "First clear current state first and retry if this action is intended. ")
+    if operator:
+        return text + (f"Clear it with `rcs-tui state clear --mode {clear_mode}` (`--dry-run` shows the plan first), "
+                       "then retry.")
     text += (f"Clear incompatible workflow state via `rcs state clear --input '{{\"mode\":\"{clear_mode}\"}}' --json` "
              f"or the `rcs_state.*` MCP tools (`rcs_state.state_clear({{ mode: \"{clear_mode}\" }})`), then retry.")
     return text

@@ -28,6 +28,7 @@ from functools import partial
 from typing import Any, Literal
 
 from rcs_tui.core.machine import StateMachine, load_task_lifecycle
+from rcs_tui.core.words import plural
 
 PLANNING_AI = "planning/planning.ai.json"
 PLAN_FILES = "plan.files.json"
@@ -185,7 +186,7 @@ def _plan_review_to_planning(a: Artifacts) -> Check:
     signals = [k for k in ("needs_changes", "blocked", "structural_flaw") if doc.get(k) is True
                or (k == "needs_changes" and _target(doc.get(k)) is not None)]
     if n := _blocking(doc.get("reviews")):
-        signals.append(f"{n} blocking reviewer(s)")
+        signals.append(plural(n, "blocking reviewer"))
     if signals:
         return True, f"{PLAN_REVIEW} signals {', '.join(signals)}"
     return False, f"{need} (none found)"
@@ -199,7 +200,7 @@ def _codegen_to_review(a: Artifacts) -> Check:
         missing.append(f"no files in {CODE_FILES}")
     if missing:
         return False, f"needs {DIFF_PATCH} and generated files in {CODE_FILES} ({'; '.join(missing)})"
-    return True, f"{DIFF_PATCH} present and {len(a.code_files)} file(s) in {CODE_FILES}"
+    return True, f"{DIFF_PATCH} present and {plural(len(a.code_files), 'file')} in {CODE_FILES}"
 
 
 def _codegen_to_planning(a: Artifacts) -> Check:
@@ -211,7 +212,7 @@ def _codegen_to_planning(a: Artifacts) -> Check:
         extra = [f for f in a.code_files if f not in planned]
         if extra:
             shown = ", ".join(extra[:3]) + (" …" if len(extra) > 3 else "")
-            return True, f"scope mismatch: {len(extra)} generated file(s) not in the plan ({shown})"
+            return True, f"scope mismatch: {plural(len(extra), 'generated file')} not in the plan ({shown})"
     return False, (f"needs a scope mismatch: generated files outside the plan's file list, or "
                    f"scope_mismatch=true in {CODEGEN_REPORT} (none found)")
 

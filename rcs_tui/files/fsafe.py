@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from rcs_tui.core.words import plural
+
 # One content hash, one cap and one descriptor reader: plans, re-checks, the journal and the display agree.
 from rcs_tui.files.io import MAX_STATE_BYTES, BytesRead, JsonRead, digest, parse_json, read_fd, rel_of
 
@@ -215,7 +217,7 @@ def open_leaf(dfd: int, name: str, flags: int, rel: str, mode: int = 0o644) -> i
             raise
         if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
             os.close(fd)
-            raise Refused(rel, f"has {st.st_nlink - 1} other hard link(s), possibly outside .rcs; not written")
+            raise Refused(rel, f"has {plural(st.st_nlink - 1, 'other hard link')}, possibly outside .rcs; not written")
     return fd
 
 

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from rcs_tui.core import attention
 from rcs_tui.core.health import WORKER_CONDITIONS
+from rcs_tui.core.words import plural
 from rcs_tui.fleet.projects import Project
 from rcs_tui.state.metrics import parse_time
 from rcs_tui.state.team import worker_condition
@@ -199,7 +200,7 @@ def once_line(rows: Iterable[Row]) -> str:
     items = sorted_rows(rows)
     need = [r for r in items if r.needs_you_now]
     if not need:
-        return f"fleet: {len(items)} project(s), none needs you"
+        return f"fleet: {plural(len(items), 'project')}, none needs you"
     shown = ", ".join(f"{inert(r.project.name, 30)} ({'; '.join(r.needs_you())})" for r in need[:5])
     more = f", +{len(need) - 5} more" if len(need) > 5 else ""
     return f"fleet: {len(need)} of {len(items)} need you: {shown}{more}"

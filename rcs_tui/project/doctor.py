@@ -16,6 +16,7 @@ from typing import Any
 
 from rcs_tui.core.attention import dead_worker_findings
 from rcs_tui.core.lifecycle import handoff_softeners
+from rcs_tui.core.words import plural
 from rcs_tui.files.io import rel_of
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.metrics import parse_time
@@ -41,10 +42,12 @@ class Finding:
     message: str
     repair: str | None = None
     plan: Callable[[], Operation] | None = None
+    advice: str | None = None  # what the operator can do where no automatic repair exists
 
     def as_json(self, root: Path | None = None, with_plan: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "kind": self.kind, "severity": self.severity, "scope": self.scope,
-                               "subject": self.subject, "message": self.message, "repair": self.repair}
+                               "subject": self.subject, "message": self.message, "repair": self.repair,
+                               "advice": self.advice}
         if with_plan and self.plan is not None and root is not None:
             try:
                 out["plan"] = self.plan().plan.describe(root)
@@ -209,13 +212,14 @@ def _journal_findings(root: Path) -> list[Finding]:
         out.append(Finding(f"interrupted:{entry['id']}", "interrupted-action", "error", "journal",
                            str(entry.get("action")),
                            f"operator action '{entry.get('action')}' (journal {entry['id']}) was interrupted: "
-                           f"{applied} of {len(entry['files'])} file(s) changed", "roll back to the before-images",
+                           f"{applied} of {plural(len(entry['files']), 'file')} changed",
+                           "roll back to the before-images",
                            rollback))
     for i, warning in enumerate(warnings):
         out.append(Finding(f"journal-line:{i}", "journal-line", "warn", "journal", "journal", warning))
     temps = leftover_temps(root)
     if temps:
-        out.append(Finding("leftover-temps", "leftover-temp", "warn", "-", f"{len(temps)} file(s)",
+        out.append(Finding("leftover-temps", "leftover-temp", "warn", "-", plural(len(temps), "file"),
                            f"temp files left by an interrupted rcs-tui write: {', '.join(temps[:5])}"
                            + (" …" if len(temps) > 5 else ""), "remove them",
                            lambda: TempCleanup(Plan("remove leftover temp files", summary={"remove": temps}))))

@@ -16,6 +16,7 @@ from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core import policy, reconcile
 from rcs_tui.core.lifecycle import is_active_doc
 from rcs_tui.core.modes import INFRA_STATE_NAMES, NAME_RE, TRACKED_MODES, check_name, is_tracked
+from rcs_tui.core.words import plural
 from rcs_tui.files.fsafe import Tree
 from rcs_tui.files.io import JsonRead, dump_json, read_json, rel_of
 from rcs_tui.files.layout import Layout
@@ -316,7 +317,7 @@ def _plan_clear_all(layout: Layout, mode: str, now: str) -> Operation:
                                 "message": message})
     touched_sessions = sorted({c.path.parent.name for c in changes if c.path.parent.parent == layout.sessions})
     # One sentence for the preview and the result alike: it holds before the clear and after it.
-    warning = (f"clearing {mode} in root and {len(touched_sessions)} session(s): agents still running in those "
+    warning = (f"clearing {mode} in root and {plural(len(touched_sessions), 'session')}: agents still running in those "
                "sessions may write it again")
     plan = Plan(f"state clear {mode} --all-sessions", tuple(changes),
                 summary={"mode": mode, "scope": "all_sessions", "canonical_removed": removed,

@@ -200,8 +200,8 @@ def next_report(task: Task, machine: StateMachine | None = None) -> dict[str, An
         "justified": [v.as_dict() for v in verdicts if v.ok],
         "not_justified": [v.as_dict() for v in verdicts if not v.ok],
         "reachable": [s for s in m.states if s in m.reachable_from(task.phase)],
-        "redo": (f"done is terminal; reopen with `task redo {task.id} --reason R`" if terminal
-                 else f"`task redo {task.id} --reason R` re-runs {task.phase}"),
+        "redo": (f"done is terminal; reopen with `rcs-tui task redo {task.id} --reason R`" if terminal
+                 else f"`rcs-tui task redo {task.id} --reason R` re-runs {task.phase}"),
     }
 
 
@@ -247,10 +247,10 @@ def plan_advance(root: Path, task_id: str, to: str, *, actor: str, at: str | Non
         return _unchanged(task, "advance", f"task is already in {to} (re-running a phase is idempotent)")
     if is_terminal(task.phase, m):
         raise TaskError(f"task {task.id} is {task.phase} (terminal) and does not advance; "
-                        f"reopen it with `task redo {task.id} --reason R`")
+                        f"reopen it with `rcs-tui task redo {task.id} --reason R`")
     verdict: Verdict | None = next((v for v in evaluate(task.phase, task.artifacts, m) if v.to == to), None)
     if verdict is None:
-        hint = (" To force it, `task override` with a reason." if to in m.reachable_from(task.phase) else "")
+        hint = (" To force it, `rcs-tui task override` with a reason." if to in m.reachable_from(task.phase) else "")
         raise TaskError(f"cannot advance {task.id} from {task.phase} to {to}: not an edge of the task "
                         f"lifecycle (phases are never skipped). Valid next phases: "
                         f"{', '.join(s for s in m.next_states(task.phase) if s != task.phase)}.{hint}")
@@ -274,7 +274,7 @@ def plan_override(root: Path, task_id: str, to: str, reason: str | None, *, acto
     reachable = [s for s in m.states if s in m.reachable_from(task.phase)]
     if to not in reachable:
         listed = ", ".join(reachable) or (f"none: {task.phase} is terminal; reopen it with "
-                                          f"`task redo {task.id} --reason R`")
+                                          f"`rcs-tui task redo {task.id} --reason R`")
         raise TaskError(f"cannot override {task.id} from {task.phase} to {to}: {to} is not reachable from "
                         f"{task.phase} in the task lifecycle. Reachable phases: {listed}")
     return _plan(root, task, "override", to, _with_phase(task, to), text, actor, at)

@@ -18,6 +18,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from rcs_tui.core.words import plural
 from rcs_tui.project.doctor import Finding, diagnose, fix
 from rcs_tui.ui.console.background import off_thread
 from rcs_tui.ui.console.confirm import ConfirmPlan
@@ -139,7 +140,8 @@ class DoctorScreen(ModalScreen[None]):
             out.append(f"{plain(f.kind)} in {plain(f.scope)}: {plain(f.subject)}\n", style="bold")
             out.append(plain(f.message) + "\n")
             out.append("repair: ", style="bold")
-            out.append(plain(f.repair) if f.repair else "none automatic — fix it at its source", style="cyan")
+            out.append(plain(f.repair) if f.repair else "none automatic" + (f" — {plain(f.advice)}" if f.advice
+                       else " — fix it where it comes from (the message says where)"), style="cyan")
         self.query_one("#doctor-detail", Static).update(out)
         if self.last_result is not None:
             self.query_one("#doctor-result", Static).update(result_text(self.last_result))
@@ -184,7 +186,8 @@ class DoctorScreen(ModalScreen[None]):
                 changes += f.plan().preview(self.root)["changes"]  # type: ignore[misc]
             except Exception as exc:  # noqa: BLE001
                 changes.append({"path": f.id, "action": "write", "why": f"cannot plan: {exc}"})
-        self.app.push_screen(ConfirmPlan(f"Repair {len(chosen)} finding(s)", {"changes": changes}, "Repair all"),
+        self.app.push_screen(ConfirmPlan(f"Repair {plural(len(chosen), 'finding')}", {"changes": changes},
+                                         "Repair all"),
                              lambda ok: self._apply([f.id for f in chosen]) if ok else None)
 
     def _apply(self, ids: list[str]) -> None:

@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
+from rcs_tui.core.words import plural
 from rcs_tui.rp1.source import Rp1Source
 from rcs_tui.rp1.timeline import SubEntry, Timeline
 from rcs_tui.ui.console.background import OneAtATime
@@ -77,7 +78,7 @@ def timeline_text(t: Timeline) -> Text:
         out.append("  artifact ", style="dim")
         out.append(plain(art.get("path"), 70) + "\n")
     if t.violations:
-        out.append(f"\n{len(t.violations)} validation violation(s)\n", style="bold red")
+        out.append(f"\n{plural(len(t.violations), 'validation violation')}\n", style="bold red")
         for v in t.violations:
             out.append(f"  {plain(v.get('step'))}: {plain(v.get('message'), 100)}\n", style="red")
     return out

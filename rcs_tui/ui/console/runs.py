@@ -14,6 +14,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Input, Static
 
+from rcs_tui.core.words import plural
 from rcs_tui.rp1.source import FEED_FILTERS, Rp1Source, RunSummary
 from rcs_tui.ui.console.background import OneAtATime
 from rcs_tui.ui.console.format import STATUS_STYLE, age, parse_ts, plain, styled
@@ -92,7 +93,7 @@ def run_rows(source: Rp1Source, flt: RunFilter, now: float, id_width: int = 8,
     if cache is not None:
         cache.clear()
         cache.update(kept)
-    return rows, f"{len(rows)} of {feed.total} run(s)"
+    return rows, f"{len(rows)} of {plural(feed.total, 'run')}"
 
 
 class RunsPane(Vertical):

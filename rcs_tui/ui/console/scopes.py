@@ -10,6 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Input, Static
 
+from rcs_tui.core.words import plural
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.reader import compute_members
 from rcs_tui.state.session import Resolution
@@ -220,7 +221,7 @@ def scope_detail(world: World, key: str | None) -> Text:
         out.append("   canonical: ")
         out.append(", ".join(view.canonical) or "(no usable canonical set)")
         if collapsing(snap) and not view.current and sid is not None:
-            out.append(f"   ({len(view.members)} members; enter shows or hides them)", style="dim")
+            out.append(f"   ({plural(len(view.members), 'member')}; enter shows or hides them)", style="dim")
     return out
 
 

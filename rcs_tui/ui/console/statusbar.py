@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from rcs_tui.core.health import Health
+from rcs_tui.core.words import plural
 from rcs_tui.ui.console.format import age, plain, short_sid
 from rcs_tui.ui.updates import content_key
 from rcs_tui.views.health import HEALTH_GLYPH, HEALTH_STYLE
@@ -95,7 +96,7 @@ def _parts(world: World, now: float, *, paused: bool, readonly: bool, last_error
     error_forms = [_t(form, "bold red") for form in _error_forms(plain(last_error))] if last_error else [Text()]
     parts["message"] = [Text()]
     if problems:
-        parts["problem"] = [_t(f"⚠ {problems} unreadable file(s)", "bold yellow"),
+        parts["problem"] = [_t(f"⚠ {plural(problems, 'unreadable file')}", "bold yellow"),
                             _t(f"⚠ {problems} unreadable", "bold yellow"), _t(f"⚠ {problems}", "bold yellow")]
         if last_error:
             parts["message"] = error_forms[:-1] + [Text()]  # its words, then its mark, then gone

@@ -7,6 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Input, Static
 
+from rcs_tui.core.words import plural
 from rcs_tui.state.team import TASK_STATUSES, Worker
 from rcs_tui.ui.console.format import STATUS_STYLE, age, parse_ts, plain, styled
 from rcs_tui.ui.console.table import Column, DrawnFrom, Row, matches, project, set_columns
@@ -63,7 +64,7 @@ def team_summary(world: World) -> Text:
                 out.append(f"{status}:{team.counts[status]} ", style=STATUS_STYLE.get(status, ""))
         dead = sum(1 for w in team.workers if w.dead_reason)
         if dead:
-            out.append(f" {dead} dead worker(s)", style="bold red")
+            out.append(f" {plural(dead, 'dead worker')}", style="bold red")
         out.append("\n")
     return out
 

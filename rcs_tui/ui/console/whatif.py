@@ -35,7 +35,7 @@ def whatif_text(request: str, scope: Scope, now_iso: str) -> Text:
         out.append(f"{d.request}: ", style="bold")
         out.append(d.kind.upper(), style=f"bold {KIND_STYLE.get(d.kind, '')}")
         out.append(f"  {' + '.join(d.active_before) or '∅'} → {' + '.join(d.active_after) or '∅'}\n")
-        out.append(plain(d.message) + "\n", style="red" if not d.allowed else "")
+        out.append(plain(d.operator_message) + "\n", style="red" if not d.allowed else "")
         for src in d.sources:
             out.append(f"\n{src} would be auto-completed with:\n", style="cyan")
             after = audit_complete(data.get(src), src, d.request, now_iso, "rcs-tui")

@@ -25,6 +25,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
+from rcs_tui.core.words import plural
 from rcs_tui.fleet.alerts import Alert, AlertSettings, AlertTracker
 from rcs_tui.fleet.hub import FleetHub
 from rcs_tui.fleet.projects import Project
@@ -211,7 +212,7 @@ class FleetApp(App):
         remote = sum(1 for r in rows if r.project.remote)
         text = Text()
         text.append(" FLEET ", style="bold reverse")
-        text.append(f" {len(rows)} projects ({remote} remote) · ")
+        text.append(f" {plural(len(rows), 'project')} ({remote} remote) · ")
         text.append(f"{len(need)} need you", style="bold magenta" if need else "green")
         if self.tracker.alerts:
             last = self.tracker.alerts[0]

@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from rcs_tui.core.attention import NEEDS_YOU
+from rcs_tui.core.words import plural
 from rcs_tui.fleet.actions import ActionError, CliActions, PlanChangedError
 from rcs_tui.fleet.rows import Row, inert
 from rcs_tui.ui.console.confirm import ConfirmPlan
@@ -131,7 +132,7 @@ class ProjectScreen(Screen):
                 out.append(inert(run.get("question") or "", 160) + "\n")
         findings = (doc.get("doctor") or {}).get("findings") or []
         if findings:
-            out.append(f"doctor: {len(findings)} finding(s) — D applies the repairs\n", style="bold")
+            out.append(f"doctor: {plural(len(findings), 'finding')} — D applies the repairs\n", style="bold")
             for f in findings[:5]:
                 if isinstance(f, dict):
                     out.append(f"  {inert(f.get('id'), 80)}\n", style="dim")
@@ -248,7 +249,7 @@ class ProjectScreen(Screen):
         await self._preview_then_run(
             "Apply the doctor's repairs", "Repair", preview,
             lambda _fp: acts.doctor(fix=True, only=tuple(chosen), expect=tuple(chosen.values())),
-            lambda r: f"repaired {len((r.get('fix') or {}).get('applied') or [])} finding(s)")
+            lambda r: f"repaired {plural(len((r.get('fix') or {}).get('applied') or []), 'finding')}")
 
     def action_override(self) -> None:
         """Task, phase and reason in a form, then the project's own dry run, confirmed, then the override."""
