@@ -28,7 +28,7 @@ from rcs_tui.core.task_lifecycle import (
     is_terminal,
 )
 from rcs_tui.files.fsafe import Tree
-from rcs_tui.files.io import digest, dump_json, loads_strict, read_bounded, read_json, rel_of
+from rcs_tui.files.io import JsonRead, digest, dump_json, loads_strict, read_bounded, read_json, rel_of
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.txn import Append, FileChange, Plan, TxnError, apply, now_iso
 
@@ -142,7 +142,12 @@ def read_transcript(path: Path) -> Transcript:
 
 def load_task(root: Path, task_id: str, machine: StateMachine | None = None) -> Task:
     """Read one task, refusing ids that could escape `.rcs/tasks/` and state it cannot trust."""
-    m = machine or load_task_lifecycle()
+    tdir, r, phase = _read_state(root, task_id, machine or load_task_lifecycle())
+    return Task(task_id, tdir, r.raw or b"", r.data, phase, read_artifacts(tdir), read_transcript(tdir / TRANSCRIPT))
+
+
+def _read_state(root: Path, task_id: str, m: StateMachine) -> tuple[Path, JsonRead, str]:
+    """The task's directory, its checked `state.json` and phase; a TaskError says what is wrong."""
     check_name(task_id, "task id")
     base = tasks_dir(root)
     tdir = base / task_id
@@ -165,25 +170,29 @@ def load_task(root: Path, task_id: str, machine: StateMachine | None = None) -> 
                         f"valid phases: {', '.join(m.states)}")
     if "actors" in r.data and not isinstance(r.data["actors"], dict):
         raise TaskError(f'{rel}: field "actors" must be an object')
-    return Task(task_id, tdir, r.raw, r.data, phase, read_artifacts(tdir), read_transcript(tdir / TRANSCRIPT))
+    return tdir, r, phase
 
 
 def list_tasks(root: Path) -> list[dict[str, Any]]:
-    """One summary per task directory; a task that cannot be read carries its error instead."""
+    """One summary per task directory; a task that cannot be read carries its error instead.
+
+    A summary needs the state and the artifacts only: the transcripts (up to 4 MB each) are not read, and
+    the lifecycle is parsed once for every task."""
     base = tasks_dir(root)
     if not base.is_dir():
         return []
+    machine = load_task_lifecycle()
     out: list[dict[str, Any]] = []
     for child in sorted(base.iterdir(), key=lambda p: p.name):
         if not child.is_dir() or child.name.startswith("."):
             continue
         try:
-            task = load_task(root, child.name)
+            tdir, _, phase = _read_state(root, child.name, machine)
         except (TxnError, ValueError) as exc:
             out.append({"id": child.name, "phase": None, "justified": [], "error": str(exc)})
             continue
-        out.append({"id": task.id, "phase": task.phase,
-                    "justified": [v.to for v in evaluate(task.phase, task.artifacts) if v.ok],
+        out.append({"id": child.name, "phase": phase,
+                    "justified": [v.to for v in evaluate(phase, read_artifacts(tdir), machine) if v.ok],
                     "error": None})
     return out
 
