@@ -39,14 +39,14 @@ def doctor(do_fix, only, expect_plan, session_id, db, idle_minutes, root, as_jso
 
     root_path = resolve_root(root)
     db = rp1_paths(db)[0]
-    findings = diagnose(root_path, session_id, rp1_db=db, idle_seconds=idle_minutes * 60)
+    reads = PlanReads()  # the plans shown are made from the diagnosis's read of the tree
+    findings = diagnose(root_path, session_id, rp1_db=db, idle_seconds=idle_minutes * 60, reads=reads)
     if expect_plan and do_fix:
         _confirm_repairs(root_path, findings, only, expect_plan)
     unknown = sorted(set(only) - {f.id for f in findings})
     if unknown:
         raise CliError(f"--only: no current finding {', '.join(map(repr, unknown))}; nothing was changed "
                        f"(findings now: {', '.join(f.id for f in findings) or 'none'})", kinds.NOT_FOUND)
-    reads = PlanReads()  # the plans shown are made from one read of each file they touch
     report: dict[str, Any] = {"findings": [f.as_json(root_path, with_plan=True, reads=reads) for f in findings],
                               "fix": None}
     repairable = [f for f in findings if f.plan is not None and (not only or f.id in only)]

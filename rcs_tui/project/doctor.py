@@ -279,9 +279,13 @@ def _rp1_findings(root: Path, db: str | None, now: float, idle_s: float) -> list
 
 
 def diagnose(root: Path, session_id: str | None = None, *, rp1_db: str | None = None,
-             now: float | None = None, idle_seconds: float = IDLE_RUN_SECONDS) -> list[Finding]:
-    """Every finding for this project, most severe first."""
+             now: float | None = None, idle_seconds: float = IDLE_RUN_SECONDS,
+             reads: PlanReads | None = None) -> list[Finding]:
+    """Every finding for this project, most severe first. `reads`: given, it takes this diagnosis's read of
+    the tree, so the plans shown with these findings are made from the same read."""
     snap = read_snapshot(root, session_id)
+    if reads is not None:
+        reads.use(snap)
     findings = _state_findings(snap) + _journal_findings(root) + _team_findings(root)
     findings += _rp1_findings(root, rp1_db, now or time.time(), idle_seconds)
     order = {"error": 0, "warn": 1, "info": 2}

@@ -76,6 +76,11 @@ class PlanReads:
         self._targets: dict[Path, JsonRead] = {}
         self._scopes: dict[str | None, Scope | None] = {}
         self._skills: dict[Path, dict[str, list[Any]]] = {}
+        self._snapshot: Snapshot | None = None
+
+    def use(self, snapshot: Snapshot) -> None:
+        """Take the scopes from `snapshot` (a whole-tree read just made) instead of reading them again."""
+        self._snapshot = snapshot
 
     def target(self, layout: Layout, path: Path) -> JsonRead:
         """`path` read as the apply step reads it again (see `read_target`)."""
@@ -86,6 +91,8 @@ class PlanReads:
 
     def scope(self, layout: Layout, sid: str | None) -> Scope | None:
         """One scope as the reader sees it (root, or one session directory)."""
+        if self._snapshot is not None:
+            return self._snapshot.scope(sid)
         if sid not in self._scopes:
             self._scopes[sid] = read_scope_alone(layout, sid)
         return self._scopes[sid]
