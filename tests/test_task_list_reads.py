@@ -26,6 +26,10 @@ def _every_kind_of_task(root):
     (root / ".rcs" / "tasks" / "torn" / "state.json").write_text('{"phase": "cod')
     fifo_task = make_task(root, "fifo-transcript", "review", files=FORWARD["review"])
     os.mkfifo(fifo_task / "transcript.jsonl")
+    odd = make_task(root, "odd-artifacts", "codegen", files={"planning": "a file where a directory goes",
+                                                             "review/code-review.json": "{torn"})
+    os.symlink(root / "elsewhere", odd / "code")
+    make_task(root, "plan-ok", "planning", files={**FORWARD["planning"], "code/files/x.py": "1\n"})
     (root / ".rcs" / "tasks" / ".hidden").mkdir()
     (root / ".rcs" / "tasks" / "a-file").write_text("x")
 
@@ -49,7 +53,8 @@ def _listed_by_full_reads(root):
 def test_task_list_json_is_the_list_full_reads_give(run_cli, tmp_path):
     _every_kind_of_task(tmp_path)
     want = _listed_by_full_reads(tmp_path)
-    assert len(want) == 13 and sum(t["error"] is not None for t in want) == 5
+    assert len(want) == 15 and sum(t["error"] is not None for t in want) == 5
+    assert {t["id"]: t["justified"] for t in want}["plan-ok"] == ["plan_review"]
     assert run_cli("task", "list", "--json", "--root", str(tmp_path)).json == {"tasks": want}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -79,15 +80,24 @@ def tasks_dir(root: Path) -> Path:
     return Layout(root).tasks
 
 
-def read_artifacts(task_dir: Path) -> Artifacts:
-    """The facts the guards inspect; damaged files are described, never raised."""
+def read_artifacts(task_dir: Path, listing: Collection[str] | None = None) -> Artifacts:
+    """The facts the guards inspect; damaged files are described, never raised. `listing`: the names in
+    `task_dir` just listed; an artifact under a name not among them is missing without being looked up."""
+
+    def absent(rel: str) -> bool:
+        return listing is not None and rel.split("/", 1)[0] not in listing
+
     docs = {}
     for rel in JSON_ARTIFACTS:
+        if absent(rel):
+            docs[rel] = Doc(False, None, None)
+            continue
         r = read_json(task_dir / rel, within=task_dir, expect=None)
         docs[rel] = Doc(r.exists, r.error, r.data)
     diff = task_dir / DIFF_PATCH
-    has_diff = diff.is_file() and not diff.is_symlink() and diff.stat().st_size > 0
-    return Artifacts(docs, has_diff, tuple(_code_files(task_dir / CODE_FILES)))
+    has_diff = not absent(DIFF_PATCH) and diff.is_file() and not diff.is_symlink() and diff.stat().st_size > 0
+    code = () if absent(CODE_FILES) else tuple(_code_files(task_dir / CODE_FILES))
+    return Artifacts(docs, has_diff, code)
 
 
 def _code_files(code: Path) -> list[str]:
@@ -176,8 +186,9 @@ def _read_state(root: Path, task_id: str, m: StateMachine) -> tuple[Path, JsonRe
 def list_tasks(root: Path) -> list[dict[str, Any]]:
     """One summary per task directory; a task that cannot be read carries its error instead.
 
-    A summary needs the state and the artifacts only: the transcripts (up to 4 MB each) are not read, and
-    the lifecycle is parsed once for every task."""
+    A summary needs the state and the artifacts only: the transcripts (up to 4 MB each) are not read, the
+    lifecycle is parsed once for every task, and each task directory is listed once so that the artifacts
+    it does not hold are not looked up one by one."""
     base = tasks_dir(root)
     if not base.is_dir():
         return []
@@ -191,8 +202,12 @@ def list_tasks(root: Path) -> list[dict[str, Any]]:
         except (TxnError, ValueError) as exc:
             out.append({"id": child.name, "phase": None, "justified": [], "error": str(exc)})
             continue
+        try:
+            listing: set[str] | None = set(os.listdir(tdir))
+        except OSError:
+            listing = None
         out.append({"id": child.name, "phase": phase,
-                    "justified": [v.to for v in evaluate(phase, read_artifacts(tdir), machine) if v.ok],
+                    "justified": [v.to for v in evaluate(phase, read_artifacts(tdir, listing), machine) if v.ok],
                     "error": None})
     return out
 
