@@ -68,8 +68,10 @@ def _answer(root, entry_id):
         return ("refused", str(exc), exc.error_kind)
 
 
+@pytest.mark.parametrize("block", [1 << 20, 4096, 97])  # small blocks: lines across blocks, blocks passed over
 @pytest.mark.parametrize("seed", range(30))
-def test_found_by_id_as_when_every_line_is_parsed(tmp_path, monkeypatch, seed):
+def test_found_by_id_as_when_every_line_is_parsed(tmp_path, monkeypatch, seed, block):
+    monkeypatch.setattr(journal, "BLOCK", block)
     rng = random.Random(seed)
     ids = _journal(rng, tmp_path, 40)
     asked = [*ids, "20261125T999999-000000000000", "no/such\\id"]
@@ -78,7 +80,9 @@ def test_found_by_id_as_when_every_line_is_parsed(tmp_path, monkeypatch, seed):
     assert skipping == {eid: _answer(tmp_path, eid) for eid in asked}
 
 
-def test_lines_that_cannot_matter_are_not_parsed(tmp_path, monkeypatch):
+@pytest.mark.parametrize("block", [1 << 20, 300])
+def test_lines_that_cannot_matter_are_not_parsed(tmp_path, monkeypatch, block):
+    monkeypatch.setattr(journal, "BLOCK", block)
     lines = [json.dumps({"id": f"entry-{k:03d}", "files": [{"path": ".rcs/state/a.json"}], "state": "done"})
              for k in range(50)]
     (tmp_path / JOURNAL).parent.mkdir(parents=True)
