@@ -76,6 +76,7 @@ class PlanReads:
         self._targets: dict[Path, JsonRead] = {}
         self._scopes: dict[str | None, Scope | None] = {}
         self._skills: dict[Path, dict[str, list[Any]]] = {}
+        self._shas: dict[Path, str | None] = {}
         self._snapshot: Snapshot | None = None
 
     def use(self, snapshot: Snapshot) -> None:
@@ -88,6 +89,13 @@ class PlanReads:
         if read is None:
             read = self._targets[path] = Tree(layout.root).read_json(path)
         return read
+
+    def sha(self, path: Path, read: JsonRead) -> str | None:
+        """The digest of `path` as read here (computed once: a large canonical set is hashed once, not once
+        per plan)."""
+        if path not in self._shas:
+            self._shas[path] = read.sha
+        return self._shas[path]
 
     def scope(self, layout: Layout, sid: str | None) -> Scope | None:
         """One scope as the reader sees it (root, or one session directory)."""
@@ -179,13 +187,14 @@ def read_target(layout: Layout, path: Path, reads: PlanReads | None = None) -> J
 
 def _current(layout: Layout, path: Path, reads: PlanReads | None = None) -> tuple[dict[str, Any] | None, str | None]:
     """Parsed doc and digest of a file we are about to change; refuses files we cannot read or parse."""
+    reads = reads or PlanReads()
     read = read_target(layout, path, reads)
     if not read.exists:
         return None, None
     _refuse_unread(read, layout.root)
     if read.error:
         raise TxnError(f"{rel_of(layout.root, path)}: {read.error}; fix or clear it first (nothing was changed)")
-    return read.data, read.sha
+    return read.data, reads.sha(path, read)
 
 
 # ---------------------------------------------------------------- reads
