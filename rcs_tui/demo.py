@@ -420,8 +420,9 @@ class Simulator:
         except TxnError as exc:
             return f"task {tid}: stays {current} ({exc})"
         for change in plan.changes:
-            if change.content is not None:
-                atomic_write(change.path, change.content)
+            data = change.data()
+            if data is not None:
+                atomic_write(change.path, data)
         for add in plan.appends:
             append_line(add.path, add.line)
         return f"task {tid}: {current} → {plan.summary['to']}"

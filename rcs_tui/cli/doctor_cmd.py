@@ -36,17 +36,20 @@ def doctor(do_fix, only, expect_plan, session_id, db, idle_minutes, root, as_jso
       1  error (e.g. no .rcs/ directory); 2  usage error
     """
     from rcs_tui.project.doctor import diagnose, fix
+    from rcs_tui.state.ops import PlanReads
 
     root_path = resolve_root(root)
     db = rp1_paths(db)[0]
-    findings = diagnose(root_path, session_id, rp1_db=db, idle_seconds=idle_minutes * 60)
+    reads = PlanReads()  # the plans shown are made from the diagnosis's read of the tree
+    findings = diagnose(root_path, session_id, rp1_db=db, idle_seconds=idle_minutes * 60, reads=reads)
     if expect_plan and do_fix:
         _confirm_repairs(root_path, findings, only, expect_plan)
     unknown = sorted(set(only) - {f.id for f in findings})
     if unknown:
         raise CliError(f"--only: no current finding {', '.join(map(repr, unknown))}; nothing was changed "
                        f"(findings now: {', '.join(f.id for f in findings) or 'none'})", kinds.NOT_FOUND)
-    report: dict[str, Any] = {"findings": [f.as_json(root_path, with_plan=True) for f in findings], "fix": None}
+    report: dict[str, Any] = {"findings": [f.as_json(root_path, with_plan=True, reads=reads) for f in findings],
+                              "fix": None}
     repairable = [f for f in findings if f.plan is not None and (not only or f.id in only)]
     apply = do_fix
     if not do_fix and repairable and not as_json and sys.stdin.isatty():
@@ -68,13 +71,15 @@ def doctor(do_fix, only, expect_plan, session_id, db, idle_minutes, root, as_jso
 
 def _confirm_repairs(root, findings: list, only: tuple[str, ...], expected: tuple[str, ...]) -> None:
     """Refuse unless the repairs chosen now are exactly the ones confirmed (by plan fingerprint)."""
+    from rcs_tui.state.ops import PlanReads
     from rcs_tui.state.txn import PLAN_CHANGED
 
     fresh = []
+    reads = PlanReads()  # every repair planned now from one read of the files it touches
     for f in findings:
         if f.plan is not None and (not only or f.id in only):
             try:
-                fresh.append(f.plan().plan.fingerprint(root))
+                fresh.append(f.plan(reads=reads).plan.fingerprint(root))
             except Exception:  # noqa: BLE001 - a repair that cannot be planned now is not the confirmed one
                 fresh.append(f"unplannable:{f.id}")
     if sorted(fresh) != sorted(expected) or (only and set(only) - {f.id for f in findings}):

@@ -31,7 +31,28 @@ def dumps(data: object, indent: int | None = 2, *, sanitized: bool = False) -> s
     """
     clean = data if sanitized else sanitize(data, keep_newlines=True)
     text = json.dumps(clean, indent=indent, ensure_ascii=False, allow_nan=False)
-    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _escape_c1(text)
+
+
+def _c1_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def _escape_c1(text: str) -> str:
+    return _C1.sub(_c1_escape, text)
+
+
+def write_json(data: object) -> None:
+    """Print `dumps(data)` and a newline on stdout, written out as it is encoded (the same bytes:
+    `rcs_tui.cli.jsonstream`), so a large document (a snapshot of 10 000 sessions is ~35 MB) is held
+    neither twice nor as text. Nothing when stdout was closed before we started."""
+    stream = sys.stdout
+    if stream is None:
+        return
+    from rcs_tui.cli.jsonstream import write
+
+    write(data, stream, _escape_c1)
+    stream.flush()
 
 
 def write_line(text: str, *, err: bool = False) -> None:
@@ -65,6 +86,6 @@ def emit(data: Any, as_json: bool, human: Callable[[Any], str] | None = None) ->
     escape sequence cannot forge or colour a line of the report.
     """
     if as_json or human is None:
-        write_line(dumps(data))
+        write_json(data)
     else:
         echo_text(human(sanitize(data)))

@@ -114,6 +114,29 @@ def canonical_without(doc: Mapping[str, Any] | None, modes: Iterable[str], sessi
     return out, removed
 
 
+def entries_by_skill(doc: Mapping[str, Any] | None) -> dict[str, list[Mapping[str, Any]]]:
+    """The canonical entries naming each skill, in file order (for `removed_skills` over many modes)."""
+    out: dict[str, list[Mapping[str, Any]]] = {}
+    for entry in _entries(doc) if doc is not None else []:
+        if isinstance(entry, Mapping) and isinstance(entry.get("skill"), str):
+            out.setdefault(entry["skill"], []).append(entry)
+    return out
+
+
+def removed_skills(doc: Mapping[str, Any] | None, modes: Iterable[str], session_id: str | None,
+                   index: Mapping[str, list[Mapping[str, Any]]] | None = None) -> list[str]:
+    """What `canonical_without` removes (its second value), without building the new document. With `index`
+    (`entries_by_skill` of `doc`) one mode costs its own entries, not the whole set's."""
+    if doc is None:
+        return []
+    drop = list(dict.fromkeys(modes))
+    if "active_skills" not in doc:
+        return [doc["skill"]] if doc.get("skill") in set(drop) and doc.get("active") is True else []
+    if index is None or len(drop) != 1:
+        return [e["skill"] for e in _entries(doc) if any(_matches(e, m, session_id) for m in drop)]
+    return [e["skill"] for e in index.get(drop[0], ()) if _matches(e, drop[0], session_id)]
+
+
 def canonical_with(doc: Mapping[str, Any] | None, mode: str, phase: str | None, session_id: str | None,
                    now: str, completed: Iterable[str] = (), source: str = "rcs-tui") -> dict[str, Any]:
     """Add `mode` to the set after dropping `completed` sources, so sync never resurrects them."""

@@ -2,7 +2,8 @@
 
 Repairs are planned lazily (a factory per finding) so each one is planned against the files as they
 are after the previous repair, applied through the same transaction path as every other write, and
-then checked by re-diagnosing: a repair that did not hold is reported as such.
+then checked by re-diagnosing: a repair that did not hold is reported as such. The plans shown for one
+diagnosis share their reads (`PlanReads`), so showing N repairs reads each file once, not N times.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from rcs_tui.core.words import plural
 from rcs_tui.files.io import rel_of
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.metrics import parse_time
-from rcs_tui.state.ops import ROOT_SCOPE, Operation, plan_clear, plan_delete_pointer, plan_drop_entry
+from rcs_tui.state.ops import ROOT_SCOPE, Operation, PlanReads, plan_clear, plan_delete_pointer, plan_drop_entry
 from rcs_tui.state.reader import compute_members, read_snapshot
 from rcs_tui.state.session import Resolution, process_matches
 from rcs_tui.state.snapshot import Snapshot
@@ -41,16 +42,18 @@ class Finding:
     subject: str
     message: str
     repair: str | None = None
-    plan: Callable[[], Operation] | None = None
+    plan: Callable[..., Operation] | None = None  # plan(): against the files now; plan(reads=r): sharing r
     advice: str | None = None  # what the operator can do where no automatic repair exists
 
-    def as_json(self, root: Path | None = None, with_plan: bool = False) -> dict[str, Any]:
+    def as_json(self, root: Path | None = None, with_plan: bool = False,
+                reads: PlanReads | None = None) -> dict[str, Any]:
+        """`reads`: one `PlanReads` shared by the plans of the findings shown together."""
         out: dict[str, Any] = {"id": self.id, "kind": self.kind, "severity": self.severity, "scope": self.scope,
                                "subject": self.subject, "message": self.message, "repair": self.repair,
                                "advice": self.advice}
         if with_plan and self.plan is not None and root is not None:
             try:
-                out["plan"] = self.plan().plan.describe(root)
+                out["plan"] = self.plan(reads=reads).plan.describe(root)
             except Exception as exc:  # noqa: BLE001 - a plan that cannot be built is itself a finding detail
                 out["plan_error"] = str(exc)
         return out
@@ -179,7 +182,7 @@ def _state_findings(snap: Snapshot, cache: FindingCache | None = None) -> list[F
         p = snap.resolution.pointer
         out.append(Finding("stale-dead-pointer", "stale-dead-pointer", "warn", "root", "session.json",
                            f"session.json points at {p.session_id}, but {p.reason.removeprefix('stale-dead: ')}",
-                           "remove the stale-dead session.json", lambda: plan_delete_pointer(snap.root)))
+                           "remove the stale-dead session.json", partial(plan_delete_pointer, snap.root)))
     for err in snap.errors:
         rel = rel_of(snap.root, err.path)
         out.append(Finding(f"file-error:{rel}", "file-error", "warn", "-", rel, f"{rel}: {err.reason}"))
@@ -204,7 +207,7 @@ def _journal_findings(root: Path) -> list[Finding]:
                 continue
             applied += (digest(data) if data is not None else None) == f.get("after_sha")
 
-        def rollback(e: dict[str, Any] = entry) -> Operation:
+        def rollback(e: dict[str, Any] = entry, reads: PlanReads | None = None) -> Operation:
             from rcs_tui.state.redo import undo_entry_operation  # here: redo imports the operations module
 
             return undo_entry_operation(root, e)
@@ -222,8 +225,12 @@ def _journal_findings(root: Path) -> list[Finding]:
         out.append(Finding("leftover-temps", "leftover-temp", "warn", "-", plural(len(temps), "file"),
                            f"temp files left by an interrupted rcs-tui write: {', '.join(temps[:5])}"
                            + (" …" if len(temps) > 5 else ""), "remove them",
-                           lambda: TempCleanup(Plan("remove leftover temp files", summary={"remove": temps}))))
+                           partial(_temp_cleanup, temps)))
     return out
+
+
+def _temp_cleanup(temps: list[str], reads: PlanReads | None = None) -> Operation:
+    return TempCleanup(Plan("remove leftover temp files", summary={"remove": temps}))
 
 
 class TempCleanup(Operation):
@@ -276,9 +283,13 @@ def _rp1_findings(root: Path, db: str | None, now: float, idle_s: float) -> list
 
 
 def diagnose(root: Path, session_id: str | None = None, *, rp1_db: str | None = None,
-             now: float | None = None, idle_seconds: float = IDLE_RUN_SECONDS) -> list[Finding]:
-    """Every finding for this project, most severe first."""
+             now: float | None = None, idle_seconds: float = IDLE_RUN_SECONDS,
+             reads: PlanReads | None = None) -> list[Finding]:
+    """Every finding for this project, most severe first. `reads`: given, it takes this diagnosis's read of
+    the tree, so the plans shown with these findings are made from the same read."""
     snap = read_snapshot(root, session_id)
+    if reads is not None:
+        reads.use(snap)
     findings = _state_findings(snap) + _journal_findings(root) + _team_findings(root)
     findings += _rp1_findings(root, rp1_db, now or time.time(), idle_seconds)
     order = {"error": 0, "warn": 1, "info": 2}

@@ -13,8 +13,9 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,10 +51,13 @@ def _gen_rel(gen: int) -> str:
     return str(JOURNAL_REL.parent / rotated_name(gen))
 
 
-def _lines_backwards(fd: int, size: int, floor: int = 0) -> Iterator[tuple[int, bytes | None]]:
+def _lines_backwards(fd: int, size: int, floor: int = 0,
+                     wanted: Callable[[bytes], bool] | None = None) -> Iterator[tuple[int, bytes | None]]:
     """(offset, line) from the end of the file down to `floor`; line None for a line over MAX_LINE (skipped
     unread). A line is kept as its pieces until its start is found, so a long one costs one copy, not one
-    per block; above `floor` the first, cut line is dropped."""
+    per block; above `floor` the first, cut line is dropped. `wanted`: a test that holds for a line only if
+    it holds for any bytes containing it (a search for words); the lines lying wholly inside a block it
+    does not hold for are not yielded (nor cut out)."""
     pos = size
     parts: list[bytes] = []  # the pieces of the line being read, the newest piece first
     held = 0
@@ -66,6 +70,7 @@ def _lines_backwards(fd: int, size: int, floor: int = 0) -> Iterator[tuple[int, 
             return
         end = len(block)
         idx = block.rfind(b"\n", 0, end)
+        quiet = wanted is not None and idx != -1 and not wanted(block)
         while idx != -1:
             if overlong:
                 yield pos + idx + 1, None
@@ -75,6 +80,8 @@ def _lines_backwards(fd: int, size: int, floor: int = 0) -> Iterator[tuple[int, 
                     yield pos + idx + 1, line
             parts, held, overlong = [], 0, False
             end = idx
+            if quiet:  # the lines between the block's first and last newline hold none of the words
+                end, quiet = block.find(b"\n"), False
             idx = block.rfind(b"\n", 0, end)
         if end and not overlong:
             parts.append(block[:end])
@@ -105,11 +112,14 @@ def _line_numbers(fd: int, offsets: list[int]) -> dict[int, int]:
     return out
 
 
-def scan(root: Path, scan_state: JournalScan | None = None) -> Iterator[dict[str, Any]]:
+def scan(root: Path, scan_state: JournalScan | None = None,
+         wanted: Callable[[bytes], bool] | None = None) -> Iterator[dict[str, Any]]:
     """Usable entries, newest first, across the journal and its rotated generations.
 
     Each entry gets `complete` (False: its write-ahead record never committed and no marker followed)
     and `undone`. Aborted entries (refused or rolled back before anything stayed changed) are left out.
+    `wanted`: lines it says no to are passed over unparsed (and so never warned about); it must say yes to
+    every line whose entry or marker the caller's answer depends on.
     """
     st = scan_state if scan_state is not None else JournalScan()
     tree = Tree(root)
@@ -137,7 +147,7 @@ def scan(root: Path, scan_state: JournalScan | None = None) -> Iterator[dict[str
                                            f"grows ({READ_LIMIT // 1048576} MiB are read): only its newest "
                                            "entries are shown; older ones cannot be undone from here")
                     try:
-                        yield from _entries(fd, info.st_size, st, bad, floor)
+                        yield from _entries(fd, info.st_size, st, bad, floor, wanted)
                     finally:
                         if bad and not floor:
                             numbers = _line_numbers(fd, [off for off, _ in bad])
@@ -155,12 +165,12 @@ def scan(root: Path, scan_state: JournalScan | None = None) -> Iterator[dict[str
 
 
 def _entries(fd: int, size: int, st: JournalScan, bad: list[tuple[int, str]],
-             floor: int = 0) -> Iterator[dict[str, Any]]:
-    for offset, raw in _lines_backwards(fd, size, floor):
+             floor: int = 0, wanted: Callable[[bytes], bool] | None = None) -> Iterator[dict[str, Any]]:
+    for offset, raw in _lines_backwards(fd, size, floor, wanted):
         if raw is None:
             bad.append((offset, f"longer than {MAX_LINE} bytes"))
             continue
-        if not raw.strip():
+        if not raw.strip() or (wanted is not None and not wanted(raw)):
             continue
         try:
             entry = loads_strict(raw)  # the one depth cap: a forged deep line cannot reach the output walkers
@@ -234,14 +244,36 @@ def blocking_entry(entries: list[dict[str, Any]], entry: dict[str, Any], rel: st
     return None
 
 
+# Characters JSON never writes escaped except as `\uXXXX`: an id made of them appears in a line literally.
+PLAIN_ID = re.compile(r"[A-Za-z0-9_.:-]+")
+# What a line must hold to be an undo, a redo or an abort marker (an aborted undo undoes nothing), unless it
+# spells that with `\u`. The markers that say whether the entry looked for is complete hold its id.
+CHAIN_WORDS = (b"\\u", b"undoes", b"redoes", b"abort")
+
+
+def naming(entry_id: str) -> Callable[[bytes], bool] | None:
+    """A line test for `scan` when looking for one entry by id: the lines that may be that entry or its
+    markers (whether it is complete), an undo, a redo or an abort marker (whether it is undone). No other
+    line can change the answer, so a search need not parse it, which on a journal of large before-images
+    is most of the cost. None (parse every line) for an id JSON could spell other than literally."""
+    if not PLAIN_ID.fullmatch(entry_id):
+        return None
+    needle = entry_id.encode("ascii")
+    escape, undoes, redoes, abort = CHAIN_WORDS  # unrolled: this runs on every block and line of a large journal
+    # a lone backslash is found at memchr speed, the two-byte `\u` is not: look for it only where one is
+    return lambda raw: (needle in raw or undoes in raw or redoes in raw or abort in raw
+                        or (b"\\" in raw and escape in raw))
+
+
 def find_entry(root: Path, entry_id: str | None) -> dict[str, Any]:
     """The chosen entry, or the newest operator action that changed a file, is not an undo and not yet undone.
 
     An action that changed nothing is skipped: `undo` must not spend itself on a no-op while the real
-    change before it stays in place.
+    change before it stays in place. Looking for an entry by id parses only the lines that can matter
+    (`naming`).
     """
     st = JournalScan()
-    for entry in scan(root, st):
+    for entry in scan(root, st, naming(entry_id) if entry_id else None):
         if entry_id:
             if entry["id"] == entry_id:
                 return entry

@@ -20,9 +20,9 @@ from rcs_tui.core.words import plural
 from rcs_tui.files.fsafe import Tree
 from rcs_tui.files.io import JsonRead, dump_json, read_json, rel_of
 from rcs_tui.files.layout import Layout
-from rcs_tui.state.reader import read_snapshot
+from rcs_tui.state.reader import read_scope_alone, read_snapshot
 from rcs_tui.state.session import compatibility_scopes, resolve_session
-from rcs_tui.state.snapshot import Snapshot
+from rcs_tui.state.snapshot import Scope, Snapshot
 from rcs_tui.state.txn import FileChange, Plan, TxnError, apply, now_iso
 
 
@@ -67,10 +67,60 @@ def check_mode(mode: object) -> str:
 ROOT_SCOPE = "<root>"
 
 
+class PlanReads:
+    """The files plans read, each read once. Plans made to be shown together (the doctor's list of repairs)
+    share one: a thousand repairs of one canonical set parse it once, and no plan lists the session
+    directories. A plan about to be applied gets a fresh one, so it sees the files as they are now and reads
+    only those it touches."""
+
+    def __init__(self) -> None:
+        self._targets: dict[Path, JsonRead] = {}
+        self._scopes: dict[str | None, Scope | None] = {}
+        self._skills: dict[Path, dict[str, list[Any]]] = {}
+        self._shas: dict[Path, str | None] = {}
+        self._snapshot: Snapshot | None = None
+
+    def use(self, snapshot: Snapshot) -> None:
+        """Take the scopes from `snapshot` (a whole-tree read just made) instead of reading them again."""
+        self._snapshot = snapshot
+
+    def target(self, layout: Layout, path: Path) -> JsonRead:
+        """`path` read as the apply step reads it again (see `read_target`)."""
+        read = self._targets.get(path)
+        if read is None:
+            read = self._targets[path] = Tree(layout.root).read_json(path)
+        return read
+
+    def sha(self, path: Path, read: JsonRead) -> str | None:
+        """The digest of `path` as read here (computed once: a large canonical set is hashed once, not once
+        per plan)."""
+        if path not in self._shas:
+            self._shas[path] = read.sha
+        return self._shas[path]
+
+    def scope(self, layout: Layout, sid: str | None) -> Scope | None:
+        """One scope as the reader sees it (root, or one session directory)."""
+        if self._snapshot is not None:
+            return self._snapshot.scope(sid)
+        if sid not in self._scopes:
+            self._scopes[sid] = read_scope_alone(layout, sid)
+        return self._scopes[sid]
+
+    def removed(self, path: Path, doc: dict[str, Any] | None, modes: list[str], sid: str | None) -> list[str]:
+        """The entries dropping `modes` from the canonical set at `path` (as read here) removes."""
+        index = self._skills.get(path)
+        if index is None:
+            index = self._skills[path] = reconcile.entries_by_skill(doc)
+        return reconcile.removed_skills(doc, modes, sid, index)
+
+
 def _scope_session(layout: Layout, session_id: str | None) -> str | None:
-    """The session a command acts on: `ROOT_SCOPE` forces root, None resolves the current session."""
+    """The session a command acts on: `ROOT_SCOPE` forces root, a named session is itself (checked), None
+    resolves the current session."""
     if session_id == ROOT_SCOPE:
         return None
+    if session_id is not None:
+        return check_name(session_id, "session id")
     return resolve_session(layout, session_id).session_id
 
 
@@ -129,22 +179,23 @@ def _refuse_unread(read: JsonRead, root: Path) -> None:
                        "could not be read (nothing was changed)")
 
 
-def read_target(layout: Layout, path: Path) -> JsonRead:
+def read_target(layout: Layout, path: Path, reads: PlanReads | None = None) -> JsonRead:
     """A file a plan will change, read the way the apply step reads it again (`Tree.read_json`: no link at
     any step, regular files only, the one size cap), so a file apply would refuse is refused while planning,
     with its reason, instead of surfacing later as "changed underneath"."""
-    return Tree(layout.root).read_json(path)
+    return (reads or PlanReads()).target(layout, path)
 
 
-def _current(layout: Layout, path: Path) -> tuple[dict[str, Any] | None, str | None]:
+def _current(layout: Layout, path: Path, reads: PlanReads | None = None) -> tuple[dict[str, Any] | None, str | None]:
     """Parsed doc and digest of a file we are about to change; refuses files we cannot read or parse."""
-    read = read_target(layout, path)
+    reads = reads or PlanReads()
+    read = read_target(layout, path, reads)
     if not read.exists:
         return None, None
     _refuse_unread(read, layout.root)
     if read.error:
         raise TxnError(f"{rel_of(layout.root, path)}: {read.error}; fix or clear it first (nothing was changed)")
-    return read.data, read.sha
+    return read.data, reads.sha(path, read)
 
 
 # ---------------------------------------------------------------- reads
@@ -182,25 +233,26 @@ def read_mode(root: Path, mode: str, session_id: str | None = None) -> dict[str,
             "_scope": {"searched": [str(layout.mode_file(mode, sid)) for sid in scopes]}}
 
 
-def plan_drop_entry(root: Path, mode: str, session_id: str | None) -> Operation:
-    """Remove a stale canonical entry only; the (inactive) mode file keeps its record."""
+def plan_drop_entry(root: Path, mode: str, session_id: str | None, reads: PlanReads | None = None) -> Operation:
+    """Remove a stale canonical entry only; the (inactive) mode file keeps its record. `reads`: see `PlanReads`."""
     layout = Layout(root)
+    reads = reads or PlanReads()
     mode = check_mode(mode)
     if session_id not in (None, ROOT_SCOPE):
         require_session(layout, session_id)
     sid = _scope_session(layout, session_id)
     changes: list[FileChange] = []
-    removed = _canonical_drop(layout, sid, [mode], now_iso(), changes)
+    removed = _canonical_drop(layout, sid, [mode], now_iso(), changes, reads=reads)
     plan = Plan(f"drop stale canonical entry {mode}", tuple(changes),
                 summary={"mode": mode, "scope": sid or "root", "canonical_removed": removed,
-                         "active_after": _active_after(layout, sid, changes)})
+                         "active_after": _active_after(layout, sid, changes, reads)})
     return Operation(plan, {"dropped": bool(removed), "mode": mode})
 
 
-def plan_delete_pointer(root: Path) -> Operation:
+def plan_delete_pointer(root: Path, reads: PlanReads | None = None) -> Operation:
     """Remove a stale-dead `session.json` so nothing resolves to a dead session."""
     layout = Layout(root)
-    read = read_target(layout, layout.session_pointer)
+    read = read_target(layout, layout.session_pointer, reads)
     _refuse_unread(read, layout.root)
     changes = (FileChange(layout.session_pointer, "delete", expect=read.sha, why="stale-dead session pointer"),) \
         if read.exists else ()
@@ -232,13 +284,15 @@ def get_status(snapshot: Snapshot, mode: str | None = None) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- clear
 
-def plan_clear(root: Path, mode: str, session_id: str | None = None, all_sessions: bool = False) -> Operation:
+def plan_clear(root: Path, mode: str, session_id: str | None = None, all_sessions: bool = False,
+               reads: PlanReads | None = None) -> Operation:
     """Clear one member; only that member leaves the canonical set.
 
     A named session must exist; a mode nobody knows is an error; a clear with nothing to remove
-    is a plan without changes (`cleared: false`), which `run` does not journal.
+    is a plan without changes (`cleared: false`), which `run` does not journal. `reads`: see `PlanReads`.
     """
     layout = Layout(root)
+    reads = reads or PlanReads()
     mode = check_mode(mode)
     if session_id not in (None, ROOT_SCOPE):
         require_session(layout, session_id)
@@ -249,7 +303,7 @@ def plan_clear(root: Path, mode: str, session_id: str | None = None, all_session
     changes: list[FileChange] = []
     path = layout.mode_file(mode, sid)
     root_file = layout.mode_file(mode, None)
-    read = read_target(layout, path)
+    read = read_target(layout, path, reads)
     _refuse_unread(read, layout.root)
     if sid is not None and os.path.lexists(root_file):
         if not _is_tombstone(read):
@@ -257,7 +311,7 @@ def plan_clear(root: Path, mode: str, session_id: str | None = None, all_session
             changes.append(FileChange(path, "write", dump_json(doc), read.sha, "tombstone (root copy exists)"))
     elif read.exists:
         changes.append(FileChange(path, "delete", expect=read.sha, why="mode file deleted"))
-    removed = _canonical_drop(layout, sid, [mode], now, changes)
+    removed = _canonical_drop(layout, sid, [mode], now, changes, reads=reads)
     where = sid or "root"
     if not changes:
         require_known_mode(layout, mode)
@@ -267,10 +321,10 @@ def plan_clear(root: Path, mode: str, session_id: str | None = None, all_session
         plan = Plan(f"state clear {mode}", (), summary={"mode": mode, "scope": where, "canonical_removed": [],
                                                         "message": message})
         return Operation(plan, {"cleared": False, "mode": mode, "path": str(path), "message": message})
-    after = _active_after(layout, sid, changes)
+    after = _active_after(layout, sid, changes, reads)
     plan = Plan(f"state clear {mode}", tuple(changes),
                 summary={"mode": mode, "scope": where, "canonical_removed": removed,
-                         "active_after": after, "scopes": scope_changes(layout, changes)})
+                         "active_after": after, "scopes": scope_changes(layout, changes, reads)})
     return Operation(plan, {"cleared": True, "mode": mode, "path": str(path)})
 
 
@@ -279,17 +333,28 @@ def _is_tombstone(read: JsonRead) -> bool:
 
 
 def _canonical_drop(layout: Layout, sid: str | None, modes: list[str], now: str,
-                    changes: list[FileChange], delete_if_empty: bool = False) -> list[str]:
+                    changes: list[FileChange], delete_if_empty: bool = False,
+                    reads: PlanReads | None = None) -> list[str]:
+    """Plan dropping `modes` from the scope's canonical set. The new bytes are built only when the plan is
+    applied: many plans over one large set are shown at the cost of finding each one's entries."""
+    reads = reads or PlanReads()
     cpath = layout.canonical_file(sid)
-    doc, sha = _current(layout, cpath)
-    new, removed = reconcile.canonical_without(doc, modes, sid, now)
-    if new is None:
+    doc, sha = _current(layout, cpath, reads)
+    removed = reads.removed(cpath, doc, modes, sid)
+    if not removed:
         return []
-    if delete_if_empty and not reconcile.live_entries(new.get("active_skills", [])):
-        changes.append(FileChange(cpath, "delete", expect=sha, why=f"canonical set emptied ({', '.join(removed)})"))
-    else:
-        changes.append(FileChange(cpath, "write", dump_json(new), sha,
-                                  f"canonical entry removed: {', '.join(removed)}"))
+    if delete_if_empty:
+        new, _ = reconcile.canonical_without(doc, modes, sid, now)
+        if new is not None and not reconcile.live_entries(new.get("active_skills", [])):
+            changes.append(FileChange(cpath, "delete", expect=sha,
+                                      why=f"canonical set emptied ({', '.join(removed)})"))
+            return [f"{sid or 'root'}:{m}" for m in removed]
+
+    def render() -> bytes:
+        return dump_json(reconcile.canonical_without(doc, modes, sid, now)[0])
+
+    changes.append(FileChange(cpath, "write", None, sha, f"canonical entry removed: {', '.join(removed)}",
+                              render=render))
     return [f"{sid or 'root'}:{m}" for m in removed]
 
 
@@ -326,7 +391,7 @@ def _plan_clear_all(layout: Layout, mode: str, now: str) -> Operation:
                             "paths": paths, "warning": warning})
 
 
-def scope_changes(layout: Layout, changes: list[FileChange]) -> list[dict[str, Any]]:
+def scope_changes(layout: Layout, changes: list[FileChange], reads: PlanReads | None = None) -> list[dict[str, Any]]:
     """Every scope the plan touches with its active set before and after, so a preview shows each one
     (an all-sessions clear changes root and each session differently; none of them is "the" set)."""
     touched: list[str | None] = []
@@ -334,20 +399,22 @@ def scope_changes(layout: Layout, changes: list[FileChange]) -> list[dict[str, A
         sid = change.path.parent.name if change.path.parent.parent == layout.sessions else None
         if sid not in touched:
             touched.append(sid)
+    reads = reads or PlanReads()
     out = []
     for sid in sorted(touched, key=lambda s: (s is not None, s or "")):
-        scope = read_snapshot(layout.root, sid, all_sessions=False).scope(sid)
+        scope = reads.scope(layout, sid)
         out.append({"scope": sid or "root", "before": list(scope.active_modes()) if scope else [],
-                    "after": _active_after(layout, sid, changes)})
+                    "after": _active_after(layout, sid, changes, reads)})
     return out
 
 
-def _active_after(layout: Layout, sid: str | None, changes: list[FileChange]) -> list[str]:
-    """The scope's active modes once `changes` are applied (computed from the planned bytes)."""
+def _active_after(layout: Layout, sid: str | None, changes: list[FileChange],
+                  reads: PlanReads | None = None) -> list[str]:
+    """The scope's active modes once `changes` are applied (computed from the planned bytes of its mode
+    files; the canonical set does not decide this, so its new bytes are not built here)."""
     scope_dir = layout.scope_dir(sid)
     pending = {c.path: c for c in changes}
-    snap = read_snapshot(layout.root, sid, all_sessions=False)
-    scope = snap.scope(sid)
+    scope = (reads or PlanReads()).scope(layout, sid)
     active = []
     for mode, f in sorted((scope.modes if scope else {}).items()):
         change = pending.get(f.path)
@@ -355,13 +422,13 @@ def _active_after(layout: Layout, sid: str | None, changes: list[FileChange]) ->
             if f.active:
                 active.append(mode)
         elif change.action == "write":
-            if is_active_doc(json.loads(change.content or b"{}")):
+            if is_active_doc(json.loads(change.data() or b"{}")):
                 active.append(mode)
     for path, change in pending.items():
         if change.action == "write" and path.parent == scope_dir and path.name.endswith("-state.json"):
             mode = path.name[: -len("-state.json")]
             if is_tracked(mode) and mode not in active and (scope is None or mode not in scope.modes):
-                if is_active_doc(json.loads(change.content or b"{}")):
+                if is_active_doc(json.loads(change.data() or b"{}")):
                     active.append(mode)
     return sorted(active)
 

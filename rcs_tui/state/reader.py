@@ -128,6 +128,27 @@ def _name(entry: os.DirEntry[str]) -> str:
     return entry.name
 
 
+def read_scope_alone(layout: Layout, session_id: str | None) -> Scope | None:
+    """One scope as `read_snapshot(root, session_id, all_sessions=False).scope(session_id)` gives it, without
+    listing the session directories: a session whose directory is not usable (not a directory, or a link
+    leading outside `.rcs/`) is None, as it is missing from that snapshot."""
+    errors: list[FileError] = []
+    if session_id is None:
+        return read_scope(layout, None, errors)
+    path = layout.sessions / session_id
+    if not NAME_RE.fullmatch(session_id):
+        return None
+    link = inputs.is_symlink(path)
+    if link:
+        try:
+            path.resolve().relative_to(layout.rcs.resolve())
+        except (ValueError, OSError, RuntimeError):
+            return None
+    if not inputs.is_dir(path):
+        return None
+    return read_scope(layout, session_id, errors, linked=link)
+
+
 def _session_entries(layout: Layout, errors: list[FileError]) -> list[tuple[str, bool]]:
     """(name, is a symlink) of every usable session directory, sorted by name."""
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -28,7 +29,7 @@ from rcs_tui.core.task_lifecycle import (
     is_terminal,
 )
 from rcs_tui.files.fsafe import Tree
-from rcs_tui.files.io import digest, dump_json, loads_strict, read_bounded, read_json, rel_of
+from rcs_tui.files.io import JsonRead, digest, dump_json, loads_strict, read_bounded, read_json, rel_of
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.txn import Append, FileChange, Plan, TxnError, apply, now_iso
 
@@ -79,15 +80,24 @@ def tasks_dir(root: Path) -> Path:
     return Layout(root).tasks
 
 
-def read_artifacts(task_dir: Path) -> Artifacts:
-    """The facts the guards inspect; damaged files are described, never raised."""
+def read_artifacts(task_dir: Path, listing: Collection[str] | None = None) -> Artifacts:
+    """The facts the guards inspect; damaged files are described, never raised. `listing`: the names in
+    `task_dir` just listed; an artifact under a name not among them is missing without being looked up."""
+
+    def absent(rel: str) -> bool:
+        return listing is not None and rel.split("/", 1)[0] not in listing
+
     docs = {}
     for rel in JSON_ARTIFACTS:
+        if absent(rel):
+            docs[rel] = Doc(False, None, None)
+            continue
         r = read_json(task_dir / rel, within=task_dir, expect=None)
         docs[rel] = Doc(r.exists, r.error, r.data)
     diff = task_dir / DIFF_PATCH
-    has_diff = diff.is_file() and not diff.is_symlink() and diff.stat().st_size > 0
-    return Artifacts(docs, has_diff, tuple(_code_files(task_dir / CODE_FILES)))
+    has_diff = not absent(DIFF_PATCH) and diff.is_file() and not diff.is_symlink() and diff.stat().st_size > 0
+    code = () if absent(CODE_FILES) else tuple(_code_files(task_dir / CODE_FILES))
+    return Artifacts(docs, has_diff, code)
 
 
 def _code_files(code: Path) -> list[str]:
@@ -142,7 +152,12 @@ def read_transcript(path: Path) -> Transcript:
 
 def load_task(root: Path, task_id: str, machine: StateMachine | None = None) -> Task:
     """Read one task, refusing ids that could escape `.rcs/tasks/` and state it cannot trust."""
-    m = machine or load_task_lifecycle()
+    tdir, r, phase = _read_state(root, task_id, machine or load_task_lifecycle())
+    return Task(task_id, tdir, r.raw or b"", r.data, phase, read_artifacts(tdir), read_transcript(tdir / TRANSCRIPT))
+
+
+def _read_state(root: Path, task_id: str, m: StateMachine) -> tuple[Path, JsonRead, str]:
+    """The task's directory, its checked `state.json` and phase; a TaskError says what is wrong."""
     check_name(task_id, "task id")
     base = tasks_dir(root)
     tdir = base / task_id
@@ -165,25 +180,34 @@ def load_task(root: Path, task_id: str, machine: StateMachine | None = None) -> 
                         f"valid phases: {', '.join(m.states)}")
     if "actors" in r.data and not isinstance(r.data["actors"], dict):
         raise TaskError(f'{rel}: field "actors" must be an object')
-    return Task(task_id, tdir, r.raw, r.data, phase, read_artifacts(tdir), read_transcript(tdir / TRANSCRIPT))
+    return tdir, r, phase
 
 
 def list_tasks(root: Path) -> list[dict[str, Any]]:
-    """One summary per task directory; a task that cannot be read carries its error instead."""
+    """One summary per task directory; a task that cannot be read carries its error instead.
+
+    A summary needs the state and the artifacts only: the transcripts (up to 4 MB each) are not read, the
+    lifecycle is parsed once for every task, and each task directory is listed once so that the artifacts
+    it does not hold are not looked up one by one."""
     base = tasks_dir(root)
     if not base.is_dir():
         return []
+    machine = load_task_lifecycle()
     out: list[dict[str, Any]] = []
     for child in sorted(base.iterdir(), key=lambda p: p.name):
         if not child.is_dir() or child.name.startswith("."):
             continue
         try:
-            task = load_task(root, child.name)
+            tdir, _, phase = _read_state(root, child.name, machine)
         except (TxnError, ValueError) as exc:
             out.append({"id": child.name, "phase": None, "justified": [], "error": str(exc)})
             continue
-        out.append({"id": task.id, "phase": task.phase,
-                    "justified": [v.to for v in evaluate(task.phase, task.artifacts) if v.ok],
+        try:
+            listing: set[str] | None = set(os.listdir(tdir))
+        except OSError:
+            listing = None
+        out.append({"id": child.name, "phase": phase,
+                    "justified": [v.to for v in evaluate(phase, read_artifacts(tdir, listing), machine) if v.ok],
                     "error": None})
     return out
 

@@ -20,6 +20,7 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -78,6 +79,15 @@ class FileChange:
     content: bytes | None = None
     expect: str | None = None
     why: str = ""
+    render: Callable[[], bytes] | None = field(default=None, compare=False, repr=False)
+
+    def data(self) -> bytes | None:
+        """The bytes a write puts in place: `content`, else built by `render` on first need. A plan made only
+        to be shown (the doctor's list of repairs) never builds them; its description and fingerprint do not
+        depend on them."""
+        if self.content is None and self.render is not None:
+            object.__setattr__(self, "content", self.render())
+        return self.content
 
     def describe(self, root: Path) -> dict[str, Any]:
         return {"path": rel_of(root, self.path), "action": self.action, "why": self.why}
@@ -286,7 +296,7 @@ def _swap_step(step: _Step) -> None:
 
 def _undo_step(step: _Step) -> bool:
     """Put a step's before-image back, only over our own bytes. False: the runtime has rewritten it since."""
-    ours = digest(step.change.content or b"") if step.change.action == "write" else None
+    ours = digest(step.change.data() or b"") if step.change.action == "write" else None
     if step.before is None:
         return fsafe.remove_if(step.dfd, step.name, ours, step.rel).applied if ours else True
     tmp = fsafe.stage(step.dfd, step.name, step.before, fsafe.mode_of(step.dfd, step.name))
@@ -325,7 +335,7 @@ def apply(root: Path, plan: Plan, *, actor: str | None = None, extra: dict[str, 
         raise TxnError(f"refused: {exc}; nothing was changed") from None
     for rel, change in zip(rels, plan.changes, strict=True):
         if change.action == "write":
-            strict_json(rel, change.content or b"")
+            strict_json(rel, change.data() or b"")
     try:
         with store_lock(tree, actor or default_actor()), contextlib.ExitStack() as stack:
             return _apply_locked(tree, plan, rels, append_rels, stack, actor, extra)
@@ -352,7 +362,7 @@ def _apply_locked(tree: Tree, plan: Plan, rels: list[str], append_rels: list[str
             steps.append(step)
             if change.action == "write":  # slow work (writing, fsync) before any check
                 try:
-                    step.tmp = fsafe.stage(dfd, name, change.content or b"", fsafe.mode_of(dfd, name))
+                    step.tmp = fsafe.stage(dfd, name, change.data() or b"", fsafe.mode_of(dfd, name))
                 except OSError as exc:
                     raise OSError(exc.errno, exc.strerror, f"{rel} (staging its new bytes)") from None
         for step in steps:
@@ -375,7 +385,7 @@ def _apply_locked(tree: Tree, plan: Plan, rels: list[str], append_rels: list[str
             "summary": plan.summary,
             "files": [{"path": s.rel, "why": s.change.why,
                        "before_b64": base64.b64encode(s.before).decode() if s.before is not None else None,
-                       "after_sha": digest(s.change.content or b"") if s.change.action == "write" else None}
+                       "after_sha": digest(s.change.data() or b"") if s.change.action == "write" else None}
                       for s in steps],
             "appends": [{"path": rel, "line": a.line, "size_before": size or 0, "created": size is None}
                         for rel, a, size in zip(append_rels, plan.appends, sizes, strict=True)],

@@ -1,0 +1,129 @@
+"""Strict, sanitised JSON written out as it is encoded: the bytes `jsonout.dumps` makes (indent 2), without
+holding the document twice or the text at all.
+
+`dumps` sanitises a copy of the data (`views.text.sanitize`), encodes it with the standard library's
+indenting encoder (pure Python: every piece passes up through one generator per nesting level, and the
+pieces are joined into one string at the end) and escapes C1 controls in the text. Here each level of the
+data is sanitised as it is reached, by the same rules (every string and string key through the one
+sanitiser, keys that become equal keep the first one's place and the last one's value, non-finite floats
+become null, tuples are lists), each piece is appended to a buffer once, and the buffer is escaped and
+written every `CHUNK` pieces. `tests/test_json_stream.py` compares both on random and hostile data.
+"""
+
+from __future__ import annotations
+
+import math
+from json.encoder import encode_basestring
+
+from rcs_tui.views.text import strip_controls
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the quick commands do not import typing
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import IO, Any
+
+CHUNK = 4096  # pieces gathered before each write
+INDENT = "  "
+
+
+def _float(value: float) -> str:
+    if not math.isfinite(value):  # only a key can still be one: `sanitize` leaves keys that are not strings
+        raise ValueError("Out of range float values are not JSON compliant: " + repr(value))
+    return float.__repr__(value)
+
+
+def _key(key: object) -> str:
+    """A key as the standard encoder writes it (before string escaping); string keys are sanitised."""
+    if isinstance(key, str):
+        return strip_controls(key, keep_newlines=True)
+    if isinstance(key, float):
+        return _float(key)
+    if key is True:
+        return "true"
+    if key is False:
+        return "false"
+    if key is None:
+        return "null"
+    if isinstance(key, int):
+        return int.__repr__(key)
+    raise TypeError(f"keys must be str, int, float, bool or None, not {key.__class__.__name__}")
+
+
+class _Writer:
+    def __init__(self, stream: IO[str], escape: Callable[[str], str]) -> None:
+        self.stream = stream
+        self.escape = escape
+        self.parts: list[str] = []
+
+    def flush(self) -> None:
+        if self.parts:
+            self.stream.write(self.escape("".join(self.parts)))
+            self.parts.clear()
+
+    def value(self, o: Any, level: int) -> None:
+        put = self.parts.append
+        if isinstance(o, str):
+            put(encode_basestring(strip_controls(o, keep_newlines=True)))
+        elif o is None:
+            put("null")
+        elif o is True:
+            put("true")
+        elif o is False:
+            put("false")
+        elif isinstance(o, int):
+            put(int.__repr__(o))
+        elif isinstance(o, float):
+            put(float.__repr__(o) if math.isfinite(o) else "null")
+        elif isinstance(o, list | tuple):
+            self.array(o, level)
+        elif isinstance(o, dict):
+            self.object(o, level)
+        else:
+            raise TypeError(f"Object of type {o.__class__.__name__} is not JSON serializable")
+
+    def array(self, items: list[Any] | tuple[Any, ...], level: int) -> None:
+        put = self.parts.append
+        if not items:
+            put("[]")
+            return
+        inner = "\n" + INDENT * (level + 1)
+        put("[" + inner)
+        first = True
+        for item in items:
+            if not first:
+                put("," + inner)
+            first = False
+            self.value(item, level + 1)
+            if len(self.parts) >= CHUNK:
+                self.flush()
+        put("\n" + INDENT * level + "]")
+
+    def object(self, mapping: dict[Any, Any], level: int) -> None:
+        put = self.parts.append
+        # sanitised keys first, as `sanitize` builds its copy: equal keys merge (first place, last value)
+        clean = {(strip_controls(k, keep_newlines=True) if isinstance(k, str) else k): v for k, v in mapping.items()}
+        if not clean:
+            put("{}")
+            return
+        inner = "\n" + INDENT * (level + 1)
+        put("{" + inner)
+        first = True
+        for key, item in clean.items():
+            if not first:
+                put("," + inner)
+            first = False
+            put(encode_basestring(key if isinstance(key, str) else _key(key)))
+            put(": ")
+            self.value(item, level + 1)
+            if len(self.parts) >= CHUNK:
+                self.flush()
+        put("\n" + INDENT * level + "}")
+
+
+def write(data: object, stream: IO[str], escape: Callable[[str], str]) -> None:
+    """Write `data` as indented, sanitised, strict JSON and a newline; `escape` is applied to the text before
+    each write (it must act per character: pieces are cut anywhere)."""
+    out = _Writer(stream, escape)
+    out.value(data, 0)
+    out.parts.append("\n")
+    out.flush()
