@@ -160,8 +160,13 @@ def _answer(root: object, session: str | None, as_json: bool, ascii_only: bool,
 
         doc = snapshot_json(world.snapshot)
         doc.update(world_json_extra(world))
+        del world  # at 10 000 sessions each of these is some 100 MB: hold no more of them at once than needed
+        clean = sanitize(doc, keep_newlines=True)
+        del doc
+        text = json_text(clean)
+        del clean
         # as UTF-8 text, once, when built: every cache hit prints it as stored, without parsing it
-        out["json"] = json_text(sanitize(doc, keep_newlines=True)).encode("utf-8")
+        out["json"] = text.encode("utf-8")
     return out
 
 
