@@ -1,6 +1,6 @@
 """The speed targets, row by row, each next to its peer measured in the same run.
 
-Usage: .venv/bin/python benchmarks/bench_targets.py [--quick] [--skip-live]
+Usage: .venv/bin/python benchmarks/bench_targets.py [--quick] [--skip-live] [--once | --rp1 | --big]
 
 Rows (target in brackets):
 - `hud --once` on the demo tree, next to `omx hud` (the runtime's own one-shot HUD) and to
@@ -18,7 +18,13 @@ Rows (target in brackets):
 - console first paint at 1 000x [<= 1.0 s], next to a bare Textual app's first frame on the same pty;
 - console view switch at 1 000x, key to the view's column headers on screen [p95 <= 100 ms];
 - the console's rp1 view at 1 000x while 100 rp1 events/s arrive: a new event's commit to the frame
-  showing it, median / p95 (`bench_console_rp1.py`) [p95 <= 100 ms].
+  showing it, median / p95 (`bench_console_rp1.py`) [p95 <= 100 ms];
+- at 10 000 sessions (x 10 mode files, 20 workers, 500 tasks, 100 000 rp1 events; `--big` alone):
+  `hud --once` and `hud --once --json`, cache unchanged and first ever, with peak RSS, next to
+  `python -c "import json,os"` and (for `--json`, which must look at every file it prints) a Python
+  that stats every file of `.rcs` [cached <= 200 ms, first `hud --once` <= 1 s, RSS <= 300 MB]; the live
+  HUD's first frame, the console's first paint and the console fully listed, next to a bare Textual
+  app's first frame [<= 1 s, <= 1 s, <= 2 s].
 
 Every rcs-tui run gets its own `XDG_CACHE_HOME` under the temp dir, so nothing of the user's cache is
 read or written. The machine may be shared: figures move with load; compare the ratios, whose two sides
@@ -79,10 +85,12 @@ def touch(path: Path) -> None:
 def an_input(cache: str, root: Path) -> Path:
     """A file the cached answer was built from (so rewriting it makes the cache stale)."""
     for doc in Path(cache, "rcs-tui").glob("once-*.json"):
-        for path, sig in json.loads(doc.read_text())["inputs"]:
-            p = Path(path)
-            if sig and p.suffix == ".json" and p.is_file() and str(p).startswith(str(root)):
-                return p
+        record = json.loads(doc.read_text())["inputs"]  # the compact record: directories and the names in them
+        for rel, index in record["dirs"]:
+            for name in record["names"][index]:
+                p = Path(record["base"], rel, name)
+                if p.suffix == ".json" and p.is_file() and str(p).startswith(str(root)):
+                    return p
     raise RuntimeError("no cached answer to find an input in")
 
 
@@ -310,6 +318,103 @@ def console_rp1_rows(samples: int) -> list[Row]:
                 f"{len(lat)}/{samples} samples")]
 
 
+BIG = 10_000
+STAT_FLOOR = """
+import os, sys
+for d, _, files in os.walk(sys.argv[1]):
+    for f in files:
+        os.stat(os.path.join(d, f))
+"""
+
+
+def timed_rss(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Seconds and peak RSS (MB) of one run, output discarded."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0
+    return time.perf_counter() - t, usage.ru_maxrss / 1024
+
+
+def big_workspace() -> tuple[Path, Path]:
+    """10 000 sessions x 10 mode files (+ a canonical set each), a 20-worker team with 500 tasks, and an rp1
+    database of 100 000 events, built here once and kept under the temp dir."""
+    base = WORK / f"big-{BIG}"
+    root, db = base / "proj", base / "rp1.db"
+    if not (base / "ready").exists():
+        shutil.rmtree(base, ignore_errors=True)
+        root.mkdir(parents=True)
+        bench_scale.build_tree(root, sessions=BIG, workers=20, tasks=500)
+        bench_scale.build_rp1(db, root, events=100_000)
+        (base / "ready").write_text("ok")
+    return root, db
+
+
+def hud_first_frame(root: Path, db: Path) -> float | None:
+    """Seconds from spawn to the live HUD's first frame showing the current session's forge, on a pty."""
+    p = bench_scale.PtyProc([RCS_TUI, "hud", "--root", str(root), "--session-id", bench_scale.CURRENT], root,
+                            bench_scale.env_for(db), cols=120, rows=20)
+    try:
+        return p.wait_for("forge:3/10", 30)
+    finally:
+        p.close()
+
+
+def big_rows(runs: int) -> list[Row]:
+    """The rows at 10 000 sessions, each next to its floor measured in the same run, interleaved."""
+    root, db = big_workspace()
+    WORK.mkdir(parents=True, exist_ok=True)
+    rows: list[Row] = []
+    for as_json in (False, True):
+        argv = [RCS_TUI, "hud", "--once", "--root", str(root), "--session-id", bench_scale.CURRENT,
+                *(["--json"] if as_json else [])]
+        warm = clean_env(RP1_DB=str(db), XDG_CACHE_HOME=fresh_cache(f"big-{as_json}-warm"))
+        timed_rss(argv, root, warm)
+        time.sleep(0.2)
+        timed_rss(argv, root, warm)  # stored by now (unless the first run was too close to a write)
+        cached, first, floor = [], [], []
+        for _ in range(runs):
+            floor.append(timed_rss([PY, "-c", STAT_FLOOR if as_json else "import json,os",
+                                    str(root / ".rcs")], root, clean_env())[0])
+            cached.append(timed_rss(argv, root, warm))
+            first.append(timed_rss(argv, root, clean_env(RP1_DB=str(db),
+                                                         XDG_CACHE_HOME=fresh_cache(f"big-{as_json}-first"))))
+        name = "hud --once --json" if as_json else "hud --once"
+        peer = "a Python that stats every file of .rcs" if as_json else '`python -c "import json,os"`'
+        c, f, fl = median([x[0] for x in cached]), median([x[0] for x in first]), median(floor)
+        rows.append(Row("targets", f"{name} at 10 000 sessions, cache unchanged", ms(c),
+                        "<= 200 ms" if not as_json else "<= 200 ms (see note)",
+                        f"{c / fl:.2f}x {peer} ({ms(fl)}); peak RSS {max(x[1] for x in cached):.0f} MB"))
+        rows.append(Row("targets", f"{name} at 10 000 sessions, first ever (empty cache)", ms(f),
+                        "<= 1 s" if not as_json else "", f"{f / fl:.2f}x the same floor; peak RSS "
+                        f"{max(x[1] for x in first):.0f} MB"))
+    hud, floors = [], []
+    console, listed, rss = [], [], []
+    for _ in range(max(1, runs // 2)):
+        t = textual_floor()
+        if t is not None:
+            floors.append(t)
+        h = hud_first_frame(root, db)
+        if h is not None:
+            hud.append(h)
+        paint, full, mem = bench_scale.console_first_paint(root, db, BIG)
+        if paint is not None:
+            console.append(paint)
+        if full is not None:
+            listed.append(full)
+        rss.append(mem)
+    fl = median(floors) if floors else float("nan")
+    rows.append(Row("targets", "live HUD first frame at 10 000 sessions", ms(median(hud)) if hud else "no frame",
+                    "<= 1 s", f"{median(hud) / fl:.2f}x a bare Textual app's first frame ({ms(fl)})" if hud else ""))
+    rows.append(Row("targets", "console first paint at 10 000 sessions", ms(median(console)) if console else "none",
+                    "<= 1 s", f"{median(console) / fl:.2f}x the same floor" if console else ""))
+    rows.append(Row("targets", "console fully listed at 10 000 sessions", ms(median(listed)) if listed else "none",
+                    "<= 2 s", f"{median(listed) / fl:.2f}x the same floor; RSS then {max(rss):.0f} MB" if listed
+                    else ""))
+    return rows
+
+
 def table(rows: list[Row]) -> str:
     cells = [("measure", "result", "target", "notes")] + [(r.measure, r.value, r.target, r.note) for r in rows]
     widths = [max(len(c[i]) for c in cells) for i in range(3)]
@@ -325,6 +430,7 @@ def run(quick: bool = False, skip_live: bool = False) -> list[Row]:
         rows += paint_rows(2 if quick else 5)
         rows += switch_rows(4 if quick else 10)
         rows += console_rp1_rows(15 if quick else 40)
+        rows += big_rows(3 if quick else 5)
     return rows
 
 
@@ -334,12 +440,15 @@ def main() -> None:
     ap.add_argument("--skip-live", action="store_true", help="only the one-shot and feed rows")
     ap.add_argument("--rp1", action="store_true", help="only the rp1 rows (feed by status, console rp1 view)")
     ap.add_argument("--once", action="store_true", help="only the `hud --once` rows")
+    ap.add_argument("--big", action="store_true", help="only the rows at 10 000 sessions")
     args = ap.parse_args()
     load = os.getloadavg()
     print(f"machine: {os.cpu_count()} cores, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at start",
           flush=True)
     if args.once:
         rows = once_rows(7 if args.quick else 21)[0]
+    elif args.big:
+        rows = big_rows(3 if args.quick else 5)
     elif args.rp1:
         rows = feed_rows(2 if args.quick else 3) + console_rp1_rows(15 if args.quick else 40)
     else:

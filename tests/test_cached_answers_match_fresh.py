@@ -27,6 +27,7 @@ from test_reader_refresh import SCOPES, SESSIONS
 from test_reader_refresh import apply as apply_state
 from test_reader_refresh import op as state_op
 
+from rcs_tui.files import cache as cache_mod
 from rcs_tui.project import answer as answer_mod
 from rcs_tui.project.loader import WorldLoader
 from rcs_tui.rp1.fixtures import Rp1Writer, create_db
@@ -140,13 +141,32 @@ def seed(root: Path) -> None:
     state_dir(root, "s-b").mkdir(parents=True, exist_ok=True)
 
 
+FILLER_MODES = ("forge", "team", "ultrawork")
+
+
+def filler_id(i: int) -> str:
+    return f"f-{i:04d}"
+
+
+def add_filler(root: Path, count: int) -> None:
+    """`count` more sessions, each with three mode files (one active), as a busy project holds."""
+    for i in range(count):
+        sid = filler_id(i)
+        for m in FILLER_MODES:
+            mode(root, m, sid, active=m == "forge", current_phase="executing" if m == "forge" else "complete",
+                 iteration=i % 7)
+        canonical(root, ["forge"], sid)
+
+
 @contextmanager
-def project_with_runtime() -> Iterator[tuple[Path, Path, Runtime]]:
-    """A seeded project, its rp1 database and a stand-in runtime over them, all gone afterwards."""
+def project_with_runtime(filler: int = 0) -> Iterator[tuple[Path, Path, Runtime]]:
+    """A seeded project (with `filler` more sessions), its rp1 database and a stand-in runtime over them,
+    all gone afterwards."""
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         root, db = base / "p", base / "rp1.db"
         seed(root)
+        add_filler(root, filler)
         create_db(db)
         runtime = Runtime(root, db)
         try:
@@ -156,7 +176,8 @@ def project_with_runtime() -> Iterator[tuple[Path, Path, Runtime]]:
 
 
 def stored(result: dict[str, Any]) -> str:
-    return json.dumps(result, sort_keys=True)
+    """An answer as comparable text (its JSON document is kept as UTF-8 text)."""
+    return json.dumps({k: v.decode() if isinstance(v, bytes) else v for k, v in result.items()}, sort_keys=True)
 
 
 @pytest.fixture
@@ -166,28 +187,63 @@ def short_window(monkeypatch):
     monkeypatch.setattr(answer_mod, "COARSE_RACY_NS", 20_000_000)
 
 
+def cached_equals_fresh(root: Path, db: Path, runtime: Runtime, steps: list[tuple[Any, ...]], session: str | None,
+                        as_json: bool, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Apply `steps`; after each, ask twice through the cache and compare each answer with a fresh build.
+    Returns how many asks the cache answered."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(root.parent / "cache"))
+    monkeypatch.setenv("RP1_DB", str(db))
+    built = []
+    real_build = answer_mod.build
+    monkeypatch.setattr(answer_mod, "build", lambda *a, **k: built.append(1) or real_build(*a, **k))
+    hits = 0
+    for action in [("noop",), *steps]:
+        if action[0] != "noop":
+            runtime.apply(action)
+        time.sleep(SETTLE)
+        for _ in range(2):  # the second ask is the one a cache would answer
+            before = len(built)
+            cached = answer_mod.answer(str(root), session, as_json, False, None)
+            hits += len(built) == before
+            fresh, _ = real_build(str(root), session, as_json, False, None)
+            assert stored(cached) == stored(fresh), (action, session, as_json)
+    return hits
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(runtime_op, min_size=3, max_size=14), session=st.sampled_from([None, "s-a"]),
        as_json=st.booleans())
 def test_the_status_line_cache_never_contradicts_a_fresh_build(short_window, monkeypatch, steps, session, as_json):
     with project_with_runtime() as (root, db, runtime):
-        monkeypatch.setenv("XDG_CACHE_HOME", str(root.parent / "cache"))
-        monkeypatch.setenv("RP1_DB", str(db))
-        built = []
-        real_build = answer_mod.build
-        monkeypatch.setattr(answer_mod, "build", lambda *a, **k: built.append(1) or real_build(*a, **k))
-        hits = 0
-        for action in [("noop",), *steps]:
-            if action[0] != "noop":
-                runtime.apply(action)
-            time.sleep(SETTLE)
-            for _ in range(2):  # the second ask is the one a cache would answer
-                before = len(built)
-                cached = answer_mod.answer(str(root), session, as_json, False, None)
-                hits += len(built) == before
-                fresh, _ = real_build(str(root), session, as_json, False, None)
-                assert stored(cached) == stored(fresh), (action, session, as_json)
-        assert hits > 0  # the cache was really used, so the comparison means something
+        assert cached_equals_fresh(root, db, runtime, steps, session, as_json, monkeypatch) > 0  # the cache was used
+
+
+FILLER = 300
+LIMIT = 64 * 1024  # the cache file's size limit, lowered so that this tree is past it in the per-file form
+filler_op = st.one_of(
+    runtime_op,
+    st.tuples(st.just("samesize"), st.sampled_from([filler_id(0), filler_id(FILLER - 1)]),
+              st.sampled_from(FILLER_MODES)),
+    st.tuples(st.just("delete"), st.sampled_from([filler_id(1), filler_id(FILLER // 2)]),
+              st.sampled_from([f"{m}-state.json" for m in FILLER_MODES])),
+    st.tuples(st.just("rmsession"), st.sampled_from([filler_id(2)])),
+)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(filler_op, min_size=2, max_size=8), session=st.sampled_from([None, "s-a"]))
+def test_past_the_old_size_cliff_the_compact_record_is_stored_hit_and_right(short_window, monkeypatch, steps,
+                                                                           session):
+    """Every session is read for `--json`: a record path by path (the previous form) would exceed the limit,
+    so every call would rebuild; the compact record fits, is used, and still never contradicts a build."""
+    monkeypatch.setattr(cache_mod, "MAX_BYTES", LIMIT)
+    with project_with_runtime(filler=FILLER) as (root, db, runtime):
+        _, recorder = answer_mod.build(str(root), session, True, False, None)
+        per_file = json.dumps(sorted(recorder.inputs.items()), separators=(",", ":"))
+        assert len(per_file) > LIMIT  # the tree is past the cliff for the per-file record alone
+        assert cached_equals_fresh(root, db, runtime, steps, session, True, monkeypatch) > 0
+        files = list((root.parent / "cache" / "rcs-tui").glob("once-*.json"))
+        assert files and all(f.stat().st_size <= LIMIT for f in files)
 
 
 @settings(max_examples=25, deadline=None)

@@ -320,3 +320,17 @@ def test_code_stamp_covers_every_module_of_the_package(tmp_path, monkeypatch):
     assert second != first
     (pkg / "core/new_rule.py").write_text("")
     assert once_mod.code_stamp() not in (first, second)
+
+
+def test_the_json_answer_prints_the_same_document_built_or_cached(tmp_path):
+    root = project(tmp_path)
+    settle()
+    built = once(root, "--session", SID, "--json", "--lines", "2")
+    again = once(root, "--session", SID, "--json", "--lines", "2")  # from the cache: stored as text, not parsed
+    assert again == built
+    doc = json.loads(built)
+    assert list(doc)[-2:] == ["line", "lines"] and "forge:3/10" in doc["line"]  # the line, fitted at print time
+    assert built.startswith('{\n  "') and built.endswith("\n}\n")
+    cached(root, "--session", SID, "--json")
+    doc = json.loads(once(root, "--session", SID, "--json"))
+    assert MARK in doc["line"] and doc["session"]["session_id"] == SID

@@ -104,3 +104,62 @@ def test_a_second_tree_of_the_project_is_recorded_up_to_its_own_top(tmp_path):
     with recording(rec):
         inputs.note(rp1 / "x")
     assert set(rec.inputs) == {str(rp1 / "x"), str(rp1)}
+
+
+def _tree(tmp_path, sessions: int):
+    top = tmp_path / ".rcs"
+    for i in range(sessions):
+        for m in ("forge", "team"):
+            (top / "state" / "sessions" / f"s{i}").mkdir(parents=True, exist_ok=True)
+            (top / "state" / "sessions" / f"s{i}" / f"{m}-state.json").write_text('{"active": true}')
+    rec = Recorder((str(top),), str(top))
+    with recording(rec):
+        for i in range(sessions):
+            for m in ("forge", "team"):
+                inputs.note(top / "state" / "sessions" / f"s{i}" / f"{m}-state.json")
+            inputs.exists(top / "state" / "sessions" / f"s{i}" / "ultrawork-state.json")
+    return top, rec
+
+
+def test_the_compact_record_sees_what_the_full_one_sees(tmp_path):
+    from rcs_tui.files.inputs import compact, unchanged
+
+    top, rec = _tree(tmp_path, 3)
+    record = compact(rec.inputs, str(tmp_path))
+    assert unchanged(record)
+    target = top / "state" / "sessions" / "s1" / "team-state.json"
+    before = target.stat()
+    with open(target, "r+b") as fh:  # in place, same size, mtime put back: only the ctime moves
+        fh.write(b'{"active": false')
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert not unchanged(record)
+    record = compact(rec.inputs | {str(target): signature(str(target))}, str(tmp_path))
+    assert unchanged(record)
+    (top / "state" / "sessions" / "s2" / "ultrawork-state.json").write_text("{}")  # an absent input appears
+    assert not unchanged(record)
+    os.unlink(top / "state" / "sessions" / "s2" / "ultrawork-state.json")
+    os.unlink(top / "state" / "sessions" / "s0" / "forge-state.json")  # a present input goes
+    assert not unchanged(record)
+
+
+def test_the_compact_record_grows_with_directories_not_files(tmp_path):
+    import json
+
+    from rcs_tui.files.inputs import compact
+
+    _, rec = _tree(tmp_path, 40)
+    record = compact(rec.inputs, str(tmp_path))
+    assert ["forge-state.json", "team-state.json"] in record["names"]  # each session's names, said once
+    assert len(record["names"]) == 5  # those, the absent ones, the sessions, "sessions", "state"
+    assert len(json.dumps(record)) * 4 < len(json.dumps(sorted(rec.inputs.items())))
+
+
+def test_a_cache_file_too_large_to_be_read_is_never_written(tmp_path, monkeypatch):
+    from rcs_tui.files import cache
+
+    path = str(tmp_path / "cache" / "c.json")
+    monkeypatch.setattr(cache, "MAX_BYTES", 100)
+    assert cache.write_own(path, b"x" * 100) and cache.read_own(path) == b"x" * 100
+    assert not cache.write_own(path, b"y" * 101)
+    assert cache.read_own(path) == b"x" * 100  # the older file is untouched
+    assert not os.path.exists(path + f".{os.getpid()}.tmp")

@@ -129,13 +129,16 @@ def print_once(root: str | os.PathLike[str], session: str | None, as_json: bool,
     `rp1_db`: the rp1 database the configuration names (None: RP1_DB, else ~/.rp1/rp1.db)."""
     import time
 
-    from rcs_tui.cli.jsonout import write_line
+    from rcs_tui.cli.jsonout import write_bytes, write_line
     from rcs_tui.cli.once import render
     from rcs_tui.project.answer import answer
 
     result = answer(os.fspath(root), session, as_json, ascii_only, preset, rp1_db)
     text = render(result, time.time(), once_width(width), max(1, lines), ascii_only, as_json, color_enabled())
-    write_line(text)
+    if isinstance(text, bytes):
+        write_bytes(text)
+    else:
+        write_line(text)
 
 
 def _hud_once_fast(root: str | None, session: str | None, as_json: bool, width: int | None, ascii_only: bool,

@@ -3,20 +3,17 @@ No click here: the quick commands (`rcs_tui.cli.quick`) print through it too."""
 
 from __future__ import annotations
 
-import json
-import re
 import sys
 
 from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core.exit_codes import ERROR
+from rcs_tui.views.json_text import escape_controls, json_text
 from rcs_tui.views.text import sanitize, strip_controls
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `hud --once` does not import typing
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
-
-_C1 = re.compile("[\x7f-\x9f]")
 
 
 def dumps(data: object, indent: int | None = 2, *, sanitized: bool = False) -> str:
@@ -29,17 +26,7 @@ def dumps(data: object, indent: int | None = 2, *, sanitized: bool = False) -> s
     `sanitized=True`: `data` already went through `sanitize(..., keep_newlines=True)` (a stored answer), so
     that walk is not repeated.
     """
-    clean = data if sanitized else sanitize(data, keep_newlines=True)
-    text = json.dumps(clean, indent=indent, ensure_ascii=False, allow_nan=False)
-    return _escape_c1(text)
-
-
-def _c1_escape(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
-
-
-def _escape_c1(text: str) -> str:
-    return _C1.sub(_c1_escape, text)
+    return json_text(data if sanitized else sanitize(data, keep_newlines=True), indent)
 
 
 def write_json(data: object) -> None:
@@ -51,7 +38,7 @@ def write_json(data: object) -> None:
         return
     from rcs_tui.cli.jsonstream import write
 
-    write(data, stream, _escape_c1)
+    write(data, stream, escape_controls)
     stream.flush()
 
 
@@ -62,6 +49,23 @@ def write_line(text: str, *, err: bool = False) -> None:
     if stream is None:
         return
     stream.write(text + "\n")
+    stream.flush()
+
+
+def write_bytes(data: bytes) -> None:
+    """Print one line of UTF-8 `data` on stdout (and flush), as `write_line` prints text; nothing when
+    stdout was closed before we started."""
+    stream = sys.stdout
+    if stream is None:
+        return
+    stream.flush()
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:  # a text-only stream (a caller's StringIO)
+        stream.write(data.decode("utf-8") + "\n")
+    else:
+        buffer.write(data)
+        buffer.write(b"\n")
+        buffer.flush()
     stream.flush()
 
 

@@ -98,19 +98,20 @@ def once_root(explicit: str | None, stdin_fd: int | None = 0) -> str:
 
 
 def render(result: dict[str, object], now: float, width: int, lines: int, ascii_only: bool, as_json: bool,
-           color: bool) -> str:
-    """The text `hud --once` prints for an answer at `now`."""
+           color: bool) -> str | bytes:
+    """The text `hud --once` prints for an answer at `now`: the line(s), or with `as_json` the document as
+    UTF-8 bytes (stored as text: at 10 000 sessions it is tens of megabytes, never parsed to be printed)."""
     segs = [Seg.from_json(s) for s in result["segs"]]  # type: ignore[attr-defined]
     head = list(spans_from_json(result["head"]))
     rows = place(segs, head, now, width, lines, ascii_only)
     if as_json:
-        from rcs_tui.cli.jsonout import dumps
+        from rcs_tui.views.json_text import with_keys
         from rcs_tui.views.text import strip_controls
 
-        doc = dict(result["json"] or {})  # type: ignore[call-overload]  # stored sanitised (see `_answer`)
         first = rows if lines == 1 else place(segs, head, now, width, 1, ascii_only)  # fit once when one line
-        doc["line"] = strip_controls(plain(first[0]))
+        extra: dict[str, object] = {"line": strip_controls(plain(first[0]))}
         if lines > 1:
-            doc["lines"] = [strip_controls(plain(r)) for r in rows]
-        return dumps(doc, sanitized=True)
+            extra["lines"] = [strip_controls(plain(r)) for r in rows]
+        stored = result["json"]  # sanitised JSON text (see `answer._answer`)
+        return with_keys(stored if isinstance(stored, bytes) else b"{}", extra)
     return "\n".join(to_ansi(r, color) for r in rows)

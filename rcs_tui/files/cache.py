@@ -3,7 +3,9 @@
 Nothing here is state: every cache file can be deleted at any time. A file is read only when it and
 its directory belong to the current user and are writable by nobody else (another user could have put
 anything there), and is replaced in one `rename`, so a reader sees the old file or the new one, never
-half of one. Callers validate the content itself; an unreadable file is simply a miss.
+half of one. Callers validate the content itself; an unreadable file is simply a miss. One size limit
+(`MAX_BYTES`) holds both ways: what is larger is never read, so it is never written either (writing a
+file no reader takes would only cost time and disk, on every call).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import os
 import stat
 import zlib
 
-MAX_BYTES = 16 * 1024 * 1024
+MAX_BYTES = 16 * 1024 * 1024  # the one size limit of a cache file, on write and on read
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -28,8 +30,10 @@ def _ours(st: os.stat_result) -> bool:
     return st.st_uid == os.geteuid() and not st.st_mode & 0o022
 
 
-def read_own(path: str, max_bytes: int = MAX_BYTES) -> bytes | None:
-    """The file's bytes when it is a regular file we own in a directory we own; else None."""
+def read_own(path: str, max_bytes: int | None = None) -> bytes | None:
+    """The file's bytes when it is a regular file we own in a directory we own, of at most `max_bytes`
+    (default `MAX_BYTES`); else None."""
+    limit = MAX_BYTES if max_bytes is None else max_bytes
     try:
         if not _ours(os.lstat(os.path.dirname(path))):
             return None
@@ -38,7 +42,7 @@ def read_own(path: str, max_bytes: int = MAX_BYTES) -> bytes | None:
         return None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or not _ours(st) or st.st_size > max_bytes:
+        if not stat.S_ISREG(st.st_mode) or not _ours(st) or st.st_size > limit:
             return None
         return os.read(fd, st.st_size + 1)
     except OSError:
@@ -47,8 +51,11 @@ def read_own(path: str, max_bytes: int = MAX_BYTES) -> bytes | None:
         os.close(fd)
 
 
-def write_own(path: str, data: bytes) -> bool:
-    """Replace `path` with `data` atomically (a private temp file, then rename); False when it could not."""
+def write_own(path: str, data: bytes, max_bytes: int | None = None) -> bool:
+    """Replace `path` with `data` atomically (a private temp file, then rename); False when it could not, or
+    when `data` is larger than `max_bytes` (default `MAX_BYTES`, what `read_own` takes): nothing is written."""
+    if len(data) > (MAX_BYTES if max_bytes is None else max_bytes):
+        return False
     directory = os.path.dirname(path)
     tmp = f"{path}.{os.getpid()}.tmp"
     try:

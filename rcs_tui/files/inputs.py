@@ -16,7 +16,8 @@ from rcs_tui.files.host import pid_alive, pid_start_ticks
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `hud --once` answers from its cache without importing typing
 if TYPE_CHECKING:
-    from typing import Protocol, Self
+    from collections.abc import Iterable
+    from typing import Any, Protocol, Self
 
     class DirEntries(Protocol):
         """What `os.scandir` returns: an iterator of a directory's entries that is also a context manager
@@ -153,3 +154,84 @@ def scandir(path: str | os.PathLike[str]) -> DirEntries:
     """`os.scandir` (a context manager too), with the directory recorded."""
     note(path)
     return os.scandir(os.fspath(path))
+
+
+# -- the compact record --------------------------------------------------------------------------
+def _digest(stamps: Iterable[Iterable[int]]) -> str:
+    """One digest of a sequence of (inode, size, mtime_ns, ctime_ns) stamps, in their order."""
+    from array import array
+    from hashlib import blake2b
+    from itertools import chain
+
+    flat = array("q", chain.from_iterable(stamps))
+    return blake2b(flat.tobytes(), digest_size=16).hexdigest()
+
+
+def compact(inputs: dict[str, Signature], base: str) -> dict[str, object]:
+    """The record of `inputs` in a size that grows with the number of directories, not of files.
+
+    A path whose parent directory is also recorded is grouped under that directory: the record keeps the
+    directory (relative to `base`) and the sorted names looked at in it (each distinct list of names once:
+    every session directory usually holds the same files), and one digest over the signatures of every
+    grouped path that existed, in the record's order. Grouped paths that were absent are listed the same
+    way and must still be absent. Everything else (the tops of the tree, rp1's database and WAL, whose
+    signatures leave out the ctime) is kept path by path. `unchanged` stats exactly the paths the full
+    record would: a compact record misses exactly when the full one would.
+    """
+    present: dict[str, list[str]] = {}
+    absent: dict[str, list[str]] = {}
+    explicit: list[list[object]] = []
+    for path, sig in inputs.items():
+        parent, name = os.path.split(path)
+        if name and parent in inputs and (sig is None or len(sig) == 4):
+            (present if sig is not None else absent).setdefault(parent, []).append(name)
+        else:
+            explicit.append([path, sig])
+    patterns: dict[tuple[str, ...], int] = {}
+    stamps: list[Iterable[int]] = []
+
+    def grouped(groups: dict[str, list[str]], collect: bool) -> list[list[object]]:
+        out: list[list[object]] = []
+        for parent in sorted(groups):
+            names = tuple(sorted(groups[parent]))
+            out.append([os.path.relpath(parent, base), patterns.setdefault(names, len(patterns))])
+            if collect:
+                stamps.extend(inputs[os.path.join(parent, n)] or () for n in names)
+        return out
+
+    dirs, gone = grouped(present, True), grouped(absent, False)
+    return {"base": base, "paths": sorted(explicit, key=lambda row: str(row[0])), "dirs": dirs, "gone": gone,
+            "names": [list(p) for p in patterns], "digest": _digest(stamps)}
+
+
+def _expand(base: str, rows: list[list[object]], names: list[list[str]]) -> list[str]:
+    """The full paths of a record's grouped rows ([directory relative to base, index into names])."""
+    out: list[str] = []
+    for rel, index in rows:
+        if not isinstance(rel, str) or not isinstance(index, int):
+            raise TypeError("malformed record")
+        parent = os.path.join(base, rel) + os.sep
+        out.extend([parent + n for n in names[index]])
+    return out
+
+
+def unchanged(record: dict[str, Any]) -> bool:
+    """Does every path of a `compact` record still have the signature it had (absent ones still absent)?
+
+    Raises ValueError/TypeError/KeyError/IndexError on a malformed record (the caller treats it as a miss).
+    """
+    import operator
+
+    base, names = str(record["base"]), record["names"]
+    for path, sig in record["paths"]:
+        if signature(path, sig is None or len(sig) == 4) != sig:
+            return False
+    for path in _expand(base, record["gone"], names):
+        if signature(path) is not None:
+            return False
+    stamp = operator.attrgetter("st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
+    try:
+        digest = _digest(map(stamp, map(os.stat, _expand(base, record["dirs"], names))))
+    except OSError:  # a path that existed is gone (or no longer reachable)
+        return False
+    return bool(digest == record["digest"])

@@ -23,15 +23,17 @@ the readers, Textual, Rich, click and pydantic are imported only to build an ans
 
 from __future__ import annotations
 
+import binascii
 import json
 import os
 import time
+import zlib
 
 from rcs_tui.files.cache import cache_dir, code_stamp, read_own, write_own
 from rcs_tui.files.host import ENV_VARS
-from rcs_tui.files.inputs import Recorder, process_print, recording, signature
+from rcs_tui.files.inputs import Recorder, compact, process_print, recording, signature, unchanged
 
-FORMAT = 2  # 2: inputs recorded by the file layer, existence checks included
+FORMAT = 3  # 3: a compact record of the inputs, the JSON document stored as compressed text
 RACY_NS = 100_000_000  # a write this close to the build may share its timestamp with a later one
 COARSE_RACY_NS = 2_000_000_000  # the same on filesystems with whole-second timestamps
 
@@ -46,8 +48,6 @@ def cache_key(root: str, session: str | None, as_json: bool, ascii_only: bool, p
 
 
 def cache_path(key: dict[str, object]) -> str:
-    import zlib
-
     text = json.dumps(key, sort_keys=True)
     return os.path.join(cache_dir(), f"once-{zlib.crc32(text.encode('utf-8', 'surrogateescape')):08x}.json")
 
@@ -61,15 +61,18 @@ def load_cached(path: str, key: dict[str, object]) -> dict[str, object] | None:
         doc = json.loads(raw)
         if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("key") != key:
             return None
-        for path_, sig in doc["inputs"]:
-            if signature(path_, sig is None or len(sig) == 4) != sig:
-                return None
         for pid, alive, ticks in doc["pids"]:
             if process_print(pid) != [pid, alive, ticks]:
                 return None
+        if not unchanged(doc["inputs"]):
+            return None
         result = doc["result"]
-        return result if isinstance(result, dict) else None
-    except (ValueError, TypeError, KeyError, RecursionError, OSError):
+        if not isinstance(result, dict):
+            return None
+        if result.get("json") is not None:
+            result["json"] = zlib.decompress(binascii.a2b_base64(result["json"], strict_mode=True))
+        return result
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError, OSError, zlib.error):
         return None
 
 
@@ -85,11 +88,20 @@ def racy(inputs: Recorder, started_ns: int) -> bool:
     return False
 
 
-def store(path: str, key: dict[str, object], inputs: Recorder, result: dict[str, object]) -> None:
-    """Write the answer for next time (atomically, privately); a cache that cannot be written is no error."""
-    doc = {"format": FORMAT, "key": key, "inputs": sorted(inputs.inputs.items()),
-           "pids": sorted(inputs.pids.values(), key=lambda p: p[0]), "result": result}  # type: ignore[arg-type,return-value]
-    write_own(path, json.dumps(doc, separators=(",", ":")).encode("utf-8", "surrogateescape"))
+def store(path: str, key: dict[str, object], inputs: Recorder, result: dict[str, object]) -> bool:
+    """Write the answer for next time (atomically, privately); False when it was not written.
+
+    The record of inputs is compact (it grows with directories, not files) and the JSON document is kept
+    as compressed text, so a tree of 10 000 sessions (a 34 MB document) fits the cache file's size limit
+    many times over. An answer too large even so is not stored (the file layer refuses any cache file
+    larger than it would read): every call then builds afresh, as with no cache.
+    """
+    stored = dict(result)
+    if isinstance(result.get("json"), bytes):
+        stored["json"] = binascii.b2a_base64(zlib.compress(result["json"], 1), newline=False).decode("ascii")  # type: ignore[arg-type]
+    doc = {"format": FORMAT, "key": key, "inputs": compact(inputs.inputs, os.path.dirname(inputs.top)),
+           "pids": sorted(inputs.pids.values(), key=lambda p: p[0]), "result": stored}  # type: ignore[arg-type,return-value]
+    return write_own(path, json.dumps(doc, separators=(",", ":")).encode("utf-8", "surrogateescape"))
 
 
 # -- building and rendering ----------------------------------------------------------------------
@@ -141,13 +153,20 @@ def _answer(root: object, session: str | None, as_json: bool, ascii_only: bool,
     out: dict[str, object] = {"segs": [s.as_json() for s in template_segments(world, chosen, ascii_only=ascii_only)],
                               "head": [list(s) for s in header(world)], "json": None}
     if as_json:
+        from rcs_tui.views.json_text import json_text
         from rcs_tui.views.snapshot_json import snapshot_json
         from rcs_tui.views.text import sanitize
         from rcs_tui.views.world import world_json_extra
 
         doc = snapshot_json(world.snapshot)
         doc.update(world_json_extra(world))
-        out["json"] = sanitize(doc, keep_newlines=True)  # once, when built: every cache hit prints it as stored
+        del world  # at 10 000 sessions each of these is some 100 MB: hold no more of them at once than needed
+        clean = sanitize(doc, keep_newlines=True)
+        del doc
+        text = json_text(clean)
+        del clean
+        # as UTF-8 text, once, when built: every cache hit prints it as stored, without parsing it
+        out["json"] = text.encode("utf-8")
     return out
 
 

@@ -78,6 +78,7 @@ class WorldLoader:
         self._badges: dict[str, tuple[Badge, ...]] = {}
         self._state_base: Snapshot | None = None
         self.deferred: frozenset[str] = frozenset()
+        self._defer_order: tuple[str, ...] = SECTIONS
         self.world: World | None = None
 
     # -- sections ---------------------------------------------------------------------------
@@ -218,17 +219,20 @@ class WorldLoader:
                 return False
         return True
 
-    def load(self, changed: Iterable[Path | str] | None = None, *, defer: Iterable[str] = ()) -> World:
+    def load(self, changed: Iterable[Path | str] | None = None, *, defer: Iterable[str] = (),
+             order: Iterable[str] = SECTIONS) -> World:
         """Rebuild the sections `changed` touches (all of them when None or on first load).
 
         `defer` (first or full load only): sections to leave empty for now, so a first frame can show
-        sooner; `load_deferred()` loads them one by one (the watcher does, first thing). A deferred "state" is
-        still read now for root and the current session (the cheap path), and in full later.
+        sooner; `load_deferred()` loads them one by one in `order` (the watcher does, first thing). A
+        deferred "state" is still read now for root and the current session (the cheap path), and in full
+        later. Each World names the sections it still lacks (`World.pending`).
         """
         paths = None if changed is None or self.world is None else [Path(p) for p in changed]
         todo = set(self.sections) if paths is None else self.sections_for(paths)
         if paths is None:
             self.deferred = frozenset(defer) & self.sections
+            self._defer_order = (*order, *SECTIONS)
         todo -= self.deferred  # loaded, in full, by load_deferred()
         if paths is None and "state" in self.deferred:
             return self._load(todo | {"state"}, stage="current")  # every view needs the current scope
@@ -238,7 +242,7 @@ class WorldLoader:
         """Load the next section a first load deferred (state first); None when none is left."""
         if not self.deferred or self.world is None:
             return None
-        name = next(n for n in SECTIONS if n in self.deferred)
+        name = next(n for n in self._defer_order if n in self.deferred)
         self.deferred -= {name}
         return self._load({name}, stage="full")
 
@@ -271,7 +275,7 @@ class WorldLoader:
         return World(self.root, snap, self._values.get("team") or {}, self._values.get("metrics"), hud,
                      self._values.get("config") or HudConfig(), self._values.get("tasks") or (),
                      self._values.get("rp1"), badges, self.clock(), self._newest_write(snap), started,
-                     self._values.get("plans") or ())
+                     self._values.get("plans") or (), tuple(n for n in SECTIONS if n in self.deferred))
 
     def _newest_write(self, snap: Snapshot) -> float | None:
         """When the runtime last wrote anything the HUD shows (mode files, canonical sets, metrics).

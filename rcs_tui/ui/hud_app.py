@@ -2,6 +2,10 @@
 
 Keys: `o` toggles the AGENTS-overlay view, `r` reloads everything, `q` quits. The clock is injected
 (`clock=`) so snapshots are deterministic; `watch=False` skips the watcher (snapshot tests).
+
+When live, the first frame comes from root and the current session alone (what the line shows); the team,
+tasks, rp1 and then every other session are read after it, as the console does, and until they are the
+line says what is still loading, so a partial picture never passes for the whole one.
 """
 
 from __future__ import annotations
@@ -33,6 +37,17 @@ def stylesheet(name: str) -> str:
 
 
 AGE_REPAINT_S = 0.25  # an age-only change repaints the line at most this often
+# Read after the first frame, in this order: what the line shows first, every other session last.
+DEFERRED = ("team", "tasks", "rp1", "state")
+PENDING_NAMES = {"state": "sessions"}
+
+
+def loading_note(world: World | None) -> str | None:
+    """"loading team, rp1, sessions…" while a World lacks sections a first frame deferred; else None."""
+    if world is None or not world.pending:
+        return None
+    names = sorted(world.pending, key=lambda n: DEFERRED.index(n) if n in DEFERRED else len(DEFERRED))
+    return "loading " + ", ".join(PENDING_NAMES.get(n, n) for n in names) + "…"
 
 
 def age_text(world: World | None, now: float) -> str | None:
@@ -99,15 +114,20 @@ class HudApp(App[None]):
         if self.is_inline:
             self.add_class("-inline")
         self._fit_hint()
-        self._apply(self.loader.load())
-        if self.watch_enabled:
-            start_watcher(self, self.loader, force_polling=self.force_polling)
+        self._apply(self.loader.load(defer=DEFERRED if self.watch_enabled else (), order=DEFERRED))
+        if self.watch_enabled:  # after the first frame: the deferred reads would only delay it
+            self.call_after_refresh(start_watcher, self, self.loader, force_polling=self.force_polling)
 
     # -- data -------------------------------------------------------------------------------
+    def _notices(self, world: World) -> tuple[str, ...]:
+        """The watcher's notice, and what is still loading."""
+        loading = loading_note(world)
+        return self.notices if loading is None else (*self.notices, loading)
+
     def _view_key(self, world: World) -> tuple[object, ...]:
         """What the views show of a World, apart from its data age ("updated … ago")."""
         preset = self.preset or world.config.preset
-        segs = template_segments(world, preset, ascii_only=self.ascii_only, notices=self.notices)
+        segs = template_segments(world, preset, ascii_only=self.ascii_only, notices=self._notices(world))
         return ([s.as_json() for s in segs if s.kind != "age"], header(world), world.snapshot.members,
                 world.snapshot.authoritative.canonical, world.snapshot.authoritative.modes)
 
@@ -133,7 +153,7 @@ class HudApp(App[None]):
         self._shown = key
         self._age_repainted = time.monotonic()
         self._age_shown = age_text(world, self.clock())
-        self.query_one(HudView).show(world, self.notices)
+        self.query_one(HudView).show(world, self._notices(world))
         if self.has_class("-show-overlay"):
             self._show_overlay(world)
         self._schedule_tick()
@@ -185,7 +205,7 @@ class HudApp(App[None]):
         self.notices = () if message.mode == "native" else (f"{message.mode}: {message.detail}".strip(": "),)
         if message.mode == "polling":
             self.notices = (message.detail or "polling",)
-        self.query_one(HudView).show(self.world, self.notices) if self.world else None
+        self.query_one(HudView).show(self.world, self._notices(self.world)) if self.world else None
 
     def on_resize(self) -> None:
         self.query_one("#overlay").set_class(self.size.width < 70, "-narrow")

@@ -75,6 +75,7 @@ class World:
     newest_write: float | None = None
     session_started: float | None = None
     plans: tuple[str, ...] = ()  # file names under .rcs/plans/ (they decide the forge gate)
+    pending: tuple[str, ...] = ()  # sections not read yet (a first frame's deferred ones), in SECTIONS' order
 
     def current_task(self) -> TaskInfo | None:
         """The task most recently written that is not finished (else the most recent one)."""
