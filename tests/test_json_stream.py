@@ -9,8 +9,9 @@ import random
 
 import pytest
 
-from rcs_tui.cli import jsonout, jsonstream
+from rcs_tui.cli import jsonstream
 from rcs_tui.cli.jsonout import dumps, write_json
+from rcs_tui.views.json_text import escape_controls
 
 HOSTILE = ["plain", "", "\x1b[31mred\x1b[0m", "a\nb\tc", "bidi\u202eevil", "zero\u200bwidth", "\ufeffbom",
            "c1\x85\x9b[2J", "del\x7f", "osc\x1b]52;c;aGk=\x07", "\ud800lone", "é ü 中文 🙂", '"quoted\\"', "#{tmux}"]
@@ -31,7 +32,7 @@ def _value(rng: random.Random, depth: int) -> object:
 
 def _streamed(data: object) -> str:
     out = io.StringIO()
-    jsonstream.write(data, out, jsonout._escape_c1)
+    jsonstream.write(data, out, escape_controls)
     return out.getvalue()
 
 
