@@ -230,3 +230,27 @@ def test_root_survivor_is_offered_a_repair_when_session_json_is_stale_dead(run_c
     r = run_cli("doctor", "--fix", "--json", "--root", str(tmp_path))
     assert ("root-survivor:root:team", True) in [(a["id"], a["held"]) for a in r.json["fix"]["applied"]]
     assert not (state_dir(tmp_path) / "team-state.json").exists()
+
+
+def test_fix_dry_run_lists_each_repair_and_its_files_and_writes_nothing(run_cli, tmp_path):
+    mode(tmp_path, "team", "s1", active=False, current_phase="cleared")
+    mode(tmp_path, "team", None, current_phase="team-exec")
+    canonical(tmp_path, ["team"])
+    before = tree_digest(tmp_path)
+    r = run_cli("doctor", "--fix", "--dry-run", "--json", "--root", str(tmp_path))
+    assert r.code == 3 and r.json["dry_run"] is True and r.json["fix"] is None
+    assert r.json["would_repair"] == ["root-survivor:root:team"]
+    fingerprint = r.json["findings"][0]["plan"]["plan_fingerprint"]
+    text = run_cli("doctor", "--fix", "--dry-run", "--root", str(tmp_path))
+    assert text.stdout.splitlines()[3:] == [
+        "  would apply: state clear team",
+        "    .rcs/state/team-state.json: delete (mode file deleted)",
+        "    .rcs/state/skill-active-state.json: write (canonical entry removed: team)",
+        f"    plan {fingerprint}",
+        "dry run: 1 repair would be applied; nothing was written"]
+    assert tree_digest(tmp_path) == before
+    # the printed fingerprint is what --expect-plan confirms
+    done = run_cli("doctor", "--fix", "--expect-plan", fingerprint, "--json", "--root", str(tmp_path))
+    assert [a["held"] for a in done.json["fix"]["applied"]] == [True]
+    usage = run_cli("doctor", "--dry-run", "--root", str(tmp_path))
+    assert usage.code == 2 and "--dry-run goes with --fix" in usage.stderr

@@ -20,13 +20,16 @@ from rcs_tui.views.text import sanitize
 @click.option("--expect-plan", "expect_plan", multiple=True, metavar="FINGERPRINT",
               help="With --fix: repair only if the repairs planned now have exactly these fingerprints (the "
                    "`plan_fingerprint` of each repair you confirmed; repeatable); otherwise write nothing, exit 1.")
+@click.option("--dry-run", "dry_run", is_flag=True,
+              help="With --fix: print each repair it would apply and the files it would change (with the "
+                   "`plan_fingerprint` to confirm with --expect-plan); write nothing.")
 @click.option("--session-id", "session_id", default=None)
 @click.option("--db", "db", default=None, help="rp1 database (else $RP1_DB, else ~/.rp1/rp1.db).")
 @click.option("--idle-minutes", type=float, default=60.0, show_default=True,
               help="Report rp1 runs idle for longer than this.")
 @root_option
 @json_option
-def doctor(do_fix, only, expect_plan, session_id, db, idle_minutes, root, as_json):
+def doctor(do_fix, only, expect_plan, dry_run, session_id, db, idle_minutes, root, as_json):
     """Find stale members, orphans, root survivors, dead pointers/owners/workers and idle rp1 runs.
 
     \b
@@ -42,7 +45,9 @@ def doctor(do_fix, only, expect_plan, session_id, db, idle_minutes, root, as_jso
     db = rp1_paths(db)[0]
     reads = PlanReads()  # the plans shown are made from the diagnosis's read of the tree
     findings = diagnose(root_path, session_id, rp1_db=db, idle_seconds=idle_minutes * 60, reads=reads)
-    if expect_plan and do_fix:
+    if dry_run and not do_fix:
+        raise click.UsageError("--dry-run goes with --fix (plain `doctor` already writes nothing)")
+    if expect_plan and do_fix and not dry_run:
         _confirm_repairs(root_path, findings, only, expect_plan)
     unknown = sorted(set(only) - {f.id for f in findings})
     if unknown:
@@ -51,6 +56,11 @@ def doctor(do_fix, only, expect_plan, session_id, db, idle_minutes, root, as_jso
     report: dict[str, Any] = {"findings": [f.as_json(root_path, with_plan=True, reads=reads) for f in findings],
                               "fix": None}
     repairable = [f for f in findings if f.plan is not None and (not only or f.id in only)]
+    if dry_run:
+        report["dry_run"] = True
+        report["would_repair"] = [f.id for f in repairable]
+        emit(report, as_json, _human)
+        return remaining_code(findings)
     apply = do_fix
     if not do_fix and repairable and not as_json and sys.stdin.isatty():
         shown = cast("dict[str, Any]", sanitize({"findings": report["findings"], "fix": None}))  # a dict stays one
@@ -86,6 +96,15 @@ def _confirm_repairs(root, findings: list, only: tuple[str, ...], expected: tupl
         raise CliError(PLAN_CHANGED, kinds.PLAN_CHANGED)
 
 
+def _would(finding: dict[str, Any]) -> str:
+    """What a dry run's repair would change, file by file, and the fingerprint to confirm it with."""
+    plan = finding.get("plan")
+    if not plan:
+        return f"  would not be applied: {finding.get('plan_error') or 'no plan'}"
+    changes = [f"    {c['path']}: {c['action']} ({c['why']})" for c in plan.get("changes", [])]
+    return "\n".join([f"  would apply: {plan['action']}", *changes, f"    plan {plan['plan_fingerprint']}"])
+
+
 def remaining_code(findings: list) -> int:
     """The exit status: FINDINGS_REMAIN while any finding that is more than informational remains, else OK."""
     return FINDINGS_REMAIN if any(f.severity != "info" for f in findings) else OK
@@ -95,10 +114,15 @@ def _human(report: dict[str, Any]) -> str:
     if not report["findings"]:
         return "doctor: no problems found"
     lines = []
+    would = set(report.get("would_repair") or ())
     for f in report["findings"]:
         repair = f"  → {f['repair']}" if f["repair"] else \
             f"  (no automatic repair) {f['advice']}" if f.get("advice") else "  (no automatic repair)"
         lines.append(f"[{f['severity']}] {f['id']}\n  {f['message']}\n{repair}")
+        if f["id"] in would:
+            lines.append(_would(f))
+    if report.get("dry_run"):
+        lines.append(f"dry run: {plural(len(would), 'repair')} would be applied; nothing was written")
     fix = report.get("fix")
     if fix:
         for item in fix["applied"]:

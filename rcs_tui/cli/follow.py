@@ -3,8 +3,10 @@
 The first line is the full document; after that one line per batch of changes the watcher sees (batches
 close a few milliseconds after their first event, so a burst of writes is one document). With
 `--heartbeat S`, a small `{"kind": "heartbeat"}` line goes out after S quiet seconds so a reader can tell a
-silent project from a stalled stream. Ends when stdin reaches end-of-file (the reader went away) or stdout
-is closed. Nothing here writes to the project.
+silent project from a stalled stream. Ends when stdin reaches end-of-file (the reader went away), when stdout
+is closed, or on ctrl+c (quietly, exit status 130). Started with stdin already at end-of-file or not a
+terminal or pipe (cron, `nohup`, a service: `</dev/null`), stdin says nothing about a reader, so it follows
+until stdout closes or it is stopped. Nothing here writes to the project.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import select
+import stat
 import sys
 from typing import Any
 
@@ -25,9 +29,33 @@ def _write(doc: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
+def _stdin_tells_a_reader() -> bool:
+    """Whether stdin can say the reader went away: a terminal or a pipe not already at end-of-file.
+    A regular file, /dev/null or a pipe closed before we started cannot: ending at once would print
+    nothing at all."""
+    try:
+        fd = sys.stdin.fileno()
+        st = os.fstat(fd)
+    except (AttributeError, OSError, ValueError):
+        return False
+    if os.isatty(fd):
+        return True
+    if not stat.S_ISFIFO(st.st_mode) and not stat.S_ISSOCK(st.st_mode):
+        return False
+    ready, _, _ = select.select([fd], [], [], 0)
+    if not ready:
+        return True
+    try:
+        return os.read(fd, 4096) != b""  # data we never use; b"": its writer already closed it
+    except OSError:
+        return False
+
+
 async def _stdin_closed() -> None:
-    """Return once stdin is at end-of-file (a terminal never is, until ctrl+d)."""
+    """Return once stdin is at end-of-file (a terminal never is, until ctrl+d); never when it cannot tell."""
     loop = asyncio.get_running_loop()
+    if not _stdin_tells_a_reader():
+        await loop.create_future()  # stopped by stdout closing or a signal instead
     fd = sys.stdin.fileno()
     done = loop.create_future()
 
@@ -101,6 +129,8 @@ def follow(feed: SnapshotFeed, *, heartbeat: float = 0.0, poll: bool = False) ->
     """Stream documents until stdin closes; a closed stdout ends quietly."""
     try:
         asyncio.run(_follow(feed, heartbeat, poll))
+    except KeyboardInterrupt:  # ctrl+c is how a person ends a follow: no error, the shell's 130
+        raise SystemExit(130) from None
     except BrokenPipeError:
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's final flush
