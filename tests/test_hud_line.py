@@ -206,9 +206,18 @@ def test_stack_layout_fits_height_and_says_what_was_left_out(tmp_path):
     w = WorldLoader(ws.project, rp1_db=ws.rp1_db, clock=lambda: EPOCH + 3).load()
     rows = [plain(r) for r in render_spans(w, EPOCH + 3, 40, 6)]
     assert len(rows) == 6 and all(len(r) <= 40 for r in rows)
-    assert rows[1:5] == ["● forge:3/10", "● team:login-flow (3 workers, 1/6 done)", "◌ blueprint:2/? stale",
-                         "▲ ultrawork root-survivor"]
-    assert re.fullmatch(r"… \d+ more", rows[5])
+    # too few rows for one element each: the rows are filled, members and problems first
+    assert rows[1:] == ["● forge:3/10 | ● team", "◌ blueprint:2/? stale", "▲ ultrawork root-survivor",
+                        "interview→finished", "task:login-api:codegen | … 7 more"]
+    roomy = [plain(r) for r in render_spans(w, EPOCH + 3, 60, 12)]  # one row each; detail rows as room allows
+    assert roomy[1:4] == ["● forge:3/10", "● team:login-flow (3 workers, 1/6 done)", "    phase team-exec"]
+    assert roomy[-1] == "… 5 more" and len(roomy) == 12
+    for height in (2, 3):  # N rows never show fewer elements than the one-line form
+        short = [plain(r) for r in render_spans(w, EPOCH + 3, 80, height)]
+        one = plain(render_spans(w, EPOCH + 3, 80, 1)[0])
+        assert len(short) == height and "▲ ultrawork root-survivor" in " | ".join(short)
+        members = re.findall(r"[●◌▲✖◍] (\w+)", one)
+        assert members and set(members) <= set(re.findall(r"[●◌▲✖◍] (\w+)", " | ".join(short))), (short, one)
     tall = [plain(r) for r in render_spans(w, EPOCH + 3, 60, 40)]
     assert "task:login-api:codegen" in tall and "rp1:build/tasks running" in tall
 

@@ -192,7 +192,9 @@ def stack(segs: list[Seg], head: list[Span], width: int, height: int, ascii_only
     """Vertical layout: `head`, one row per element (plus detail rows), fitted to width × height.
 
     Small elements (outcomes, metrics, data age) share rows while they fit the width. When there are
-    more rows than `height`, the least important rows go first and a `… N more` row says so.
+    more rows than `height`, detail rows go first, the least important first, and a `… N more` row says
+    so; when even one row per element is too many, the rows are filled as the one-line form fills its
+    line, the most important elements first (`_flow`), so N rows never show less than one.
     """
     rows: list[tuple[float, list[Span]]] = [(-1, list(head))]
     packing: tuple[str, list[Span]] | None = None
@@ -209,13 +211,59 @@ def stack(segs: list[Seg], head: list[Span], width: int, height: int, ascii_only
         for sub in seg.lines:
             rows.append((seg.rank + 0.5, list(sub)))
     if len(rows) > height:
-        ranked = sorted(range(len(rows)), key=lambda i: (rows[i][0], i))
-        keep = sorted(ranked[: max(1, height - 1)])
+        elements = [i for i, r in enumerate(rows) if float(r[0]).is_integer()]  # the head and each element
+        if len(elements) > height:  # not even one row each: fill the rows instead
+            return _flow(segs, head, width, height)
+        details = sorted((i for i, r in enumerate(rows) if not float(r[0]).is_integer()),
+                         key=lambda i: (rows[i][0], i))
+        room = height - len(elements) - 1  # a row for `… N more`
+        keep = sorted(elements + details[:max(0, room)])
         dropped = len(rows) - len(keep)
         rows = [rows[i] for i in keep]
-        if height >= 2:
+        if room >= 0:
             rows.append((99, [(f"{ELLIPSIS} {dropped} more", "dim")]))
     return [truncate(r[1], width) for r in rows]
+
+
+def _flow(segs: list[Seg], head: list[Span], width: int, height: int) -> list[list[Span]]:
+    """Too few rows for one element a row: fill each row as the one-line form does, the most important
+    elements first (members and problems before counters), so N rows never show less than one; what does
+    not fit is counted in a closing `… N more`."""
+    order = sorted(range(len(segs)), key=lambda i: (segs[i].rank, i))
+    rows: list[list[Span]] = [list(head)]
+    placed: list[list[int]] = [[]]
+    dropped = 0
+    for i in order:
+        spans = list(segs[i].spans)
+        short = list(segs[i].short) if segs[i].short else spans
+        row = rows[-1]
+        for form in (spans, short):
+            if len(plain(row)) + len(SEP) + len(plain(form)) <= width:
+                row.extend([(SEP, "dim"), *form])
+                placed[-1].append(i)
+                break
+        else:
+            if len(rows) < height:
+                rows.append(truncate(spans if len(plain(spans)) <= width else short, width))
+                placed.append([i])
+            else:
+                dropped += 1
+    if dropped and height >= 2:
+        last = rows[-1]
+        def too_long() -> bool:
+            return len(plain(last)) + len(SEP) + len(f"{ELLIPSIS} {dropped} more") > width
+
+        while len(placed) > 1 and placed[-1] and too_long():
+            placed[-1].pop()
+            dropped += 1
+            rows[-1] = last = _rebuild([segs[j] for j in placed[-1]], width) if placed[-1] else []
+        marker = (f"{ELLIPSIS} {dropped} more", "dim")
+        rows[-1] = [*last, (SEP, "dim"), marker] if last else [marker]
+    return [truncate(r, width) for r in rows]
+
+
+def _rebuild(segs: list[Seg], width: int) -> list[Span]:
+    return truncate(_join(segs, set(), label=False), width)
 
 
 def place(segs: list[Seg], head: list[Span], now: float, width: int, height: int = 1,
