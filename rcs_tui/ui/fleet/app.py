@@ -12,6 +12,7 @@ through the project's own `rcs-tui … --json`.
 from __future__ import annotations
 
 import gc
+import os
 import subprocess
 import sys
 import time
@@ -38,7 +39,8 @@ from rcs_tui.ui.updates import show_content
 from rcs_tui.views.text import clip
 
 FLUSH_S = 0.03
-ALERT_COLUMNS = ("WHEN", "PROJECT", "HOST", "KIND", "MEMBER", "SENT")
+ALERT_COLUMNS = ("WHEN", "PROJECT", "HOST", "KIND", "MEMBER", "SENT", "WHY")
+ALERT_TICK_S = 1.0
 TICK_S = 15.0
 FREEZE_EVERY = 25  # projects read in full between two freezes of what the fleet holds (see `_settle`)
 
@@ -92,7 +94,8 @@ class FleetApp(App):
         self.live = live
         self.hub = FleetHub(projects, self._row_changed, ssh=self.ssh, clock=clock, max_backoff=max_backoff,
                             heartbeat=heartbeat)
-        self.tracker = AlertTracker(alerts or AlertSettings(), bell=self.bell, clock=clock)
+        self.tracker = AlertTracker(alerts or AlertSettings(), bell=self.bell, clock=clock, focused=self.looked_at)
+        self._looked: tuple[float, frozenset[str]] = (float("-inf"), frozenset())
         self.filter_text = ""
         self._dirty: set[str] = set()
         self._alerts_dirty = False
@@ -115,6 +118,7 @@ class FleetApp(App):
             self.hub.start(local=False)
             self.call_after_refresh(self.hub.start, remote=False)
         self.set_interval(TICK_S, self._tick)  # relative ages ("3m ago", "since …") move on
+        self.set_interval(ALERT_TICK_S, self._alert_tick)  # entries whose hold time has passed fire
 
     def on_resize(self) -> None:
         """Another width fits other columns: work them out at once, not at the next change."""
@@ -141,15 +145,36 @@ class FleetApp(App):
             gc.freeze()
             self._froze = True
 
-    def _row_changed(self, row: Row) -> None:
-        self.changes += 1
-        self._settle(row)
-        fresh = self.tracker.observe(row)
+    def looked_at(self) -> frozenset[str]:
+        """Projects in front of the operator now: the one this fleet's project view shows, and every local
+        project a console shows (its marker, read at most once a second)."""
+        from rcs_tui.fleet.focus import looked_at
+        from rcs_tui.ui.fleet.project import ProjectScreen
+
+        now = time.monotonic()
+        if now - self._looked[0] >= 1.0:
+            roots = looked_at()
+            self._looked = (now, frozenset(k for k, r in self.rows.items()
+                                           if not r.project.remote and os.path.realpath(r.project.path) in roots))
+        shown = {self.screen.key} if self.screen_stack and isinstance(self.screen, ProjectScreen) else set()
+        return self._looked[1] | shown
+
+    def _announce(self, fresh: list[Alert]) -> None:
         if fresh:
             self._alerts_dirty = True
             first = fresh[0]
             self.notify(first.message + (f" (+{len(fresh) - 1} more)" if len(fresh) > 1 else ""),
                         title="needs you", severity="warning", timeout=6)
+
+    def _alert_tick(self) -> None:
+        self._announce(self.tracker.tick())
+        if self.tracker.alerts and isinstance(self.screen, FleetScreen):
+            self._draw_alerts(self.screen)  # deliveries move on (sending → sent, failed, retrying)
+
+    def _row_changed(self, row: Row) -> None:
+        self.changes += 1
+        self._settle(row)
+        self._announce(self.tracker.observe(row))
         self._dirty.add(row.project.key)
         if not self._flush_pending:
             self._flush_pending = True
@@ -335,7 +360,8 @@ def alert_rows(alerts: Iterable[Alert]) -> list[tuple[str, list[Text]]]:
 def alert_cells(alert: Alert) -> tuple[Text, ...]:
     return (Text(datetime.fromtimestamp(alert.at).strftime("%H:%M:%S")), Text(clip(alert.project, 24), style="bold"),
             Text(alert.host), Text(alert.kind, style="magenta" if alert.kind == "waiting" else "yellow"),
-            Text(clip(alert.member, 48)), Text(clip(alert.delivery, 40), style=delivery_style(alert.delivery)))
+            Text(clip(alert.member, 48)), Text(clip(alert.delivery, 40), style=delivery_style(alert.delivery)),
+            Text(clip(f"{alert.reason} [{alert.source}]" if alert.reason else "", 80), style="dim"))
 
 
 def delivery_style(delivery: str) -> str:
