@@ -84,6 +84,8 @@ def test_a_member_back_after_a_clear_names_the_clear(run_cli, tmp_path):
     assert back["item"] == "root/forge" and back["source"] == "inferred"
     assert back["reason"].startswith("root/forge was written active 1m after you cleared it (journal entry ")
     assert back["reason"].endswith(f"{entry})")
+    cleared = json.loads((root / ".rcs" / "logs" / "rcs-tui-journal.jsonl").read_text().splitlines()[-1])["at"]
+    assert back["since"] == cleared[:19] + "Z"  # since the clear it came back after: every later write is the same
 
 
 def test_the_fleet_keeps_the_reasons_and_a_host_that_predates_them_says_it_did_not_say():

@@ -182,6 +182,12 @@ class Verdict:
     source: str
     since: float | None = None
 
+    @property
+    def state(self) -> str:
+        """What tells this occurrence from a later one of the same entry: since when (a new question, a new
+        clear, a new last heartbeat), else, when nothing says since when, the reason itself."""
+        return self.reason if self.since is None else repr(self.since)
+
     def as_json(self, iso: Callable[[float], str | None]) -> dict[str, Any]:
         return {"kind": self.kind, "item": self.item, "reason": self.reason, "source": self.source,
                 "since": None if self.since is None else iso(self.since)}
@@ -257,7 +263,7 @@ def _verdict(kind: str, item: str, files: Mapping[str, Any], runs: Mapping[str, 
         if back is None:
             return Verdict(kind, item, f"{item} is active again after a clear", INFERRED, mtime)
         return Verdict(kind, item, f"{item} was written active {span(back.written_at - back.cleared_at)} after you "
-                                   f"cleared it (journal entry {back.entry})", INFERRED, back.written_at)
+                                   f"cleared it (journal entry {back.entry})", INFERRED, back.cleared_at)
     pointer = getattr(getattr(snap, "resolution", None), "pointer", None)
     why = str(getattr(pointer, "reason", "") or "").removeprefix("stale-dead: ")
     return Verdict(kind, item, f"session.json names session {getattr(pointer, 'session_id', None)}, but {why}",

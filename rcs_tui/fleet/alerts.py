@@ -51,6 +51,7 @@ class Alert:
     reason: str = ""
     source: str = ""
     channels: dict[str, str] = field(default_factory=dict)  # channel label -> "sending", "sent", "held: …", …
+    listed_held: str | None = None  # with no channel on: the rule that would have held it back
 
     @property
     def message(self) -> str:
@@ -74,7 +75,9 @@ class Alert:
         if any(s == "sent" for s in states.values()):
             return "sent"
         held = [s.removeprefix("held: ") for s in states.values()]
-        return f"quiet ({held[0]})" if held else "listed only (no channel)"
+        if held:
+            return f"quiet ({held[0]})"
+        return f"quiet ({self.listed_held})" if self.listed_held else "listed only (no channel)"
 
     def as_json(self) -> dict[str, Any]:
         return {"at": self.at, "project": self.project, "host": self.host, "kind": self.kind, "member": self.member,
@@ -159,7 +162,7 @@ class AlertTracker:
         for kind in NEEDS_YOU:
             for item in row.attention.get(kind.key, []):
                 v = row.verdict(kind.key, item)
-                entries[(kind.alert or kind.key, item)] = f"{v.reason}\0{v.since}"
+                entries[(kind.alert or kind.key, item)] = v.state
         self.rules.observe(key, entries)
         return self.tick()
 
@@ -171,6 +174,7 @@ class AlertTracker:
         for d in decisions:
             alert = self._alert_for(d, fresh)
             if d.channel == LISTED:
+                alert.listed_held = d.held
                 continue
             label = self._channel(d.channel).label
             if d.held is None:

@@ -26,6 +26,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
+from rcs_tui.core.attention import NEEDS_YOU
+from rcs_tui.fleet.acks import Acknowledger, StateDirAcknowledger, item_id
 from rcs_tui.fleet.alerts import Alert, AlertSettings, AlertTracker
 from rcs_tui.fleet.hub import FleetHub
 from rcs_tui.fleet.projects import Project
@@ -80,14 +82,20 @@ class FleetApp(App):
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("1", "tab('projects')", "Projects", show=False),
         Binding("2", "tab('alerts')", "Alerts"),
+        Binding("n", "next_needing(1)", "Next needs you", show=False),
+        Binding("N", "next_needing(-1)", "Previous needs you", show=False),
+        Binding("a", "acknowledge", "Acknowledge", show=False),
         Binding("j", "cursor('down')", "Down", show=False),
         Binding("k", "cursor('up')", "Up", show=False),
     ]
 
     def __init__(self, projects: list[Project], *, ssh: Ssh | None = None, alerts: AlertSettings | None = None,
                  readonly: bool = False, clock: Callable[[], float] = time.time, live: bool = True,
-                 max_backoff: float = 30.0, heartbeat: float = 10.0) -> None:
+                 max_backoff: float = 30.0, heartbeat: float = 10.0, acknowledger: Acknowledger | None = None,
+                 actor: str | None = None) -> None:
         super().__init__()
+        self.acknowledger: Acknowledger = acknowledger or StateDirAcknowledger()
+        self.actor = actor or f"{os.environ.get('USER') or 'operator'}@fleet"
         self.ssh = ssh or Ssh()
         self.readonly = readonly
         self.clock = clock
@@ -280,6 +288,53 @@ class FleetApp(App):
             self.screen.query_one("#fleet-tabs", TabbedContent).active = tab
             if tab == "alerts":
                 self._draw_alerts(self.screen)
+
+    def action_next_needing(self, step: int) -> None:
+        """Move to the next (`step` 1) or previous (-1) project that needs you, in the order shown, wrapping;
+        from a project view, open that project's view."""
+        from rcs_tui.ui.fleet.project import ProjectScreen
+
+        rows = [r for r in self._visible() if r.needs_you_now]
+        if not rows:
+            self.notify("nothing needs you", timeout=3)
+            return
+        order = [r.project.key for r in self._visible()]
+        current = self.screen.key if isinstance(self.screen, ProjectScreen) else self.selected_key()
+        at = order.index(current) if current in order else (-1 if step > 0 else len(order))
+        keys = [r.project.key for r in rows]
+        after = [k for k in keys if (order.index(k) - at) * step > 0]
+        target = (after[0] if step > 0 else after[-1]) if after else (keys[0] if step > 0 else keys[-1])
+        if isinstance(self.screen, ProjectScreen):
+            self.pop_screen()
+            self.push_screen(ProjectScreen(target))
+            self.call_after_refresh(self.redraw, {target})
+        elif isinstance(self.screen, FleetScreen):
+            self.screen.query_one("#fleet-tabs", TabbedContent).active = "projects"
+            self.screen.query_one("#fleet-table", LineTable).select_key(target)
+
+    def action_acknowledge(self, key: str | None = None) -> None:
+        """Acknowledge what the selected project (or the project view's) needs you for now: each entry is
+        recorded (`Acknowledger`) and alerts no more until its state changes."""
+        from rcs_tui.ui.fleet.project import ProjectScreen
+
+        key = key or (self.screen.key if isinstance(self.screen, ProjectScreen) else self.selected_key())
+        row = self.rows.get(key) if key else None
+        if key is None or row is None or not row.needs_you_now or row.error:
+            self.notify("nothing to acknowledge here", timeout=3)
+            return
+        entries = [(k.key, item) for k in NEEDS_YOU for item in row.attention.get(k.key, [])]
+        failed = None
+        for kind, item in entries:
+            self.tracker.acknowledge(key, kind, item)
+            try:
+                self.acknowledger.acknowledge(row.project.path if not row.project.remote else key,
+                                              item_id(kind, item), self.actor)
+            except OSError as exc:
+                failed = exc
+        if failed is not None:
+            self.notify(f"acknowledged here, but not recorded: {failed}", severity="warning")
+        else:
+            self.notify(f"{row.project.name}: acknowledged {len(entries)} — quiet until it changes", timeout=4)
 
     def action_help(self) -> None:
         self.push_screen(FleetHelp(self.readonly))
