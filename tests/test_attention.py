@@ -70,8 +70,9 @@ def test_rank_is_the_most_urgent_kind_present():
 def test_every_kind_has_its_words():
     assert att.count_words(att.BY_KEY["dead"], 1) == "1 dead worker"
     assert att.count_words(att.BY_KEY["dead"], 2) == "2 dead workers"
-    assert att.ALERT_KINDS == ("waiting", "failed", "dead", "stale", "resurrected")
-    assert [k.key for k in att.NEEDS_YOU] == ["waiting", "failed", "dead", "stale", "root_survivors", "resurrected"]
+    assert att.ALERT_KINDS == ("waiting", "failed", "dead", "silent", "stale", "resurrected", "stale_pointer")
+    assert [k.key for k in att.NEEDS_YOU] == ["waiting", "failed", "dead", "silent", "stale", "root_survivors",
+                                              "resurrected", "stale_pointer"]
     assert att.ALERT_NEWS["dead"] == "worker died" and "root_survivors" not in att.ALERT_NEWS
 
 

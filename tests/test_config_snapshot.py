@@ -70,7 +70,8 @@ class TestConfig:
             res = run_cli(*args, env={"RCS_TUI_CONFIG": str(cfg)})
             assert res.code == 1, args
             assert "hud_preset: Input should be 'minimal', 'focused' or 'full'" in res.error
-            assert "alerts.kinds.1: Input should be 'waiting', 'failed', 'dead', 'stale' or 'resurrected'" in res.error
+            assert ("alerts.kinds.1: Input should be 'waiting', 'failed', 'dead', 'silent', 'stale', 'resurrected' "
+                    "or 'stale_pointer'") in res.error
             assert res.error.startswith(str(cfg))
 
     def test_invalid_toml_is_an_error_not_a_traceback(self, run_cli, tmp_path):
@@ -120,7 +121,8 @@ class TestConfig:
         empty = load_settings()
         assert missing.values == empty.values and set(missing.sources.values()) == {"default"}
         assert missing.sources == empty.sources
-        assert missing.values["alerts.kinds"] == ["waiting", "failed", "dead", "stale", "resurrected"]
+        assert missing.values["alerts.kinds"] == ["waiting", "failed", "dead", "silent", "stale", "resurrected",
+                                                  "stale_pointer"]
         code = ("import sys; from rcs_tui.config.settings import load_settings; s = load_settings({'readonly': True});"
                 " print(s.readonly, s.sources['readonly'], 'pydantic' in sys.modules)")
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
@@ -141,7 +143,7 @@ class TestSnapshotDocument:
         root = project(tmp_path / "p")
         mode(root, "autopilot", active=False, lifecycle_outcome="askuserQuestion", question="go?")
         doc = run_cli("snapshot", "--json", "--root", str(root)).json
-        assert doc["version"] == "1.1" and doc["kind"] == "snapshot" and doc["seq"] == 1
+        assert doc["version"] == "1.2" and doc["kind"] == "snapshot" and doc["seq"] == 1
         assert doc["active_set"] == ["forge"] and doc["health"] == {"live": 1}
         for key in ("team", "tasks", "tasks_by_phase", "rp1", "doctor", "attention", "last_activity", "badges"):
             assert key in doc
@@ -155,7 +157,7 @@ class TestSnapshotDocument:
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             first = json.loads(proc.stdout.readline())
-            assert first["seq"] == 1 and first["version"] == "1.1" and first["active_set"] == ["forge"]
+            assert first["seq"] == 1 and first["version"] == "1.2" and first["active_set"] == ["forge"]
             time.sleep(0.8)  # past the start-up re-read
             mode(root, "team", phase="team-exec")
             canonical(root, ["forge", "team"])
@@ -178,7 +180,7 @@ class TestSnapshotDocument:
         try:
             json.loads(proc.stdout.readline())
             beat = json.loads(proc.stdout.readline())
-            assert beat == {"version": "1.1", "kind": "heartbeat", "seq": 1}
+            assert beat == {"version": "1.2", "kind": "heartbeat", "seq": 1}
         finally:
             proc.stdin.close()
             proc.wait(10)

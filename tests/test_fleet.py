@@ -187,10 +187,10 @@ class TestAlerts:
     ])
     async def test_an_alert_says_how_its_delivery_went(self, monkeypatch, command, timeout, delivery):
         """A notifier that fails (exit 127: not found) or hangs is never shown as sent."""
-        import rcs_tui.fleet.alerts as alerts_mod
+        import rcs_tui.fleet.alert_channels as channels_mod
 
-        monkeypatch.setattr(alerts_mod, "NOTIFY_TIMEOUT", timeout)
-        tracker = AlertTracker(AlertSettings(command=command, bell=False, min_interval=0))
+        monkeypatch.setattr(channels_mod, "NOTIFY_TIMEOUT", timeout)
+        tracker = AlertTracker(AlertSettings(command=command, bell=False, min_interval=0, retries=0))
         tracker.observe(row_with({}))
         (alert,) = tracker.observe(row_with({"waiting": ["root/autopilot"]}))
         assert alert.delivery == "sending"

@@ -39,4 +39,7 @@ def console(session_id, readonly, no_mouse, theme, db, watch_seconds, root):
             raise CliError(f"{where}: unknown theme {theme!r}; available: {', '.join(sorted(app.available_themes))}",
                            kinds.BAD_CONFIG)
         app.theme = theme
-    app.run(mouse=not no_mouse)
+    from rcs_tui.fleet.focus import looking_at
+
+    with looking_at(str(root_path)):  # the fleet holds its alerts about the project shown here
+        app.run(mouse=not no_mouse)

@@ -15,7 +15,15 @@ from rcs_tui.core import error_kinds as kinds
               help="A project root, a glob, or ssh://[USER@]HOST[:PORT]/PATH (repeatable; adds to the config's).")
 @click.option("--once", is_flag=True, help="Print one line (or, with --json, the list) and exit.")
 @click.option("--notify", "notify", default=None, metavar="CMD",
-              help="Shell command run on each alert (RCS_ALERT_PROJECT/HOST/KIND/MEMBER/MESSAGE in its environment).")
+              help="Shell command run on each alert (RCS_ALERT_PROJECT/HOST/KIND/MEMBER/MESSAGE/REASON/SOURCE in its "
+                   "environment).")
+@click.option("--alert-url", "alert_urls", multiple=True, metavar="URL",
+              help="Also alert through this apprise service URL (ntfy://…, json://…; repeatable; adds to "
+                   "the config's).")
+@click.option("--alert-desktop", is_flag=True, default=None, help="Also alert with desktop notifications.")
+@click.option("--alert-tmux", is_flag=True, default=None, help="Also alert with a tmux message (inside tmux).")
+@click.option("--quiet-hours", default=None, metavar="HH:MM-HH:MM",
+              help="Local hours in which alerts are listed but not sent (overrides the config's).")
 @click.option("--ssh-config", "ssh_config", type=click.Path(dir_okay=False), default=None,
               help="ssh client config file (ssh -F); default: ssh's own (~/.ssh/config).")
 @click.option("--timeout", type=click.FloatRange(0.1, 600), default=15.0, show_default=True,
@@ -26,9 +34,9 @@ from rcs_tui.core import error_kinds as kinds
 @click.option("--theme", default=None, help="A Textual theme name.")
 @click.option("--readonly/--no-readonly", default=None, help="Offer no actions that write (default from config).")
 @json_option
-def fleet(projects, once, notify, ssh_config, timeout, deadline, theme, readonly, as_json):
+def fleet(projects, once, notify, alert_urls, alert_desktop, alert_tmux, quiet_hours, ssh_config, timeout, deadline,
+          theme, readonly, as_json):
     """One row per project: waiting for you, failed, trouble, running, idle — Enter opens its console."""
-    from rcs_tui.fleet.alerts import AlertSettings
     from rcs_tui.fleet.projects import expand_projects
     from rcs_tui.fleet.transport import Ssh
 
@@ -54,9 +62,8 @@ def fleet(projects, once, notify, ssh_config, timeout, deadline, theme, readonly
         return
     if as_json:
         raise CliError("--json goes with --once", kinds.BAD_INPUT)
-    alerts = AlertSettings(command=notify or conf.values["alerts.command"], bell=conf.values["alerts.bell"],
-                           tmux=conf.values["alerts.tmux"], kinds=tuple(conf.values["alerts.kinds"]),
-                           min_interval=conf.values["alerts.min_interval"])
+    alerts = alert_settings(conf.values, notify=notify, urls=alert_urls, desktop=alert_desktop, tmux=alert_tmux,
+                            quiet_hours=quiet_hours)
     from rcs_tui.ui.fleet.app import FleetApp
 
     app = FleetApp(found, ssh=ssh, alerts=alerts, readonly=conf.readonly)
@@ -66,3 +73,24 @@ def fleet(projects, once, notify, ssh_config, timeout, deadline, theme, readonly
                            kinds.BAD_CONFIG)
         app.theme = conf.theme
     app.run()
+
+
+def alert_settings(values, *, notify=None, urls=(), desktop=None, tmux=None, quiet_hours=None):
+    """The alert router's settings: `[alerts]` from the configuration, with the command-line flags on top."""
+    from rcs_tui.core.alert_rules import parse_quiet_hours
+    from rcs_tui.fleet.alerts import AlertSettings
+
+    quiet = quiet_hours if quiet_hours is not None else values["alerts.quiet_hours"]
+    try:
+        parse_quiet_hours(quiet)
+    except ValueError as exc:
+        raise CliError(f"--quiet-hours: {exc}", kinds.USAGE) from None
+    if any("://" not in u for u in urls):
+        raise CliError("--alert-url: each must be a service URL (scheme://…)", kinds.USAGE)
+    return AlertSettings(command=notify or values["alerts.command"], bell=values["alerts.bell"],
+                         tmux=bool(tmux) or values["alerts.tmux"], desktop=bool(desktop) or values["alerts.desktop"],
+                         apprise=tuple(values["alerts.apprise"]) + tuple(urls), kinds=tuple(values["alerts.kinds"]),
+                         min_interval=values["alerts.min_interval"], hold=dict(values["alerts.hold"]),
+                         cooldown=values["alerts.cooldown"], dedupe=values["alerts.dedupe"], quiet_hours=quiet,
+                         grace=values["alerts.grace"], retries=values["alerts.retries"],
+                         channel=dict(values["alerts.channel"]))

@@ -71,7 +71,12 @@ def _tmux_split(argv: list[str], environment: list[str]) -> None:
 @click.option("--inline", is_flag=True, help="Render under the prompt instead of full screen.")
 @click.option("--tmux", "tmux", is_flag=True, help="Open the HUD in a split of the current tmux window.")
 @click.option("--poll", is_flag=True, help="Watch by polling instead of native file events.")
-def hud(root, session, once, as_json, width, lines, ascii_only, preset, inline, tmux, poll) -> None:
+@click.option("--tmux-options", "tmux_options", is_flag=True,
+              help="Keep tmux options @rcs_line, @rcs_attention, @rcs_waiting current (runs until tmux ends).")
+@click.option("--tmux-socket", default=None, metavar="PATH", help="--tmux-options: the tmux server at this socket.")
+@click.option("--title", is_flag=True, help="--tmux-options: keep the terminal title current too.")
+def hud(root, session, once, as_json, width, lines, ascii_only, preset, inline, tmux, poll, tmux_options,
+        tmux_socket, title) -> None:
     """Live HUD of the combined active set, tasks and rp1 runs; `--once` prints one line.
 
     With `--once` and no `--root`, an agent statusline's JSON on stdin (its `workspace.current_dir`
@@ -93,6 +98,9 @@ def hud(root, session, once, as_json, width, lines, ascii_only, preset, inline, 
         print_once(found, session, as_json, width, ascii_only, preset, lines, db)
         return
     path = resolve_root(root)
+    if tmux_options:
+        _ambient(path, session, tmux_socket, width or 80, preset or "focused", ascii_only, title, poll, db)
+        return
     if tmux:
         argv = ["--root", str(path)] + (["--session", session] if session else []) + \
                (["--ascii"] if ascii_only else []) + (["--preset", preset] if preset else []) + \
@@ -103,6 +111,26 @@ def hud(root, session, once, as_json, width, lines, ascii_only, preset, inline, 
 
     HudApp(path, session_id=session, preset=preset, ascii_only=ascii_only, force_polling=poll,
            rp1_db=Path(db) if db else True).run(mouse=False, inline=inline)
+
+
+def _ambient(path, session, socket, width, preset, ascii_only, title, poll, db) -> None:
+    """`hud --tmux-options`: the ambient status loop, until tmux goes away (an error) or it is interrupted."""
+    import asyncio
+
+    from rcs_tui.fleet.ambient import run_ambient
+
+    if socket is None and not os.environ.get("TMUX"):
+        raise CliError("--tmux-options sets options on the tmux server this runs in, but TMUX is not set; run it "
+                       "inside tmux (e.g. from .tmux.conf: run-shell -b) or name one with --tmux-socket")
+    try:
+        why = asyncio.run(run_ambient(path, session_id=session, socket=socket, width=width, preset=preset,
+                                      ascii_only=ascii_only, title=title, poll=poll,
+                                      rp1_db=Path(db) if db else None))
+    except KeyboardInterrupt:
+        return
+    except OSError as exc:
+        raise CliError(f"--tmux-options: {exc}") from exc
+    raise CliError(f"--tmux-options: {why}")
 
 
 @click.command("overlay")

@@ -8,13 +8,37 @@ without loading this module (building these models costs a console about a quart
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rcs_tui.config.paths import QUICK_KEYS, parse_toml, read_config_bytes, remember_checked
 from rcs_tui.config.settings import DEFAULTS, ConfigError
+from rcs_tui.core.alert_rules import CHANNELS, parse_quiet_hours
 from rcs_tui.core.attention import ALERT_KINDS
+
+AlertKind = Literal[ALERT_KINDS]  # type: ignore[valid-type]
+Seconds = Annotated[float, Field(ge=0, le=86400)]
+
+
+def _quiet(value: str | None) -> str | None:
+    parse_quiet_hours(value)  # ValueError names what is wrong
+    return value
+
+
+class ChannelRules(BaseModel):
+    """`[alerts.channel.<name>]`: one channel's own rules, over the `[alerts]` ones."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kinds: list[AlertKind] | None = Field(None, description="which kinds this channel carries")
+    hold: dict[AlertKind, Seconds] | None = Field(None, description="seconds a kind must last before it alerts")
+    cooldown: Seconds | None = Field(None, description="seconds between two alerts about one member")
+    dedupe: Seconds | None = Field(None, description="seconds the same member in the same state is not sent again")
+    quiet_hours: str | None = Field(None, description="HH:MM-HH:MM local time: listed, not sent")
+    min_interval: Seconds | None = Field(None, description="seconds between two messages about one project")
+
+    _check_quiet = field_validator("quiet_hours")(classmethod(lambda cls, v: _quiet(v)))
 
 
 class Alerts(BaseModel):
@@ -30,6 +54,29 @@ class Alerts(BaseModel):
         default_factory=lambda: list(DEFAULTS["alerts.kinds"]), description="which transitions alert")
     min_interval: float = Field(DEFAULTS["alerts.min_interval"], ge=0, le=86400,
                                 description="seconds between two alerts for one project")
+    desktop: bool = Field(DEFAULTS["alerts.desktop"], description="desktop notifications (notify-send, osascript)")
+    apprise: list[str] = Field(default_factory=lambda: list(DEFAULTS["alerts.apprise"]),
+                               description="apprise service URLs (ntfy://…, json://…, slack://…, mailto://…)")
+    hold: dict[AlertKind, Seconds] = Field(default_factory=lambda: dict(DEFAULTS["alerts.hold"]),
+                                           description="seconds a kind must last before it alerts")
+    cooldown: Seconds = Field(DEFAULTS["alerts.cooldown"], description="seconds between two alerts about one member")
+    dedupe: Seconds = Field(DEFAULTS["alerts.dedupe"],
+                            description="seconds the same member in the same state is not sent again")
+    quiet_hours: str | None = Field(DEFAULTS["alerts.quiet_hours"],
+                                    description="HH:MM-HH:MM local time: alerts are listed, not sent")
+    grace: Seconds = Field(DEFAULTS["alerts.grace"], description="seconds after start whose news is the baseline")
+    retries: int = Field(DEFAULTS["alerts.retries"], ge=0, le=10, description="retries of a failed delivery")
+    channel: dict[Literal[CHANNELS], ChannelRules] = Field(  # type: ignore[valid-type]
+        default_factory=dict, description="per channel (command, bell, tmux, desktop, apprise): its own rules")
+
+    _check_quiet = field_validator("quiet_hours")(classmethod(lambda cls, v: _quiet(v)))
+
+    @field_validator("apprise")
+    @classmethod
+    def _urls(cls, value: list[str]) -> list[str]:
+        if any("://" not in v or any(c in v for c in "\n\r\0") for v in value):
+            raise ValueError("each entry must be a service URL (scheme://…)")
+        return value
 
 
 class Serve(BaseModel):

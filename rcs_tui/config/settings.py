@@ -20,7 +20,9 @@ from rcs_tui.core.attention import ALERT_KINDS
 DEFAULTS: dict[str, Any] = {
     "theme": None, "hud_preset": None, "rp1_db": None, "rp1_plugin_roots": None, "readonly": False,
     "watch_seconds": 10.0, "projects": (), "alerts.command": None, "alerts.bell": True, "alerts.tmux": False,
-    "alerts.kinds": tuple(ALERT_KINDS), "alerts.min_interval": 30.0, "serve.token": None,
+    "alerts.kinds": tuple(ALERT_KINDS), "alerts.min_interval": 30.0, "alerts.desktop": False, "alerts.apprise": (),
+    "alerts.hold": {"waiting": 5.0}, "alerts.cooldown": 60.0, "alerts.dedupe": 600.0, "alerts.quiet_hours": None,
+    "alerts.grace": 10.0, "alerts.retries": 3, "alerts.channel": {}, "serve.token": None,
 }
 SECRET_KEYS = frozenset({"serve.token"})  # printed as "(set)", never as their value
 
@@ -63,10 +65,18 @@ def _file_values(path: Path) -> tuple[dict[str, Any], set[str]]:
     for name in ConfigFile.model_fields:
         value = getattr(parsed, name)
         if name in ("alerts", "serve"):  # a table: its keys as `table.key`
-            values.update((f"{name}.{sub}", getattr(value, sub)) for sub in type(value).model_fields)
+            values.update((f"{name}.{sub}", _plain(getattr(value, sub))) for sub in type(value).model_fields)
         else:
             values[name] = value
     return values, keys
+
+
+def _plain(value: Any) -> Any:
+    """A setting as plain data (a nested table's models as dicts, without the keys it leaves unset)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    dump = getattr(value, "model_dump", None)
+    return dump(exclude_none=True) if dump is not None else value
 
 
 def load_settings(flags: dict[str, Any] | None = None, environ: dict[str, str] | None = None) -> Settings:

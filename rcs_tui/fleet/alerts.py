@@ -1,133 +1,270 @@
-"""Alerts: tell the operator when a project *starts* needing them, once per transition.
+"""Alerts: tell the operator when something starts needing them, on the channels they chose, by the rules
+they set, without crying wolf.
 
-`AlertTracker.observe(row)` compares a row's attention digest with the one it saw last: an entry that is
-new in `waiting`, `failed`, `dead`, `stale`/`root_survivors` or `resurrected` is one alert. The first
-document of a project is the baseline (what already needed you is on screen, not re-announced). Every
-alert is listed; the command, bell and tmux message are sent at most once per project every
-`min_interval` seconds (the ones held back say so in the list). An alert says how its delivery went: a
-notifier that fails names its exit status, one that hangs is stopped after `NOTIFY_TIMEOUT` and says so;
-neither is ever shown as sent.
+`AlertTracker.observe(row)` hands a row's attention (each entry with its reason and source) to the rules
+(`core/alert_rules.py`), and `tick()` lets entries whose hold time has passed fire later; the fleet calls
+both. Each occurrence of an entry is one listed alert; on each channel it is either sent or held back,
+and the alert says which and why. The entries of one project sent together on a channel are one message
+("… (+2 more)"). A delivery that fails is shown as failed and tried again `retries` times with a
+doubling delay; it is never shown as sent. Channels are in `alert_channels.py`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import shutil
 import time
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass
-from functools import partial
+from collections.abc import Callable, Collection, Coroutine, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from rcs_tui.core.attention import ALERT_KINDS, ALERT_NEWS, NEEDS_YOU
+from rcs_tui.core.alert_rules import AlertRules, ChannelRules, Decision, parse_quiet_hours
+from rcs_tui.core.attention import ALERT_KINDS, ALERT_NEWS, BY_KEY, NEEDS_YOU
+from rcs_tui.fleet import alert_channels
+from rcs_tui.fleet.alert_channels import (
+    AppriseChannel,
+    BellChannel,
+    Channel,
+    CommandChannel,
+    DesktopChannel,
+    Message,
+    TmuxChannel,
+    run_process,
+)
 from rcs_tui.fleet.rows import Row
-from rcs_tui.views.text import strip_controls, tmux_literal
 
 MAX_LISTED = 500
-NOTIFY_TIMEOUT = 10.0  # seconds a notifier may run before it is stopped (and its alert marked failed)
+NOTIFY_TIMEOUT = alert_channels.NOTIFY_TIMEOUT  # kept here too: tests and callers set it on this module
+LISTED = "listed"  # the rules' pseudo-channel that lists an alert (after the hold) whatever the channels do
+RULE_KEYS = ("kinds", "hold", "cooldown", "dedupe", "quiet_hours", "min_interval")  # what a channel may override
 
 
 @dataclass(eq=False)
 class Alert:
+    """One occurrence of an entry that needs the operator, and what each channel did with it."""
+
     at: float
     project: str
     host: str
     kind: str
     member: str
-    sent: bool  # chosen to be sent (False: held back by the rate limit)
-    delivery: str = "quiet (rate limit)"  # "sending", "sent", or "failed: <why>" once every channel answered
-    pending: int = 0
+    reason: str = ""
+    source: str = ""
+    channels: dict[str, str] = field(default_factory=dict)  # channel label -> "sending", "sent", "held: …", …
+    listed_held: str | None = None  # with no channel on: the rule that would have held it back
 
     @property
     def message(self) -> str:
         return f"{self.project}: {self.member} {ALERT_NEWS.get(self.kind, self.kind)}"
 
+    @property
+    def sent(self) -> bool:
+        """Chosen to be sent on at least one channel (False: every channel held it back)."""
+        return any(not s.startswith("held") for s in self.channels.values())
+
+    @property
+    def delivery(self) -> str:
+        """How its delivery went, in one phrase: a failure first (with the channel), then sending, then
+        sent; held back everywhere reads `quiet (<why>)`."""
+        states = self.channels
+        for label, s in states.items():
+            if s.startswith("failed"):
+                return f"failed: {label} {s.removeprefix('failed: ')}"
+        if any(s == "sending" for s in states.values()):
+            return "sending"
+        if any(s == "sent" for s in states.values()):
+            return "sent"
+        held = [s.removeprefix("held: ") for s in states.values()]
+        if held:
+            return f"quiet ({held[0]})"
+        return f"quiet ({self.listed_held})" if self.listed_held else "listed only (no channel)"
+
     def as_json(self) -> dict[str, Any]:
         return {"at": self.at, "project": self.project, "host": self.host, "kind": self.kind, "member": self.member,
-                "sent": self.sent, "delivery": self.delivery, "message": self.message}
-
-    def answered_by(self, channel: str, why: str | None) -> None:
-        """`channel` finished: `why` it failed, or None when it delivered."""
-        self.answered(None if why is None else f"{channel} {why}")
-
-    def answered(self, failure: str | None) -> None:
-        """One channel finished: a failure is kept (the first one names the alert's delivery)."""
-        self.pending -= 1
-        if failure is not None and not self.delivery.startswith("failed"):
-            self.delivery = f"failed: {failure}"
-        elif self.pending <= 0 and not self.delivery.startswith("failed"):
-            self.delivery = "sent"
+                "reason": self.reason, "source": self.source, "sent": self.sent, "delivery": self.delivery,
+                "channels": dict(self.channels), "message": self.message}
 
 
 @dataclass
 class AlertSettings:
+    """Which channels are on and the rules for all of them; `channel` overrides `RULE_KEYS` per channel
+    (`{"apprise": {"kinds": ["waiting"], "quiet_hours": "22:00-07:00"}}`)."""
+
     command: str | None = None
     bell: bool = True
     tmux: bool = False
+    desktop: bool = False
+    apprise: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ALERT_KINDS
     min_interval: float = 30.0
+    hold: Mapping[str, float] = field(default_factory=dict)
+    cooldown: float = 0.0
+    dedupe: float = 0.0
+    quiet_hours: str | None = None
+    grace: float = 0.0
+    retries: int = 3
+    backoff: float = 2.0  # seconds before the first retry; each next one waits twice as long
+    channel: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    tmux_socket: str | None = None  # a tmux server to message other than the one we run in
+
+    def rules_for(self, name: str) -> ChannelRules:
+        own = dict(self.channel.get(name) or {})
+        hold = {**self.hold, **(own.get("hold") or {})}
+        return ChannelRules(kinds=frozenset(own.get("kinds") or self.kinds), hold=hold,
+                            cooldown=float(own.get("cooldown", self.cooldown)),
+                            dedupe=float(own.get("dedupe", self.dedupe)),
+                            quiet_hours=parse_quiet_hours(own.get("quiet_hours", self.quiet_hours)),
+                            min_interval=float(own.get("min_interval", self.min_interval)))
+
+    def channels(self, bell: Callable[[], None] | None) -> list[Channel]:
+        out: list[Channel] = []
+        if self.bell and bell is not None:
+            out.append(BellChannel(bell))
+        if self.tmux:
+            out.append(TmuxChannel(self.tmux_socket))
+        if self.command:
+            out.append(CommandChannel(self.command))
+        if self.desktop:
+            out.append(DesktopChannel())
+        if self.apprise:
+            out.append(AppriseChannel(list(self.apprise)))
+        return out
 
 
 class AlertTracker:
-    """Turns attention changes into alerts and sends them."""
+    """Turns attention changes into alerts, by the rules, and delivers them."""
 
     def __init__(self, settings: AlertSettings, *, bell: Callable[[], None] | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, focused: Callable[[], Collection[str]] = frozenset,
+                 channels: list[Channel] | None = None, minute_of: Callable[[float], int] | None = None) -> None:
         self.settings = settings
         self.bell = bell
         self.clock = clock
-        self.seen: dict[str, dict[str, set[str]]] = {}
-        self.last_sent: dict[str, float] = {}
+        self.focused = focused  # project keys a console is showing now: no alert for those
+        self.channel_list = settings.channels(bell) if channels is None else channels
+        kw: dict[str, Any] = {} if minute_of is None else {"minute_of": minute_of}
+        listed = ChannelRules(kinds=frozenset(settings.kinds), hold=dict(settings.hold))  # the Alerts view's own
+        self.rules = AlertRules({LISTED: listed, **{c.name: settings.rules_for(c.name) for c in self.channel_list}},
+                                grace=settings.grace, clock=clock, **kw)
         self.alerts: deque[Alert] = deque(maxlen=MAX_LISTED)
+        self._open: dict[tuple[str, str, str, str], Alert] = {}  # (project, kind, item, state) -> its alert
+        self._rows: dict[str, Row] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
+    # -- what projects show ---------------------------------------------------------------------
     def observe(self, row: Row) -> list[Alert]:
         """New alerts for this row's latest document (none for its first one)."""
         if row.doc is None or row.doc.get("partial"):  # the baseline is the first full document
             return []
         key = row.project.key
-        now = {k.key: set(row.attention.get(k.key, [])) for k in NEEDS_YOU}
-        before = self.seen.get(key)
-        self.seen[key] = now
-        if before is None:
-            return []
-        fresh = [(k.alert, m) for k in NEEDS_YOU for m in sorted(now[k.key] - before[k.key])
-                 if k.alert in self.settings.kinds]
-        if not fresh:
-            return []
-        at = self.clock()
-        send = at - self.last_sent.get(key, float("-inf")) >= self.settings.min_interval
-        if send:
-            self.last_sent[key] = at
-        out = [Alert(at, row.project.name, row.project.host_label, kind, member, send and i == 0)
-               for i, (kind, member) in enumerate(fresh)]
-        self.alerts.extendleft(out)
-        if send:
-            self._dispatch(out[0], len(out))
-        return out
+        self._rows[key] = row
+        entries = {}
+        for kind in NEEDS_YOU:
+            for item in row.attention.get(kind.key, []):
+                v = row.verdict(kind.key, item)
+                entries[(kind.alert or kind.key, item)] = v.state
+        self.rules.observe(key, entries)
+        return self.tick()
 
-    def _dispatch(self, alert: Alert, count: int) -> None:
-        text = alert.message + (f" (+{count - 1} more)" if count > 1 else "")
-        if self.settings.bell and self.bell is not None:
-            self.bell()
-        runs: list[tuple[str, list[str], dict[str, str] | None]] = []
-        if self.settings.tmux and os.environ.get("TMUX") and shutil.which("tmux"):
-            runs.append(("tmux message", ["tmux", "display-message", "rcs-tui: " + tmux_literal(text)], None))
-        if self.settings.command:
-            env = {**os.environ, "RCS_ALERT_PROJECT": alert.project, "RCS_ALERT_HOST": alert.host,
-                   "RCS_ALERT_KIND": alert.kind, "RCS_ALERT_MEMBER": alert.member, "RCS_ALERT_MESSAGE": text,
-                   "RCS_ALERT_COUNT": str(count)}
-            runs.append(("notify command", ["/bin/sh", "-c", self.settings.command],
-                         {k: strip_controls(v) for k, v in env.items()}))
-        alert.pending, alert.delivery = len(runs), "sending" if runs else "sent"
-        for channel, argv, env_ in runs:
-            self._spawn(argv, env_, partial(alert.answered_by, channel))
+    def tick(self) -> list[Alert]:
+        """Decide what is due now (entries past their hold), deliver it, and return the alerts it listed."""
+        decisions = self.rules.due(frozenset(self.focused()))
+        fresh: list[Alert] = []
+        sends: dict[tuple[str, str], list[Alert]] = {}
+        for d in decisions:
+            alert = self._alert_for(d, fresh)
+            if d.channel == LISTED:
+                alert.listed_held = d.held
+                continue
+            label = self._channel(d.channel).label
+            if d.held is None:
+                alert.channels[label] = "sending"
+                sends.setdefault((d.channel, d.project), []).append(alert)
+            else:
+                alert.channels[label] = f"held: {d.held}"
+        for (name, _project), batch in sends.items():
+            self._deliver(self._channel(name), batch)
+        return fresh
+
+    def acknowledge(self, project: str, kind: str, item: str) -> bool:
+        """The operator has seen this entry: no alert about it until its state changes."""
+        alert_kind = (BY_KEY[kind].alert if kind in BY_KEY else None) or kind
+        return self.rules.acknowledge(project, (alert_kind, item))
+
+    # -- delivery ---------------------------------------------------------------------------------
+    def _channel(self, name: str) -> Channel:
+        return next(c for c in self.channel_list if c.name == name)
+
+    def _alert_for(self, d: Decision, fresh: list[Alert]) -> Alert:
+        k = (d.project, d.kind, d.item, d.state)
+        alert = self._open.get(k)
+        if alert is None:
+            row = self._rows.get(d.project)
+            name, host = (row.project.name, row.project.host_label) if row else (d.project, "local")
+            verdict = row.verdict(_list_kind(row, d.kind, d.item), d.item) if row else None
+            alert = Alert(self.clock(), name, host, d.kind, d.item, verdict.reason if verdict else "",
+                          verdict.source if verdict else "")
+            self._open[k] = alert
+            if len(self._open) > MAX_LISTED * 4:
+                self._open.pop(next(iter(self._open)))
+            self.alerts.appendleft(alert)
+            fresh.append(alert)
+        return alert
+
+    def _deliver(self, channel: Channel, batch: list[Alert]) -> None:
+        first = batch[0]
+        text = first.message + (f" (+{len(batch) - 1} more)" if len(batch) > 1 else "")
+        msg = Message(first.project, first.host, first.kind, first.member, first.reason, first.source, text,
+                      len(batch))
+        retries, backoff = self.settings.retries, self.settings.backoff
+
+        async def attempts() -> None:
+            why: str | None = "was stopped as the fleet closed"
+            try:
+                for n in range(retries + 1):
+                    why = await channel.send(msg)
+                    if why is None:
+                        break
+                    if n < retries:
+                        delay = backoff * 2 ** n
+                        state = f"failed: {why}; retry {n + 1} of {retries} in {delay:g}s"
+                        for a in batch:
+                            a.channels[channel.label] = state
+                        await asyncio.sleep(delay)
+                    elif retries:
+                        why = f"{why} (after {retries + 1} attempts)"
+            finally:
+                for a in batch:
+                    a.channels[channel.label] = "sent" if why is None else f"failed: {why}"
+
+        self._run(attempts())
+
+    def _run(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run a delivery without waiting for it; outside an event loop, run it to completion."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            asyncio.run(coro)
+            return
+        task = loop.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _spawn(self, argv: list[str], env: dict[str, str] | None,
+               done: Callable[[str | None], None] = lambda why: None) -> None:
+        """Run a notifier process without waiting for it (stopped after `NOTIFY_TIMEOUT`); `done` gets None
+        when it exited 0, else why it failed."""
+        async def run() -> None:
+            why: str | None = "was stopped as the fleet closed"
+            try:
+                why = await run_process(argv, env, NOTIFY_TIMEOUT)
+            finally:
+                done(why)
+
+        self._run(run())
 
     async def drain(self, grace: float = 2.0) -> None:
-        """Before the fleet closes: give running notifiers `grace` seconds, then end (and reap) the rest."""
+        """Before the fleet closes: give running deliveries `grace` seconds, then end (and reap) the rest."""
         pending = list(self._tasks)
         if not pending:
             return
@@ -136,36 +273,10 @@ class AlertTracker:
             task.cancel()
         await asyncio.gather(*still, return_exceptions=True)
 
-    def _spawn(self, argv: list[str], env: dict[str, str] | None,
-               done: Callable[[str | None], None] = lambda why: None) -> None:
-        """Run a notifier without waiting for it (stopped after `NOTIFY_TIMEOUT`); outside an event loop, run it
-        to completion. `done` gets None when it exited 0, else why it failed."""
-        async def run() -> None:
-            try:
-                proc = await asyncio.create_subprocess_exec(*argv, env=env, stdin=asyncio.subprocess.DEVNULL,
-                                                            stdout=asyncio.subprocess.DEVNULL,
-                                                            stderr=asyncio.subprocess.DEVNULL)
-            except OSError as exc:
-                done(f"could not start ({exc.strerror or exc})")
-                return
-            why: str | None = "was stopped as the fleet closed"
-            try:
-                await asyncio.wait_for(proc.wait(), NOTIFY_TIMEOUT)
-                why = None if proc.returncode == 0 else f"exit status {proc.returncode}"
-            except TimeoutError:
-                why = f"gave no answer in {NOTIFY_TIMEOUT:g}s and was stopped"
-            finally:  # timed out, or the fleet is closing: never leave a notifier behind
-                if proc.returncode is None:
-                    with contextlib.suppress(ProcessLookupError):
-                        proc.kill()
-                    await proc.wait()
-                done(why)
 
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            asyncio.run(run())
-            return
-        task = loop.create_task(run())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+def _list_kind(row: Row, alert_kind: str, item: str) -> str:
+    """The attention list an alert kind's entry came from (root survivors alert as `stale`)."""
+    for kind in NEEDS_YOU:
+        if kind.alert == alert_kind and item in row.attention.get(kind.key, []):
+            return kind.key
+    return alert_kind

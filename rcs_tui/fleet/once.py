@@ -36,7 +36,8 @@ HELPERS_FROM = 16  # local projects from which a helper process pays for its sta
 MAX_HELPERS = 3
 MAX_LINE = 64 * 1024 * 1024
 # What `--once` reports of a document (`Row.take` and `once_json` read no other key).
-ONCE_KEYS = ("version", "kind", "seq", "taken_at", "has_rcs", "active_set", "attention", "rp1", "last_activity")
+ONCE_KEYS = ("version", "kind", "seq", "taken_at", "has_rcs", "active_set", "attention", "needs_you", "rp1",
+             "last_activity")
 LocalReader = Callable[[Path], dict[str, Any]]
 
 

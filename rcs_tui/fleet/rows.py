@@ -16,13 +16,14 @@ from typing import Any
 from rich.text import Text
 
 from rcs_tui.core import attention
+from rcs_tui.core.attention import Verdict
 from rcs_tui.core.health import WORKER_CONDITIONS
 from rcs_tui.core.words import plural
 from rcs_tui.fleet.projects import Project
 from rcs_tui.state.metrics import parse_time
 from rcs_tui.state.team import worker_condition
 from rcs_tui.views.health import HEALTH_GLYPH, HEALTH_STYLE, WORKER_GLYPH
-from rcs_tui.views.snapshot_doc import CONTRACT_MAJOR, CONTRACT_VERSION, contract_major, summarise
+from rcs_tui.views.snapshot_doc import CONTRACT_MAJOR, CONTRACT_VERSION, contract_major, iso, summarise
 from rcs_tui.views.text import ago, strip_controls
 
 RANKS = attention.RANKS
@@ -57,6 +58,14 @@ class Row:
     looked: bool = False  # the fleet has had a first document (or a reason for none) for this row
     watch: str | None = None  # how the live fleet watches a local project: "inotify" or "poll" (None: not yet)
     watch_reason: str | None = None  # why it is polled
+    verdicts: dict[tuple[str, str], Verdict] = field(default_factory=dict)  # (kind, item) -> why
+
+    def verdict(self, kind: str, item: str) -> Verdict:
+        """Why `item` is listed under `kind`: the project's own words, or, from a host whose snapshot
+        contract predates them, a verdict saying it did not say (source `unknown`)."""
+        return self.verdicts.get((kind, item)) or Verdict(
+            kind, item, f"{item}: {attention.BY_KEY[kind].heading if kind in attention.BY_KEY else kind} "
+                        "(the project did not say why)", UNKNOWN_SOURCE)
 
     # -- updates ----------------------------------------------------------------------------
     def take(self, doc: dict[str, Any], now: float | None = None) -> None:
@@ -84,6 +93,7 @@ class Row:
         raw = _table(doc.get("attention"))
         self.attention = {k: [inert(v, 120) for v in raw.get(k, []) if isinstance(v, str)][:200]
                           for k in attention.KEYS}
+        self.verdicts = _verdicts(doc.get("needs_you"), self.attention)
         self.error, self.error_since, self.connected = None, None, True
         self.updated_at = now or time.time()
 
@@ -175,6 +185,25 @@ class Row:
         return (self.rank, self.project.name, self.project.key)
 
 
+UNKNOWN_SOURCE = "unknown"  # a host that predates reasons
+
+
+def _verdicts(raw: object, lists: dict[str, list[str]]) -> dict[tuple[str, str], Verdict]:
+    """A document's `needs_you`, made inert, for the entries its `attention` lists (nothing else is kept)."""
+    listed = {(k, item) for k, items in lists.items() for item in items}
+    out: dict[tuple[str, str], Verdict] = {}
+    for v in _list(raw)[:2000]:
+        if not isinstance(v, dict):
+            continue
+        key = (inert(v.get("kind"), 40), inert(v.get("item"), 120))
+        if key not in listed:
+            continue
+        source = v.get("source") if v.get("source") in attention.SOURCES else UNKNOWN_SOURCE
+        out[key] = Verdict(key[0], key[1], inert(v.get("reason"), 300), str(source),
+                                     parse_time(v.get("since")))
+    return out
+
+
 def sorted_rows(rows: Iterable[Row]) -> list[Row]:
     return sorted(rows, key=Row.sort_key)
 
@@ -189,7 +218,10 @@ def once_json(rows: Iterable[Row]) -> list[dict[str, Any]]:
         out.append({"project": p.key, "name": p.name, "host": p.host, "state": row.rank_name,
                     "needs_you": row.needs_you_now, "reasons": row.needs_you() if row.needs_you_now else [],
                     "error": row.error, "readonly_reason": row.readonly_reason,
-                    "attention": row.attention, "active_set": (row.doc or {}).get("active_set", []),
+                    "attention": row.attention,
+                    "verdicts": [row.verdict(k.key, item).as_json(iso) for k in attention.NEEDS_YOU
+                                 for item in row.attention.get(k.key, [])],
+                    "active_set": (row.doc or {}).get("active_set", []),
                     "last_activity": (row.doc or {}).get("last_activity"),
                     "watch": row.watch, "watch_reason": row.watch_reason})
     return out

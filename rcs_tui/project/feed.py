@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from rcs_tui.core.attention import attention, dead_worker_findings, resurrected
+from rcs_tui.core.attention import attention, comebacks, dead_worker_findings, explain
 from rcs_tui.project.loader import WorldLoader
 from rcs_tui.state.journal import read_journal
 from rcs_tui.state.metrics import parse_time
@@ -168,8 +168,11 @@ class SnapshotFeed:
             "doctor": self._doctor,
             "badges": [b.text(world.root) for b in world.badges],
         })
-        doc["attention"] = attention(doc, snap)
-        doc["attention"]["resurrected"] = resurrected(snap, read_journal(snap.root), self.clock(), parse_time)
+        now = self.clock()
+        doc["attention"] = attention(doc, snap, now, parse_time)
+        came_back = comebacks(snap, read_journal(snap.root), now, parse_time)
+        doc["attention"]["resurrected"] = sorted(came_back)
+        doc["needs_you"] = [v.as_json(iso) for v in explain(doc["attention"], doc, snap, now, parse_time, came_back)]
         times = [world.newest_write, *(t.mtime for t in world.tasks)]
 
         times.append(parse_time(rp1.get("last_activity")))

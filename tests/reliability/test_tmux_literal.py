@@ -36,6 +36,7 @@ def test_the_escape_doubles_every_hash():
 
 
 def test_a_fleet_alert_about_a_hostile_worker_name_shows_it_and_runs_nothing(tmux_server, tmp_path, monkeypatch):
+    from rcs_tui.fleet import alert_channels
     from rcs_tui.fleet.alerts import AlertSettings, AlertTracker
     from rcs_tui.fleet.projects import parse_project
     from rcs_tui.fleet.rows import Row
@@ -44,16 +45,20 @@ def test_a_fleet_alert_about_a_hostile_worker_name_shows_it_and_runs_nothing(tmu
     marker = tmp_path / "pwned"
     monkeypatch.setenv("TMUX", tmux_env)
     sent: list[list[str]] = []
+
+    async def record(argv, env, timeout=None):
+        sent.append(argv)
+
+    monkeypatch.setattr(alert_channels, "run_process", record)
     tracker = AlertTracker(AlertSettings(tmux=True, bell=False, min_interval=0))
-    monkeypatch.setattr(tracker, "_spawn", lambda argv, env, done=None: sent.append(argv))
     row = Row(parse_project(str(tmp_path)))
     row.take({"version": "1.1", "kind": "snapshot", "attention": {"dead": []}, "team": {}}, now=1.0)
     tracker.observe(row)
     hostile = f"crew/w#(touch {marker})#{{pane_id}}"
     row.take({"version": "1.1", "kind": "snapshot", "team": {}, "attention": {"dead": [hostile]}}, now=2.0)
     assert tracker.observe(row)
-    (argv,) = [a for a in sent if a[0] == "tmux"]
-    assert argv[:2] == ["tmux", "display-message"]
+    (argv,) = [a for a in sent if os.path.basename(a[0]) == "tmux"]
+    assert argv[1:2] == ["display-message"]
     # what tmux makes of that message (-p prints it instead of showing it on a client)
     shown = subprocess.run(["tmux", "-S", str(sock), "display-message", "-p", argv[2]], capture_output=True,
                            text=True).stdout

@@ -12,6 +12,7 @@ through the project's own `rcs-tui … --json`.
 from __future__ import annotations
 
 import gc
+import os
 import subprocess
 import sys
 import time
@@ -25,7 +26,9 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
+from rcs_tui.core.attention import NEEDS_YOU
 from rcs_tui.core.words import plural
+from rcs_tui.fleet.acks import Acknowledger, StateDirAcknowledger, item_id
 from rcs_tui.fleet.alerts import Alert, AlertSettings, AlertTracker
 from rcs_tui.fleet.hub import FleetHub
 from rcs_tui.fleet.projects import Project
@@ -39,7 +42,8 @@ from rcs_tui.ui.updates import show_content
 from rcs_tui.views.text import clip
 
 FLUSH_S = 0.03
-ALERT_COLUMNS = ("WHEN", "PROJECT", "HOST", "KIND", "MEMBER", "SENT")
+ALERT_COLUMNS = ("WHEN", "PROJECT", "HOST", "KIND", "MEMBER", "SENT", "WHY")
+ALERT_TICK_S = 1.0
 TICK_S = 15.0
 FREEZE_EVERY = 25  # projects read in full between two freezes of what the fleet holds (see `_settle`)
 
@@ -79,21 +83,28 @@ class FleetApp(App):
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("1", "tab('projects')", "Projects", show=False),
         Binding("2", "tab('alerts')", "Alerts"),
+        Binding("n", "next_needing(1)", "Next needs you", show=False),
+        Binding("N", "next_needing(-1)", "Previous needs you", show=False),
+        Binding("a", "acknowledge", "Acknowledge", show=False),
         Binding("j", "cursor('down')", "Down", show=False),
         Binding("k", "cursor('up')", "Up", show=False),
     ]
 
     def __init__(self, projects: list[Project], *, ssh: Ssh | None = None, alerts: AlertSettings | None = None,
                  readonly: bool = False, clock: Callable[[], float] = time.time, live: bool = True,
-                 max_backoff: float = 30.0, heartbeat: float = 10.0) -> None:
+                 max_backoff: float = 30.0, heartbeat: float = 10.0, acknowledger: Acknowledger | None = None,
+                 actor: str | None = None) -> None:
         super().__init__()
+        self.acknowledger: Acknowledger = acknowledger or StateDirAcknowledger()
+        self.actor = actor or f"{os.environ.get('USER') or 'operator'}@fleet"
         self.ssh = ssh or Ssh()
         self.readonly = readonly
         self.clock = clock
         self.live = live
         self.hub = FleetHub(projects, self._row_changed, ssh=self.ssh, clock=clock, max_backoff=max_backoff,
                             heartbeat=heartbeat)
-        self.tracker = AlertTracker(alerts or AlertSettings(), bell=self.bell, clock=clock)
+        self.tracker = AlertTracker(alerts or AlertSettings(), bell=self.bell, clock=clock, focused=self.looked_at)
+        self._looked: tuple[float, frozenset[str]] = (float("-inf"), frozenset())
         self.filter_text = ""
         self._dirty: set[str] = set()
         self._alerts_dirty = False
@@ -116,6 +127,7 @@ class FleetApp(App):
             self.hub.start(local=False)
             self.call_after_refresh(self.hub.start, remote=False)
         self.set_interval(TICK_S, self._tick)  # relative ages ("3m ago", "since …") move on
+        self.set_interval(ALERT_TICK_S, self._alert_tick)  # entries whose hold time has passed fire
 
     def on_resize(self) -> None:
         """Another width fits other columns: work them out at once, not at the next change."""
@@ -142,15 +154,36 @@ class FleetApp(App):
             gc.freeze()
             self._froze = True
 
-    def _row_changed(self, row: Row) -> None:
-        self.changes += 1
-        self._settle(row)
-        fresh = self.tracker.observe(row)
+    def looked_at(self) -> frozenset[str]:
+        """Projects in front of the operator now: the one this fleet's project view shows, and every local
+        project a console shows (its marker, read at most once a second)."""
+        from rcs_tui.fleet.focus import looked_at
+        from rcs_tui.ui.fleet.project import ProjectScreen
+
+        now = time.monotonic()
+        if now - self._looked[0] >= 1.0:
+            roots = looked_at()
+            self._looked = (now, frozenset(k for k, r in self.rows.items()
+                                           if not r.project.remote and os.path.realpath(r.project.path) in roots))
+        shown = {self.screen.key} if self.screen_stack and isinstance(self.screen, ProjectScreen) else set()
+        return self._looked[1] | shown
+
+    def _announce(self, fresh: list[Alert]) -> None:
         if fresh:
             self._alerts_dirty = True
             first = fresh[0]
             self.notify(first.message + (f" (+{len(fresh) - 1} more)" if len(fresh) > 1 else ""),
                         title="needs you", severity="warning", timeout=6)
+
+    def _alert_tick(self) -> None:
+        self._announce(self.tracker.tick())
+        if self.tracker.alerts and isinstance(self.screen, FleetScreen):
+            self._draw_alerts(self.screen)  # deliveries move on (sending → sent, failed, retrying)
+
+    def _row_changed(self, row: Row) -> None:
+        self.changes += 1
+        self._settle(row)
+        self._announce(self.tracker.observe(row))
         self._dirty.add(row.project.key)
         if not self._flush_pending:
             self._flush_pending = True
@@ -257,6 +290,53 @@ class FleetApp(App):
             if tab == "alerts":
                 self._draw_alerts(self.screen)
 
+    def action_next_needing(self, step: int) -> None:
+        """Move to the next (`step` 1) or previous (-1) project that needs you, in the order shown, wrapping;
+        from a project view, open that project's view."""
+        from rcs_tui.ui.fleet.project import ProjectScreen
+
+        rows = [r for r in self._visible() if r.needs_you_now]
+        if not rows:
+            self.notify("nothing needs you", timeout=3)
+            return
+        order = [r.project.key for r in self._visible()]
+        current = self.screen.key if isinstance(self.screen, ProjectScreen) else self.selected_key()
+        at = order.index(current) if current in order else (-1 if step > 0 else len(order))
+        keys = [r.project.key for r in rows]
+        after = [k for k in keys if (order.index(k) - at) * step > 0]
+        target = (after[0] if step > 0 else after[-1]) if after else (keys[0] if step > 0 else keys[-1])
+        if isinstance(self.screen, ProjectScreen):
+            self.pop_screen()
+            self.push_screen(ProjectScreen(target))
+            self.call_after_refresh(self.redraw, {target})
+        elif isinstance(self.screen, FleetScreen):
+            self.screen.query_one("#fleet-tabs", TabbedContent).active = "projects"
+            self.screen.query_one("#fleet-table", LineTable).select_key(target)
+
+    def action_acknowledge(self, key: str | None = None) -> None:
+        """Acknowledge what the selected project (or the project view's) needs you for now: each entry is
+        recorded (`Acknowledger`) and alerts no more until its state changes."""
+        from rcs_tui.ui.fleet.project import ProjectScreen
+
+        key = key or (self.screen.key if isinstance(self.screen, ProjectScreen) else self.selected_key())
+        row = self.rows.get(key) if key else None
+        if key is None or row is None or not row.needs_you_now or row.error:
+            self.notify("nothing to acknowledge here", timeout=3)
+            return
+        entries = [(k.key, item) for k in NEEDS_YOU for item in row.attention.get(k.key, [])]
+        failed = None
+        for kind, item in entries:
+            self.tracker.acknowledge(key, kind, item)
+            try:
+                self.acknowledger.acknowledge(row.project.path if not row.project.remote else key,
+                                              item_id(kind, item), self.actor)
+            except OSError as exc:
+                failed = exc
+        if failed is not None:
+            self.notify(f"acknowledged here, but not recorded: {failed}", severity="warning")
+        else:
+            self.notify(f"{row.project.name}: acknowledged {len(entries)} — quiet until it changes", timeout=4)
+
     def action_help(self) -> None:
         self.push_screen(FleetHelp(self.readonly))
 
@@ -336,7 +416,8 @@ def alert_rows(alerts: Iterable[Alert]) -> list[tuple[str, list[Text]]]:
 def alert_cells(alert: Alert) -> tuple[Text, ...]:
     return (Text(datetime.fromtimestamp(alert.at).strftime("%H:%M:%S")), Text(clip(alert.project, 24), style="bold"),
             Text(alert.host), Text(alert.kind, style="magenta" if alert.kind == "waiting" else "yellow"),
-            Text(clip(alert.member, 48)), Text(clip(alert.delivery, 40), style=delivery_style(alert.delivery)))
+            Text(clip(alert.member, 48)), Text(clip(alert.delivery, 40), style=delivery_style(alert.delivery)),
+            Text(clip(f"{alert.reason} [{alert.source}]" if alert.reason else "", 80), style="dim"))
 
 
 def delivery_style(delivery: str) -> str:

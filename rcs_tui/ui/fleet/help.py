@@ -17,6 +17,8 @@ KEYS: tuple[tuple[str, str, bool], ...] = (
     ("enter", "open the project's console (over ssh -t for a remote one)", False),
     ("i", "project view: members, findings, runs, and its actions", False),
     ("/", "filter projects by name or URL; esc clears", False),
+    ("n / N", "next / previous project that needs you", False),
+    ("a", "acknowledge its needs: no alert until they change", False),
     ("d", "project view: clear the selected member (previewed)", True),
     ("u", "project view: undo the project's last action (previewed)", True),
     ("D", "project view: doctor — apply its repairs (previewed)", True),

@@ -124,8 +124,13 @@ class ProjectScreen(Screen):
         for kind in NEEDS_YOU:
             items = row.attention.get(kind.key) or []
             if items:
-                out.append(f"{kind.heading}: ", style="bold magenta" if kind.key == "waiting" else "bold yellow")
-                out.append(", ".join(items[:8]) + (f" +{len(items) - 8}" if len(items) > 8 else "") + "\n")
+                out.append(f"{kind.heading}:\n", style="bold magenta" if kind.key == "waiting" else "bold yellow")
+                for item in items[:8]:  # each with why, and how sure: the runtime said so, or rcs-tui inferred it
+                    verdict = row.verdict(kind.key, item)
+                    out.append(f"  {verdict.reason} ")
+                    out.append(f"[{verdict.source}]\n", style="dim" if verdict.source == "inferred" else "cyan")
+                if len(items) > 8:
+                    out.append(f"  +{len(items) - 8} more\n", style="dim")
         for run in ((doc.get("rp1") or {}).get("waiting") or [])[:3]:
             if isinstance(run, dict):
                 out.append(f"rp1 {inert(run.get('flow'), 30)} asks: ", style="magenta")

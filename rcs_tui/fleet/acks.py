@@ -1,0 +1,50 @@
+"""Acknowledging an entry that needs you: who saw what, kept so the fleet stops alerting about it.
+
+`Acknowledger` is what the fleet's `a` key calls; the flight recorder's `acknowledge(root, item_id, actor)`
+fits it, and until the fleet is wired to it `StateDirAcknowledger` keeps each acknowledgement as one JSON
+line in rcs-tui's own state directory (`$XDG_STATE_HOME/rcs-tui/acks.jsonl`), never inside a project.
+The alert rules stop alerting about the entry until its state changes, whatever records it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Protocol
+
+from rcs_tui.core.times import iso
+from rcs_tui.fleet.focus import state_dir
+
+MAX_ACK_BYTES = 4 * 1024 * 1024  # past this the file starts again (it is a convenience record, not history)
+
+
+class Acknowledger(Protocol):
+    def acknowledge(self, root: str, item_id: str, actor: str) -> None: ...
+
+
+def item_id(kind: str, item: str) -> str:
+    """How an entry is named when acknowledged: `waiting:s1/forge`."""
+    return f"{kind}:{item}"
+
+
+class StateDirAcknowledger:
+    """Appends `{"at", "root", "item", "actor"}` lines to `acks.jsonl` in rcs-tui's state directory."""
+
+    def __init__(self, path: str | None = None) -> None:
+        self.path = path or os.path.join(state_dir(), "acks.jsonl")
+
+    def acknowledge(self, root: str, item_id: str, actor: str) -> None:
+        os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
+        line = json.dumps({"at": iso(time.time(), ms=True), "root": root, "item": item_id, "actor": actor},
+                          ensure_ascii=False) + "\n"
+        try:
+            if os.path.getsize(self.path) > MAX_ACK_BYTES:
+                os.replace(self.path, self.path + ".1")
+        except OSError:
+            pass
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            os.write(fd, line.encode())
+        finally:
+            os.close(fd)
