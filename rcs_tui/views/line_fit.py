@@ -235,7 +235,8 @@ def _flow(segs: list[Seg], head: list[Span], width: int, height: int) -> list[li
     dropped = 0
     for i in order:
         spans = list(segs[i].spans)
-        short = list(segs[i].short) if segs[i].short else spans
+        brief = segs[i].short
+        short = list(brief) if brief else spans
         row = rows[-1]
         for form in (spans, short):
             if len(plain(row)) + len(SEP) + len(plain(form)) <= width:
