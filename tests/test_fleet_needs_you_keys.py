@@ -88,3 +88,19 @@ async def test_a_acknowledges_and_the_entry_stays_quiet_until_it_changes(tmp_pat
         (again,) = app.tracker.tick()  # a new state of the same member: it alerts again
         await pilot.pause()
         assert again.member == "root/autopilot" and again.delivery == "sent"  # the bell rang
+
+
+async def test_a_read_only_fleet_still_acknowledges(tmp_path):
+    """Read-only (as in the browser) offers no action that writes a project, but acknowledging writes only
+    rcs-tui's own record, so it stays."""
+    app, base = fleet(tmp_path, readonly=True)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one("#fleet-table", LineTable)
+        table.select_key(str(base / "api"))
+        before = {p: p.read_bytes() for p in (base / "api").rglob("*") if p.is_file()}
+        await pilot.press("a")
+        await pilot.pause()
+        lines = (tmp_path / "acks.jsonl").read_text().splitlines()
+        assert lines and all(json.loads(line)["actor"] == "me@fleet" for line in lines)
+        assert {p: p.read_bytes() for p in (base / "api").rglob("*") if p.is_file()} == before
