@@ -8,7 +8,8 @@ a comeback is recognised at any later time) and `at` (when it was taken, epoch s
 
 `diff(before, after, ...)` lists the events that lead from one to the other, one per change, in a fixed
 order; `apply(summary, events)` replays them, so that `apply(before, diff(before, after))` agrees with
-`after` on everything the events track. The recorder relies on that to recover after a crash between
+`after` on everything the events track (a finished rp1 run that only left the window of runs followed
+is no event: `apply` drops it when told which runs the new picture holds). The recorder relies on that to recover after a crash between
 appending events and saving its checkpoint: the events already written are replayed, never written again.
 
 Who ended a member: a (not undone) `state clear` of its mode in its scope (or in all sessions)
@@ -27,6 +28,7 @@ from rcs_tui.core.history import undone_ids
 
 CLEAR_SLACK_S = 10.0
 VERSION = 1  # the `v` of every history line; a reader skips lines of another version
+TERMINAL_RUNS = frozenset({"completed", "failed", "cancelled", "abandoned"})
 MEMBER_FIELDS = ("phase", "iteration", "health", "outcome")  # a change of any of these is an event
 MEMBER_KINDS = frozenset({"appeared", "phase", "iteration", "health", "outcome", "cleared", "ended",
                           "came_back", "restored"})
@@ -115,6 +117,8 @@ def diff(before: Summary, after: Summary, *, journal: Sequence[Mapping[str, Any]
         a: Mapping[str, Any] = after.get(section) or {}
         for key in sorted(set(b) | set(a)):
             if key not in a:
+                if kind == "run" and b[key] in TERMINAL_RUNS:
+                    continue  # a finished run only left the window of runs followed: not a change
                 out.append({"kind": kind, "subject": key, "from": b[key], "to": None, "removed": True})
             elif key not in b or a[key] != b[key]:
                 out.append({"kind": kind, "subject": key, "from": b.get(key), "to": a[key],
@@ -151,8 +155,12 @@ def _departure(key: str, old: Mapping[str, Any], fate: Mapping[str, Any] | None,
             "before": dict(old), "state": None}
 
 
-def apply(summary: Summary, events: Sequence[Mapping[str, Any]], *, at: float | None = None) -> Summary:
-    """`summary` with `events` replayed (each event's `ts`, when present, dates a clear); a new summary."""
+def apply(summary: Summary, events: Sequence[Mapping[str, Any]], *, at: float | None = None,
+          runs_now: Mapping[str, Any] | None = None) -> Summary:
+    """`summary` with `events` replayed (each event's `ts`, when present, dates a clear); a new summary.
+
+    `runs_now`: the runs of the picture the events lead to; a finished run no longer among them is dropped
+    (`diff` names no event for it)."""
     out: Summary = {**empty(), **summary}
     for section in ("members", "workers", "tasks", "runs", "cleared"):
         out[section] = dict(out.get(section) or {})
@@ -182,6 +190,8 @@ def apply(summary: Summary, events: Sequence[Mapping[str, Any]], *, at: float | 
             out["at"] = e["ts"]
     if at is not None:
         out["at"] = at
+    if runs_now is not None:
+        out["runs"] = {k: v for k, v in out["runs"].items() if k in runs_now}
     return out
 
 

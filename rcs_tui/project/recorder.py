@@ -43,7 +43,6 @@ READ_CAP = 2 * ROTATE_BYTES  # the most of one history file a reader reads, from
 CHECKPOINT_CAP = 32 * 1024 * 1024
 RETRY_S = 2.0  # how often a watcher that does not record tries to take over
 RUNS_KEPT = 50  # the newest rp1 runs of the project whose status is followed
-TERMINAL_RUN = frozenset({"completed", "failed", "cancelled", "abandoned"})
 FINDING_HEALTH = {"stale-member": "stale", "orphan": "orphan", "root-survivor": "root-survivor",
                   "dead-owner": "dead", "unreadable-member": "unreadable"}
 WRITER_KEYS = (("session", ("owner_rcs_session_id", "session_id")), ("pid", ("owner_pid", "pid")),
@@ -320,9 +319,7 @@ class Recorder:
             self.seq += 1
             entries.append(self._stamp(e, now))
         self._append(entries)
-        summary = changes.apply(before, entries, at=now)
-        summary["runs"] = {k: v for k, v in summary["runs"].items() if k in after["runs"]}
-        self.summary = summary
+        self.summary = changes.apply(before, entries, at=now, runs_now=after["runs"])
         self._checkpoint()
         return entries
 
@@ -370,7 +367,7 @@ def rp1_runs(feed: Any, before: Mapping[str, str] | None) -> dict[str, str]:
         return dict(before or {})
     runs = {r.run.id: r.status for r in page.runs}
     for rid, status in (before or {}).items():
-        if rid not in runs and status not in TERMINAL_RUN:
+        if rid not in runs and status not in changes.TERMINAL_RUNS:
             runs[rid] = status
     return runs
 
