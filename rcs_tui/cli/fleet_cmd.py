@@ -59,7 +59,7 @@ def fleet(projects, once, notify, ssh_config, timeout, deadline, theme, readonly
                            min_interval=conf.values["alerts.min_interval"])
     from rcs_tui.ui.fleet.app import FleetApp
 
-    app = FleetApp(found, ssh=ssh, alerts=alerts, readonly=conf.readonly)
+    app = FleetApp(found, ssh=ssh, alerts=alerts, readonly=conf.readonly, record=True)
     if conf.theme:
         if conf.theme not in app.available_themes:
             raise CliError(f"unknown theme {conf.theme!r}; available: {', '.join(sorted(app.available_themes))}",

@@ -9,8 +9,9 @@ a comeback is recognised at any later time) and `at` (when it was taken, epoch s
 `diff(before, after, ...)` lists the events that lead from one to the other, one per change, in a fixed
 order; `apply(summary, events)` replays them, so that `apply(before, diff(before, after))` agrees with
 `after` on everything the events track (a finished rp1 run that only left the window of runs followed
-is no event: `apply` drops it when told which runs the new picture holds). The recorder relies on that to recover after a crash between
-appending events and saving its checkpoint: the events already written are replayed, never written again.
+is no event: `apply` drops it when told which runs the new picture holds). The recorder relies on that
+to recover after a crash between appending events and saving its checkpoint: the events already written
+are replayed, never written again.
 
 Who ended a member: a (not undone) `state clear` of its mode in its scope (or in all sessions)
 written to the journal since the previous picture makes it `cleared` by the operator (with the journal
@@ -107,7 +108,7 @@ def diff(before: Summary, after: Summary, *, journal: Sequence[Mapping[str, Any]
             used = (cleared.get(key) or {}).get("journal_id")
             out.append(_departure(key, old, gone.get(key), since, journal, parse_time, used))
         elif old is not None and new is not None:
-            fields = MEMBER_FIELDS
+            fields: tuple[str, ...] = MEMBER_FIELDS
             if old.get("health") != new.get("health") and new.get("phase") is None and new.get("iteration") is None:
                 fields = ("health", "outcome")  # its file is gone: the turn to stale says it, not "phase → ?"
             out += [{"kind": f, "subject": key, "from": old.get(f), "to": new.get(f), "state": dict(new)}

@@ -418,3 +418,39 @@ async def run_recorder(root: Path, *, session_id: str | None = None, rp1_db: Pat
                             scopes=False)
         async for doc in follow_documents(feed, poll=poll):
             await asyncio.to_thread(observe_feed, recorder, feed, doc)
+
+
+class RecorderTap:
+    """The recorder riding on documents a face builds anyway (the fleet's local projects): it takes the lock
+    when it is free (trying at most every `retry_s` seconds) and, while it holds it, records each full
+    document's changes. `close()` gives the lock back. Call `observe` off the event loop (it reads and writes)."""
+
+    def __init__(self, root: Path, *, clock: Callable[[], float] = time.time, retry_s: float = RETRY_S,
+                 actor: str = "") -> None:
+        self.root = Path(root)
+        self.lock = RecorderLock(self.root)
+        self.clock = clock
+        self.retry_s = retry_s
+        self.actor = actor
+        self.recorder: Recorder | None = None
+        self._tried = -1e18
+
+    def observe(self, feed: Any, doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+        if doc.get("partial"):
+            return []
+        if self.recorder is None:
+            now = time.monotonic()
+            if now - self._tried < self.retry_s:
+                return []
+            self._tried = now
+            if not self.lock.acquire(self.actor):
+                return []
+            self.recorder = Recorder(self.root, clock=self.clock)
+            self.recorder.start()
+            if self.recorder.summary is not None:
+                self.recorder.note("recorder", event="started", pid=os.getpid(), actor=self.actor)
+        return observe_feed(self.recorder, feed, doc)
+
+    def close(self) -> None:
+        self.lock.release()
+        self.recorder = None

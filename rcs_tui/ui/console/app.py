@@ -88,8 +88,10 @@ class ConsoleApp(App):
     def __init__(self, root: Path, *, session_id: str | None = None, readonly: bool = False,
                  rp1_db: Path | None = None, clock: Callable[[], float] = time.time, live: bool = True,
                  force_polling: bool = False, watch_seconds: float = DEFAULT_WATCH_SECONDS, blink: bool = True,
-                 actor: str | None = None, theme: str | None = None, banner: str | None = None) -> None:
+                 actor: str | None = None, theme: str | None = None, banner: str | None = None,
+                 record: bool = False) -> None:
         super().__init__()
+        self.record = record  # also run the project's flight recorder (when no other rcs-tui does)
         self.banner = banner
         self.root = Path(root)
         self.session_id = session_id
@@ -142,6 +144,10 @@ class ConsoleApp(App):
         if self.live:  # after the first frame: its deferred loads would only slow that frame down
             self.call_after_refresh(start_watcher, self, self.loader, force_polling=self.force_polling,
                                     lock=self.load_lock)
+            if self.record:
+                from rcs_tui.ui.recording import start_recording
+
+                start_recording(self, self.root, session_id=self.session_id, rp1_db=self.rp1_db, actor=self.actor)
 
     def on_answered(self, message: Answered) -> None:
         """The answer of a read or write run off the UI thread (see `background`)."""

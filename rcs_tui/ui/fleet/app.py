@@ -84,14 +84,14 @@ class FleetApp(App):
 
     def __init__(self, projects: list[Project], *, ssh: Ssh | None = None, alerts: AlertSettings | None = None,
                  readonly: bool = False, clock: Callable[[], float] = time.time, live: bool = True,
-                 max_backoff: float = 30.0, heartbeat: float = 10.0) -> None:
+                 max_backoff: float = 30.0, heartbeat: float = 10.0, record: bool = False) -> None:
         super().__init__()
         self.ssh = ssh or Ssh()
         self.readonly = readonly
         self.clock = clock
         self.live = live
         self.hub = FleetHub(projects, self._row_changed, ssh=self.ssh, clock=clock, max_backoff=max_backoff,
-                            heartbeat=heartbeat)
+                            heartbeat=heartbeat, record=record and live)
         self.tracker = AlertTracker(alerts or AlertSettings(), bell=self.bell, clock=clock)
         self.filter_text = ""
         self._dirty: set[str] = set()
