@@ -144,6 +144,15 @@ def waiting_since(entries: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     return out
 
 
+def short_key(key: str, keep: int = 14) -> str:
+    """A member key with a long session id cut to its tail (`…896953-k3j9x2/forge`), as the console's
+    scope column shows it, so the one-line summary fits a narrow pane."""
+    scope, sep, name = key.rpartition("/")
+    if sep and len(scope) > keep + 1:
+        scope = "…" + scope[-keep:]
+    return f"{scope}{sep}{name}"
+
+
 def away_line(entries: Sequence[Mapping[str, Any]], seen: float | None, now: float,
               open_comebacks: Sequence[Mapping[str, Any]] = ()) -> str:
     """The one line the console shows on opening: what changed since `seen` (the user's last look), each
@@ -160,8 +169,8 @@ def away_line(entries: Sequence[Mapping[str, Any]], seen: float | None, now: flo
     waits = waiting_since(entries)
     if waits:
         parts.append("waiting for you: " + ", ".join(
-            f"{_s(k)} {ago(now - t)}" for k, t in sorted(waits.items(), key=lambda kv: kv[1])))
+            f"{short_key(_s(k))} {ago(now - t)}" for k, t in sorted(waits.items(), key=lambda kv: kv[1])))
     if open_comebacks:
-        parts.append("came back after a clear: " + ", ".join(_s(e.get("subject")) for e in open_comebacks)
+        parts.append("came back after a clear: " + ", ".join(short_key(_s(e.get("subject"))) for e in open_comebacks)
                      + " (not acknowledged)")
     return " · ".join(parts)

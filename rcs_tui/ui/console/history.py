@@ -63,13 +63,15 @@ def history_stamp(root: Path) -> tuple[int, int, int]:
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def read_view(root: Path, seen: float | None, now: float) -> tuple[list[dict[str, Any]], str]:
-    """The entries and the header line of the view (what changed since `seen`, who waits, who records)."""
+def read_view(root: Path, seen: float | None, now: float) -> tuple[list[dict[str, Any]], str, str]:
+    """The entries, the view's one header line (what changed since `seen`, who waits, which comebacks are
+    not acknowledged) and its note (who records the project now)."""
     entries = read_history(root)
     line = away_line(entries, seen, now, open_comebacks(entries))
     holder = recorder_holder(root)
-    who = f"recorded by pid {holder.get('pid')}" if holder else "nobody records this project now"
-    return entries, f"{line} · {who}"
+    who = (f"recorded now by pid {holder.get('pid')}" if holder else
+           "nobody records this project now: a console, HUD, fleet or `rcs-tui record` does")
+    return entries, line, f"{who} · {HISTORY_REL} · rcs-tui history --json"
 
 
 class HistoryPane(Vertical):
@@ -84,30 +86,30 @@ class HistoryPane(Vertical):
         table = LineTable(id="history-table")
         set_columns(table, COLUMNS, self.app.size.width)
         yield table
-        yield Static(Text("history: .rcs/logs/rcs-tui-history.jsonl · rcs-tui history --json", style="dim"),
-                     id="history-note", classes="detail")
+        yield Static("", id="history-note", classes="detail")
 
     def show(self, root: Path, now: float, seen: float | None) -> None:
         """Read the history in a worker and draw it; not read again while it, the filter and width stay."""
         needle = self.query_one("#history-filter", Input).value.strip()
         width, drawn = self.app.size.width, self.drawn
 
-        def read() -> tuple[tuple[object, ...], list[Row], str] | None:
+        def read() -> tuple[tuple[object, ...], list[Row], str, str] | None:
             key = (history_stamp(root), needle, width, int(now) // 60)
             if key == drawn:
                 return None
-            entries, line = read_view(root, seen, now)
-            return key, history_rows(entries, now, needle), line
+            entries, line, note = read_view(root, seen, now)
+            return key, history_rows(entries, now, needle), line, note
 
         if drawn is None:
             self.query_one("#history-note", Static).update(Text("reading the history…", style="dim"))
         self.reads.run(self, read, self._draw)
 
-    def _draw(self, answer: tuple[tuple[object, ...], list[Row], str] | None, _: BaseException | None) -> None:
+    def _draw(self, answer: tuple[tuple[object, ...], list[Row], str, str] | None,
+              _: BaseException | None) -> None:
         if answer is None:
             return
-        self.drawn, rows, line = answer
-        self.query_one("#history-away", Static).update(Text(line))
+        self.drawn, rows, line, text = answer
+        self.query_one("#history-away", Static).update(Text(line, no_wrap=True, overflow="ellipsis"))
         table = self.query_one("#history-table", LineTable)
         table.set_rows(project(rows, COLUMNS, set_columns(table, COLUMNS, self.app.size.width)))
         note = self.query_one("#history-note", Static)
@@ -116,7 +118,7 @@ class HistoryPane(Vertical):
                              "Nothing recorded yet: a console, HUD, fleet or `rcs-tui record` records changes.",
                              style="dim"))
         else:
-            note.update(Text("history: .rcs/logs/rcs-tui-history.jsonl · rcs-tui history --json", style="dim"))
+            note.update(Text(text, style="dim", no_wrap=True, overflow="ellipsis"))
 
     def selected(self) -> str | None:
         return self.query_one("#history-table", LineTable).selected
