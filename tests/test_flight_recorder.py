@@ -169,7 +169,7 @@ class TestCrashes:
         from rcs_tui.project.feed import SnapshotFeed
 
         feed = SnapshotFeed(project, summary=True, scopes=False)
-        rec = rec_mod.Recorder(project)
+        rec = rec_mod.Recorder(project, checkpoint_every=0)
         rec.start()
         rec_mod.observe_feed(rec, feed, feed.document())
         mode(project, "forge", current_phase="verifying", iteration=2, max_iterations=99)

@@ -9,9 +9,10 @@ what changed (`core.changes.diff`) and appends one JSON line per change to
 `.rcs/logs/rcs-tui-history.jsonl` through the confined file layer.
 
 No change is lost or written twice across a restart or a crash: after appending, the recorder saves a
-checkpoint (the summary it has recorded and the last sequence number) by atomic rename. At start it
-takes the checkpoint, replays the lines written after it (a crash between the append and the checkpoint
-leaves those), and records only the differences between that and the project as it is now.
+checkpoint (the summary it has recorded and the last sequence number) by atomic rename, at most every
+`CHECKPOINT_EVERY_S` seconds. At start it takes the checkpoint, replays the lines written after it (in the
+current file and the one rotated last), and records only the differences between that and the project
+as it is now.
 The history rotates at `ROTATE_BYTES`, keeping `KEEP` older files; reading is bounded per file.
 `acknowledge` appends an operator's acknowledgement (kind `ack`) from any process.
 """
@@ -42,6 +43,7 @@ KEEP = 3  # rotated files kept: rcs-tui-history.1.jsonl (newest) … .3.jsonl
 READ_CAP = 2 * ROTATE_BYTES  # the most of one history file a reader reads, from its end
 CHECKPOINT_CAP = 32 * 1024 * 1024
 RETRY_S = 2.0  # how often a watcher that does not record tries to take over
+CHECKPOINT_EVERY_S = 5.0  # the checkpoint is saved at most this often (what came after it is replayed)
 RUNS_KEPT = 50  # the newest rp1 runs of the project whose status is followed
 FINDING_HEALTH = {"stale-member": "stale", "orphan": "orphan", "root-survivor": "root-survivor",
                   "dead-owner": "dead", "unreadable-member": "unreadable"}
@@ -71,44 +73,56 @@ def _writer(data: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 
 def summarize(world: Any, doc: Mapping[str, Any], runs: Mapping[str, str] | None = None,
-              ) -> tuple[changes.Summary, dict[str, dict[str, Any]]]:
+              cache: dict[int, Any] | None = None) -> tuple[changes.Summary, dict[str, dict[str, Any]]]:
     """(the recorder's summary of a project, the fate of each mode file that is not a member).
 
-    Members: every active mode file of every scope, and every member the doctor finds wrong (a stale or
-    root-survivor member may have no active file), keyed `scope/mode`; health comes from the doctor's
-    findings (stale, orphan, root-survivor, dead owner, unreadable), else `live`. `doc` is the snapshot
-    document built from `world`; `runs`: rp1 run id -> status."""
+    Members: every active mode file of every scope (and every file whose outcome waits for the operator),
+    and every member the doctor finds wrong (a stale or root-survivor member may have no active file), keyed
+    `scope/mode`; health comes from the doctor's findings (stale, orphan, root-survivor, dead owner,
+    unreadable), else `live`. `doc` is the snapshot document built from `world`; `runs`: rp1 run id ->
+    status. `cache` (kept by the caller between calls) holds each scope's files as last read: the loader
+    keeps a scope it did not re-read as the same object, so only the scopes a change touched are read again."""
     snap = world.snapshot
     findings = (doc.get("doctor") or {}).get("findings") or []
     health = {f"{f.get('scope')}/{f.get('subject')}": FINDING_HEALTH[f["kind"]]
               for f in findings if f.get("kind") in FINDING_HEALTH}
-    files = {}
-    for scope in (snap.root_scope, *(s for _, s in sorted(snap.sessions.items()))):
-        for mode, f in scope.modes.items():
-            files[f"{scope.session_id or 'root'}/{mode}"] = f
     members: dict[str, Any] = {}
     gone: dict[str, dict[str, Any]] = {}
-    for key, f in files.items():
-        waiting = f.outcome.value in changes.WAITING_OUTCOMES
-        if ((f.active or waiting) and not f.tombstone) or key in health:
-            members[key] = _member(f, health.get(key, "live"))
-        else:
-            gone[key] = {"phase": f.phase, "outcome": f.outcome.value or None, "tombstone": bool(f.tombstone)}
+    seen: dict[int, Any] = {}
+    for scope in (snap.root_scope, *(s for _, s in sorted(snap.sessions.items()))):
+        held = cache.get(id(scope)) if cache is not None else None
+        files = held[1] if held is not None and held[0] is scope else _scope_files(scope)
+        seen[id(scope)] = (scope, files)
+        for key, candidate, base, fate in files:
+            if candidate or key in health:
+                members[key] = {**base, "health": health.get(key, "live")}
+            else:
+                gone[key] = fate
+    if cache is not None:
+        cache.clear()
+        cache.update(seen)
     for key, h in health.items():
-        members.setdefault(key, _member(None, h))
+        members.setdefault(key, {"phase": None, "iteration": None, "health": h, "outcome": None, "writer": None})
     workers = {f"{team}/{w['name']}": "dead" if w.get("dead_reason") else "alive"
                for team, t in (doc.get("team") or {}).items() for w in t.get("workers", [])}
     tasks = {t["id"]: t.get("phase") for t in doc.get("tasks") or []}
-    summary = {**changes.empty(), "members": members, "workers": workers, "tasks": tasks,
-               "runs": dict(runs or {})}
+    summary = {**changes.empty(), "members": members, "workers": workers, "tasks": tasks, "runs": dict(runs or {})}
     return summary, gone
 
 
-def _member(f: Any, health: str) -> dict[str, Any]:
-    if f is None:
-        return {"phase": None, "iteration": None, "health": health, "outcome": None, "writer": None}
-    return {"phase": f.phase, "iteration": f.iteration, "health": health, "outcome": f.outcome.value or None,
-            "writer": _writer(f.data)}
+def _scope_files(scope: Any) -> list[tuple[str, bool, dict[str, Any], dict[str, Any]]]:
+    """Per mode file of a scope: its key, whether it is a member by itself (active, or waiting for the
+    operator, and not a clear tombstone), what the recorder keeps of it, and its fate when not a member."""
+    out = []
+    where = scope.session_id or "root"
+    for mode, f in scope.modes.items():
+        outcome = f.outcome.value or None
+        tombstone = bool(f.tombstone)
+        candidate = (f.active or outcome in changes.WAITING_OUTCOMES) and not tombstone
+        base = {"phase": f.phase, "iteration": f.iteration, "outcome": outcome, "writer": _writer(f.data)}
+        out.append((f"{where}/{mode}", candidate, base, {"phase": f.phase, "outcome": outcome,
+                                                          "tombstone": tombstone}))
+    return out
 
 
 # -- the lock ----------------------------------------------------------------------------------------
@@ -268,13 +282,16 @@ class Recorder:
     """Appends the changes of one project; call only while holding its `RecorderLock`."""
 
     def __init__(self, root: Path, *, clock: Callable[[], float] = time.time,
-                 rotate_bytes: int = ROTATE_BYTES) -> None:
+                 rotate_bytes: int = ROTATE_BYTES, checkpoint_every: float = CHECKPOINT_EVERY_S) -> None:
         self.root = Path(root)
         self.tree = Tree(self.root)
         self.clock = clock
         self.rotate_bytes = rotate_bytes
+        self.checkpoint_every = checkpoint_every
         self.summary: changes.Summary | None = None
         self.seq = 0
+        self._saved = -1e18  # when the checkpoint was last saved (monotonic)
+        self.scopes: dict[int, Any] = {}  # `summarize`'s per-scope cache
 
     def start(self) -> None:
         """Take the checkpoint and replay what was appended after it (a crash between the two)."""
@@ -290,7 +307,8 @@ class Recorder:
                     fresh = True
             except (ValueError, KeyError, TypeError, RecursionError):
                 fresh = True
-        later = [e for e in _read_gen(self.tree, 0, []) if isinstance(e.get("seq"), int) and e["seq"] > seq]
+        written = _read_gen(self.tree, 1, []) + _read_gen(self.tree, 0, [])  # a rotation may fall in between
+        later = [e for e in written if isinstance(e.get("seq"), int) and e["seq"] > seq]
         if later:
             summary = changes.apply(summary, later)
             seq = max(e["seq"] for e in later)
@@ -320,7 +338,8 @@ class Recorder:
             entries.append(self._stamp(e, now))
         self._append(entries)
         self.summary = changes.apply(before, entries, at=now, runs_now=after["runs"])
-        self._checkpoint()
+        if time.monotonic() - self._saved >= self.checkpoint_every:
+            self._checkpoint()
         return entries
 
     def note(self, kind: str, **fields: Any) -> dict[str, Any]:
@@ -341,6 +360,7 @@ class Recorder:
         self.tree.append(HISTORY_REL, b"".join(_line(e) for e in entries))
 
     def _checkpoint(self) -> None:
+        self._saved = time.monotonic()
         data = json.dumps({"v": changes.VERSION, "seq": self.seq, "summary": self.summary},
                           ensure_ascii=False, allow_nan=False).encode()
         with self.tree.parent(CHECKPOINT_REL, create=True) as (dfd, name):
@@ -381,8 +401,11 @@ def observe_feed(recorder: Recorder, feed: Any, doc: Mapping[str, Any]) -> list[
     if world is None:
         return []
     before_runs = (recorder.summary or {}).get("runs")
-    summary, gone = summarize(world, doc, rp1_runs(feed, before_runs))
-    return recorder.observe(summary, gone, read_journal(recorder.root), parse_time)
+    summary, gone = summarize(world, doc, rp1_runs(feed, before_runs), recorder.scopes)
+    known = (recorder.summary or {}).get("members") or {}
+    # the journal only explains members leaving or coming back: not read while the set of members stays
+    journal = read_journal(recorder.root) if known.keys() != summary["members"].keys() else []
+    return recorder.observe(summary, gone, journal, parse_time)
 
 
 @contextlib.contextmanager
