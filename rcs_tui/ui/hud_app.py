@@ -105,9 +105,11 @@ class HudApp(App[None]):
         if self.watch_enabled:
             start_watcher(self, self.loader, force_polling=self.force_polling)
             if self.record:
+                from rcs_tui.state.txn import default_actor
                 from rcs_tui.ui.recording import start_recording
 
-                start_recording(self, self.root, session_id=self.session_id, rp1_db=self.loader.rp1_path)
+                start_recording(self, self.root, session_id=self.session_id, rp1_db=self.loader.rp1_path,
+                                actor=default_actor("hud"))
 
     # -- data -------------------------------------------------------------------------------
     def _view_key(self, world: World) -> tuple[object, ...]:
