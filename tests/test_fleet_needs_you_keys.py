@@ -104,3 +104,24 @@ async def test_a_read_only_fleet_still_acknowledges(tmp_path):
         lines = (tmp_path / "acks.jsonl").read_text().splitlines()
         assert lines and all(json.loads(line)["actor"] == "me@fleet" for line in lines)
         assert {p: p.read_bytes() for p in (base / "api").rglob("*") if p.is_file()} == before
+
+
+def test_the_fleet_records_a_local_acknowledgement_in_the_projects_history(tmp_path):
+    """What `a` acknowledges in a local project is an `ack` in its history, so `rcs-tui history` and the
+    console see the came-back member as acknowledged; a remote project's stays on this host."""
+    from rcs_tui.files.fsafe import Tree
+    from rcs_tui.fleet.acks import HistoryAcknowledger
+    from rcs_tui.project.recorder import HISTORY_REL, _line, open_comebacks, read_history
+
+    root = tmp_path / "p"
+    mode(root, "forge", current_phase="executing")
+    Tree(root).append(str(HISTORY_REL), _line({"v": 1, "id": "h1", "at": "2026-11-27T00:00:00.000Z", "ts": 1.0,
+                                               "kind": "came_back", "subject": "root/forge"}))
+    assert [e["id"] for e in open_comebacks(read_history(root))] == ["h1"]
+    fallback = StateDirAcknowledger(str(tmp_path / "acks.jsonl"))
+    HistoryAcknowledger(fallback).acknowledge(str(root), "came_back:root/forge", "me@fleet")
+    history = read_history(root)
+    assert open_comebacks(history) == [] and history[-1]["actor"] == "me@fleet"
+    assert not (tmp_path / "acks.jsonl").exists()
+    HistoryAcknowledger(fallback).acknowledge("ssh://box/srv/p", "waiting:s1/forge", "me@fleet")
+    assert json.loads((tmp_path / "acks.jsonl").read_text())["root"] == "ssh://box/srv/p"

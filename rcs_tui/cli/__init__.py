@@ -26,6 +26,8 @@ SUBCOMMANDS: dict[str, str] = {
     "undo": "rcs_tui.cli.state_cmd:undo_cmd",
     "redo": "rcs_tui.cli.state_cmd:redo_cmd",
     "journal": "rcs_tui.cli.state_cmd:journal_cmd",
+    "history": "rcs_tui.cli.history_cmd:history_cmd",
+    "record": "rcs_tui.cli.history_cmd:record_cmd",
     "snapshot": "rcs_tui.cli.state_cmd:snapshot_cmd",
     "task": "rcs_tui.cli.task_cmd:task",
     "rp1": "rcs_tui.cli.rp1_cmd:rp1",

@@ -32,7 +32,7 @@ def console(session_id, readonly, no_mouse, theme, db, watch_seconds, root):
     from rcs_tui.ui.console.app import ConsoleApp
 
     app = ConsoleApp(root_path, session_id=session_id, readonly=readonly, rp1_db=Path(db) if db else None,
-                     watch_seconds=watch_seconds)
+                     watch_seconds=watch_seconds, record=True)
     if theme:
         if theme not in app.available_themes:
             where = "--theme" if conf.sources["theme"] == "flag" else f"{conf.path}: theme"

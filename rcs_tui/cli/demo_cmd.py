@@ -23,13 +23,13 @@ from rcs_tui.core import error_kinds as kinds
 def run_hud(ws) -> None:
     from rcs_tui.ui.hud_app import HudApp
 
-    HudApp(ws.project, rp1_db=ws.rp1_db).run(mouse=False)
+    HudApp(ws.project, rp1_db=ws.rp1_db, record=True).run(mouse=False)
 
 
 def run_console(ws) -> None:
     from rcs_tui.ui.console.app import ConsoleApp
 
-    ConsoleApp(ws.project, rp1_db=ws.rp1_db, banner=DEMO_BANNER).run()
+    ConsoleApp(ws.project, rp1_db=ws.rp1_db, banner=DEMO_BANNER, record=True).run()
 
 
 def prepare_dir(base: Path) -> None:

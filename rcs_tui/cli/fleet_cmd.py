@@ -66,7 +66,7 @@ def fleet(projects, once, notify, alert_urls, alert_desktop, alert_tmux, quiet_h
                             quiet_hours=quiet_hours)
     from rcs_tui.ui.fleet.app import FleetApp
 
-    app = FleetApp(found, ssh=ssh, alerts=alerts, readonly=conf.readonly)
+    app = FleetApp(found, ssh=ssh, alerts=alerts, readonly=conf.readonly, record=True)
     if conf.theme:
         if conf.theme not in app.available_themes:
             raise CliError(f"unknown theme {conf.theme!r}; available: {', '.join(sorted(app.available_themes))}",

@@ -110,7 +110,7 @@ def hud(root, session, once, as_json, width, lines, ascii_only, preset, inline, 
     from rcs_tui.ui.hud_app import HudApp
 
     HudApp(path, session_id=session, preset=preset, ascii_only=ascii_only, force_polling=poll,
-           rp1_db=Path(db) if db else True).run(mouse=False, inline=inline)
+           rp1_db=Path(db) if db else True, record=True).run(mouse=False, inline=inline)
 
 
 def _ambient(path, session, socket, width, preset, ascii_only, title, poll, db) -> None:

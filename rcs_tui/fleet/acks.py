@@ -1,9 +1,11 @@
 """Acknowledging an entry that needs you: who saw what, kept so the fleet stops alerting about it.
 
-`Acknowledger` is what the fleet's `a` key calls; the flight recorder's `acknowledge(root, item_id, actor)`
-fits it, and until the fleet is wired to it `StateDirAcknowledger` keeps each acknowledgement as one JSON
-line in rcs-tui's own state directory (`$XDG_STATE_HOME/rcs-tui/acks.jsonl`), never inside a project.
-The alert rules stop alerting about the entry until its state changes, whatever records it.
+`Acknowledger` is what the fleet's `a` key calls. `HistoryAcknowledger` (the default) records a local
+project's acknowledgement in that project's history (the flight recorder's `ack` entry, rcs-tui's own file
+under `.rcs/logs/`, so a console or `rcs-tui history` sees the came-back member as acknowledged); a remote
+project's, which this host cannot write, goes to `StateDirAcknowledger`: one JSON line in rcs-tui's own
+state directory (`$XDG_STATE_HOME/rcs-tui/acks.jsonl`). The alert rules stop alerting about the entry until
+its state changes, whatever records it.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from pathlib import Path
 from typing import Protocol
 
 from rcs_tui.core.times import iso
@@ -48,3 +51,19 @@ class StateDirAcknowledger:
             os.write(fd, line.encode())
         finally:
             os.close(fd)
+
+
+class HistoryAcknowledger:
+    """A local project's acknowledgement goes into its history; anything else to `fallback`."""
+
+    def __init__(self, fallback: Acknowledger | None = None) -> None:
+        self.fallback = fallback or StateDirAcknowledger()
+
+    def acknowledge(self, root: str, item_id: str, actor: str) -> None:
+        from rcs_tui.project.recorder import acknowledge
+
+        if os.path.isabs(root) and os.path.isdir(os.path.join(root, ".rcs")):
+            member = item_id.split(":", 1)[1] if ":" in item_id else item_id  # the history names the member
+            acknowledge(Path(root), member, actor)
+            return
+        self.fallback.acknowledge(root, item_id, actor)

@@ -67,7 +67,8 @@ class FleetHub:
     def __init__(self, projects: list[Project], on_change: Callable[[Row], None] = lambda row: None, *,
                  ssh: Ssh | None = None, clock: Callable[[], float] = time.time, heartbeat: float = HEARTBEAT,
                  max_backoff: float = 30.0, poll: bool = False, once: bool = False,
-                 open_source: Callable[[Project], ProjectSource] | None = None) -> None:
+                 open_source: Callable[[Project], ProjectSource] | None = None, record: bool = False) -> None:
+        self.record = record  # local projects also run their flight recorder (never with `once`)
         self.rows: dict[str, Row] = {p.key: Row(p) for p in projects}
         self.on_change = on_change
         self.ssh = ssh or Ssh()
@@ -88,7 +89,8 @@ class FleetHub:
         row = self.rows[project.key]
         return open_source(project, ssh=self.ssh, heartbeat=self.heartbeat, poll=self.poll,
                            first_look=not self.once, gate=self._readers, watcher=self.watcher,
-                           on_watch=lambda how, reason: self._watched(row, how, reason))
+                           on_watch=lambda how, reason: self._watched(row, how, reason),
+                           record=self.record and not self.once)
 
     def _watched(self, row: Row, how: str, reason: str | None) -> None:
         """How a local row is watched now: on the shared inotify instance, or polled (and why)."""

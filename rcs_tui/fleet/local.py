@@ -31,6 +31,14 @@ def local_problem(root: Path) -> str | None:
     return None
 
 
+def _record(tap: Any, feed: Any, doc: dict[str, Any]) -> None:
+    """Record a document's changes; a recorder that fails costs the history an entry, never the row."""
+    try:
+        tap.observe(feed, doc)
+    except Exception:  # noqa: BLE001 - the history is a by-product of showing the row
+        tap.close()
+
+
 class LocalProject:
     """A local root: documents from an in-process feed, actions through `python -m rcs_tui`.
 
@@ -41,8 +49,9 @@ class LocalProject:
 
     def __init__(self, project: Project, *, poll: bool = False, first_look: bool = True,
                  gate: AbstractAsyncContextManager[Any] | None = None, watcher: Any = None,
-                 on_watch: Callable[[str, str | None], None] | None = None) -> None:
+                 on_watch: Callable[[str, str | None], None] | None = None, record: bool = False) -> None:
         self.project = project
+        self.record = record  # also run the project's flight recorder on these documents (when none runs)
         self.root = Path(project.path)
         self.poll = poll
         self.first_look = first_look
@@ -56,13 +65,23 @@ class LocalProject:
         problem = await asyncio.to_thread(local_problem, self.root)
         if problem:
             raise Unreadable(problem)
+        tap = None
+        if self.record:
+            from rcs_tui.project.recorder import RecorderTap
+
+            tap = RecorderTap(self.root, actor=f"fleet, pid {os.getpid()}")
         try:
             feed = SnapshotFeed(self.root, summary=True)
             async for doc in follow_documents(feed, poll=self.poll, gate=self.gate, first_look=self.first_look,
                                               watcher=self.watcher, on_watch=self.on_watch):
+                if tap is not None:
+                    await asyncio.to_thread(_record, tap, feed, doc)
                 yield doc
         except Exception as exc:  # noqa: BLE001 - one project's failure stays in its row
             raise Unreadable(f"read error: {type(exc).__name__}: {exc}") from exc
+        finally:
+            if tap is not None:
+                tap.close()
 
     def argv(self, args: list[str]) -> list[str]:
         return [sys.executable, "-m", "rcs_tui", *args]

@@ -75,12 +75,14 @@ class ProjectSource(Protocol):
 
 def open_source(project: Project, *, ssh: Ssh | None = None, heartbeat: float = HEARTBEAT, poll: bool = False,
                 first_look: bool = True, gate: AbstractAsyncContextManager[Any] | None = None,
-                watcher: Any = None, on_watch: Callable[[str, str | None], None] | None = None) -> ProjectSource:
+                watcher: Any = None, on_watch: Callable[[str, str | None], None] | None = None,
+                record: bool = False) -> ProjectSource:
     """The source for `project`: over ssh when it names a host, else in-process.
 
     `heartbeat` is what a remote follower is asked for; `poll`, `first_look`, `gate` (bounding how many
     full local reads run at once), `watcher` (the inotify instance local projects share) and `on_watch`
-    (told whether the project is watched or polled) apply to a local one.
+    (told whether the project is watched or polled) and `record` (run its flight recorder too) apply to a
+    local one.
     """
     if project.remote:
         from rcs_tui.fleet.remote import SshProject
@@ -90,4 +92,4 @@ def open_source(project: Project, *, ssh: Ssh | None = None, heartbeat: float = 
     from rcs_tui.fleet.local import LocalProject
 
     return LocalProject(project, poll=poll, first_look=first_look, gate=gate, watcher=watcher,
-                        on_watch=on_watch)
+                        on_watch=on_watch, record=record)

@@ -84,9 +84,11 @@ class HudApp(App[None]):
     def __init__(self, root: Path, *, session_id: str | None = None, preset: str | None = None,
                  ascii_only: bool = False, force_polling: bool = False, watch: bool = True,
                  clock: Callable[[], float] = time.time, rp1_db: Path | None | bool = True,
-                 loader: WorldLoader | None = None, theme: str = "ansi-dark") -> None:
+                 loader: WorldLoader | None = None, theme: str = "ansi-dark", record: bool = False) -> None:
         super().__init__()
         self.root = Path(root)
+        self.record = record  # also run the project's flight recorder (when no other rcs-tui does)
+        self.session_id = session_id
         self.clock = clock
         self.watch_enabled = watch
         self.force_polling = force_polling
@@ -117,6 +119,12 @@ class HudApp(App[None]):
         self._apply(self.loader.load(defer=DEFERRED if self.watch_enabled else (), order=DEFERRED))
         if self.watch_enabled:  # after the first frame: the deferred reads would only delay it
             self.call_after_refresh(start_watcher, self, self.loader, force_polling=self.force_polling)
+            if self.record:
+                from rcs_tui.state.txn import default_actor
+                from rcs_tui.ui.recording import start_recording
+
+                start_recording(self, self.root, session_id=self.session_id, rp1_db=self.loader.rp1_path,
+                                actor=default_actor("hud"))
 
     # -- data -------------------------------------------------------------------------------
     def _notices(self, world: World) -> tuple[str, ...]:

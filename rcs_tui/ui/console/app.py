@@ -88,8 +88,12 @@ class ConsoleApp(App):
     def __init__(self, root: Path, *, session_id: str | None = None, readonly: bool = False,
                  rp1_db: Path | None = None, clock: Callable[[], float] = time.time, live: bool = True,
                  force_polling: bool = False, watch_seconds: float = DEFAULT_WATCH_SECONDS, blink: bool = True,
-                 actor: str | None = None, theme: str | None = None, banner: str | None = None) -> None:
+                 actor: str | None = None, theme: str | None = None, banner: str | None = None,
+                 record: bool = False, away: bool | None = None) -> None:
         super().__init__()
+        self.record = record  # also run the project's flight recorder (when no other rcs-tui does)
+        self.away = record if away is None else away  # say "while you were away" on opening
+        self.seen_before: float | None = None  # when this user last looked at the history, before this run
         self.banner = banner
         self.root = Path(root)
         self.session_id = session_id
@@ -142,6 +146,19 @@ class ConsoleApp(App):
         if self.live:  # after the first frame: its deferred loads would only slow that frame down
             self.call_after_refresh(start_watcher, self, self.loader, force_polling=self.force_polling,
                                     lock=self.load_lock)
+            if self.record:
+                from rcs_tui.ui.recording import start_recording
+
+                start_recording(self, self.root, session_id=self.session_id, rp1_db=self.rp1_db, actor=self.actor)
+        if self.away:
+            self.call_after_refresh(self._while_away)
+
+    def _while_away(self) -> None:
+        """On opening: one line of what changed since this user last looked (read off the UI thread), then
+        remember this look."""
+        from rcs_tui.ui.recording import while_away
+
+        while_away(self, self.root, self.clock())
 
     def on_answered(self, message: Answered) -> None:
         """The answer of a read or write run off the UI thread (see `background`)."""
@@ -232,6 +249,10 @@ class ConsoleApp(App):
                 from rcs_tui.ui.console.journal import JournalPane
 
                 panes.first(JournalPane).show(self.root)
+            elif tab == "history":
+                from rcs_tui.ui.console.history import HistoryPane
+
+                panes.first(HistoryPane).show(self.root, now, self.seen_before)
             return
         from rcs_tui.ui.console.run import RunScreen  # not needed for the first frame
 

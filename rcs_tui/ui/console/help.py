@@ -10,7 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 KEYS: tuple[tuple[str, str, bool], ...] = (
-    ("1-5 / tab", "switch view: scopes, team, tasks, rp1, journal", False),
+    ("1-6 / tab", "switch view: scopes, team, tasks, rp1, journal, history", False),
     ("j / k", "move down / up", False),
     ("enter", "details: member, scope, task, run, journal entry", False),
     ("esc", "back / close / clear the filter", False),

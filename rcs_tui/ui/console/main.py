@@ -1,4 +1,4 @@
-"""The main screen: status bar, the five views as tabs (scopes, team, tasks, rp1, journal), footer.
+"""The main screen: status bar, the six views as tabs (scopes, team, tasks, rp1, journal, history), footer.
 
 The first frame holds the scopes view only; the other views are built right after it (their modules
 imported then too), so the console shows something sooner on a big tree.
@@ -22,7 +22,7 @@ from rcs_tui.ui.console.statusbar import StatusBar
 from rcs_tui.ui.console.typed_app import console_app
 from rcs_tui.ui.linetable import LineTable
 
-TABS = ("scopes", "team", "tasks", "rp1", "journal")
+TABS = ("scopes", "team", "tasks", "rp1", "journal", "history")
 
 
 def task_state_path(root: Path, task_id: str) -> Path | None:
@@ -53,6 +53,7 @@ class MainScreen(Screen):
             yield TabPane("3 Tasks", id="tasks")
             yield TabPane("4 rp1", id="rp1")
             yield TabPane("5 Journal", id="journal")
+            yield TabPane("6 History", id="history")
         yield FittedFooter(id="footer")
 
     def on_mount(self) -> None:
@@ -68,13 +69,15 @@ class MainScreen(Screen):
         """Mount the views after the scopes one, then draw the one on screen (a key may have switched).
         Nothing is mounted into a screen already being taken down (the console quit before they were
         built)."""
+        from rcs_tui.ui.console.history import HistoryPane
         from rcs_tui.ui.console.journal import JournalPane
         from rcs_tui.ui.console.runs import RunsPane
         from rcs_tui.ui.console.tasks import TasksPane
         from rcs_tui.ui.console.team import TeamPane
 
         for tab, pane in (("team", TeamPane(id="team-pane")), ("tasks", TasksPane(id="tasks-pane")),
-                          ("rp1", RunsPane(id="runs-pane")), ("journal", JournalPane(id="journal-pane"))):
+                          ("rp1", RunsPane(id="runs-pane")), ("journal", JournalPane(id="journal-pane")),
+                          ("history", HistoryPane(id="history-pane"))):
             host = self.query_one(f"#{tab}", TabPane)
             if not host.is_attached:
                 return
@@ -172,6 +175,12 @@ class MainScreen(Screen):
         elif self.tab == "journal":
             entry = self.current_entry()
             return root / JOURNAL_REL, entry
+        elif self.tab == "history":
+            from rcs_tui.project.recorder import HISTORY_REL
+            from rcs_tui.ui.console.history import HistoryPane  # imported already: its pane is built
+
+            panes = self.query("#history-pane")
+            return root / HISTORY_REL, panes.first(HistoryPane).selected() if panes else None
         elif self.tab == "rp1":
             panes = self.query("#runs-pane")
             if not panes:

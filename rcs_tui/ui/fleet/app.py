@@ -28,7 +28,7 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
 from rcs_tui.core.attention import NEEDS_YOU
 from rcs_tui.core.words import plural
-from rcs_tui.fleet.acks import Acknowledger, StateDirAcknowledger, item_id
+from rcs_tui.fleet.acks import Acknowledger, HistoryAcknowledger, item_id
 from rcs_tui.fleet.alerts import Alert, AlertSettings, AlertTracker
 from rcs_tui.fleet.hub import FleetHub
 from rcs_tui.fleet.projects import Project
@@ -93,16 +93,16 @@ class FleetApp(App):
     def __init__(self, projects: list[Project], *, ssh: Ssh | None = None, alerts: AlertSettings | None = None,
                  readonly: bool = False, clock: Callable[[], float] = time.time, live: bool = True,
                  max_backoff: float = 30.0, heartbeat: float = 10.0, acknowledger: Acknowledger | None = None,
-                 actor: str | None = None) -> None:
+                 actor: str | None = None, record: bool = False) -> None:
         super().__init__()
-        self.acknowledger: Acknowledger = acknowledger or StateDirAcknowledger()
+        self.acknowledger: Acknowledger = acknowledger or HistoryAcknowledger()
         self.actor = actor or f"{os.environ.get('USER') or 'operator'}@fleet"
         self.ssh = ssh or Ssh()
         self.readonly = readonly
         self.clock = clock
         self.live = live
         self.hub = FleetHub(projects, self._row_changed, ssh=self.ssh, clock=clock, max_backoff=max_backoff,
-                            heartbeat=heartbeat)
+                            heartbeat=heartbeat, record=record and live)
         self.tracker = AlertTracker(alerts or AlertSettings(), bell=self.bell, clock=clock, focused=self.looked_at)
         self._looked: tuple[float, frozenset[str]] = (float("-inf"), frozenset())
         self.filter_text = ""
