@@ -315,13 +315,16 @@ def test_the_fingerprint_is_the_same_on_every_host_and_version(tmp_path):
 def test_a_rolled_back_file_keeps_its_permissions_and_an_emptied_file_comes_back(tmp_path, monkeypatch):
     before = setup(tmp_path)
     os.chmod(tmp_path / A, 0o600)
+    notes = tmp_path / ".rcs/tasks/t1/notes.md"  # not JSON: emptying it is a change like any other
+    notes.write_bytes(b"# notes\n")
     p = plan(tmp_path)
-    emptied = Plan(p.action, (FileChange(tmp_path / A, "write", b"", expect=p.changes[0].expect, why="empty"),
-                              *p.changes[1:]), p.appends, p.summary)
-    Fail(monkeypatch, 2)
-    with pytest.raises(TxnError):
+    emptied = Plan(p.action, (FileChange(notes, "write", b"", expect=digest(b"# notes\n"), why="empty"),
+                              *p.changes), p.appends, p.summary)
+    Fail(monkeypatch, 3)  # at c, after notes, a and b were swapped in
+    with pytest.raises(TxnError) as info:
         txn.apply(tmp_path, emptied, actor="op")
-    assert files(tmp_path) == before
+    assert str(info.value) == f"disk full (ENOSPC) on {C}; every file was restored, nothing was changed"
+    assert files(tmp_path) == before and notes.read_bytes() == b"# notes\n"
     assert stat.S_IMODE(os.stat(tmp_path / A).st_mode) == 0o600
 
 
@@ -358,3 +361,20 @@ def test_a_transcript_line_that_cannot_be_taken_back_names_the_transcript(tmp_pa
         txn.apply(tmp_path, p, actor="op")
     assert f"rolling back failed for {LOG}: journal entry " in str(info.value)
     assert (tmp_path / A).read_bytes() == b'{"active": true, "n": 1}\n'  # the files were still restored
+
+
+def test_an_action_names_who_did_it(monkeypatch):
+    """The journal's actor when none is given: user, host, which face and its pid (a container without a
+    passwd entry gives the uid instead of failing)."""
+    import getpass
+    import socket
+
+    expected_host = socket.gethostname()
+    assert txn.default_actor("console") == f"{getpass.getuser()}@{expected_host} (console, pid {os.getpid()})"
+    assert txn.default_actor() == f"{getpass.getuser()}@{expected_host} (cli, pid {os.getpid()})"
+
+    def no_user() -> str:
+        raise KeyError("getpwuid(): uid not found")
+
+    monkeypatch.setattr(getpass, "getuser", no_user)
+    assert txn.default_actor("fleet") == f"{os.getuid()}@{expected_host} (fleet, pid {os.getpid()})"
