@@ -12,7 +12,9 @@ from textual.widgets import Static
 KEYS: tuple[tuple[str, str, bool], ...] = (
     ("1-5 / tab", "switch view: scopes, team, tasks, rp1, journal", False),
     ("j / k", "move down / up", False),
-    ("enter", "details: member, scope, task, run, journal entry", False),
+    ("g / G", "first / last row", False),
+    ("> / <", "sort by the next / previous column (past the last: the view's own order)", False),
+    ("enter", "details: member, scope, worker, task, run, journal entry", False),
     ("esc", "back / close / clear the filter", False),
     ("/", "filter the current view", False),
     ("y", "copy the selected path (or id)", False),

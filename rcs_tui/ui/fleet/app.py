@@ -72,6 +72,7 @@ class FleetApp(App):
     CSS = stylesheet("console.tcss") + "\n" + stylesheet("fleet.tcss")
     BINDINGS = [
         Binding("q", "quit", "Quit"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),  # as in the console, not ctrl+q
         Binding("question_mark", "help", "Help"),
         Binding("enter", "open_console", "Console", priority=False),
         Binding("i", "details", "Details"),
