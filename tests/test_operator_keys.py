@@ -194,3 +194,42 @@ async def test_ctrl_c_quits_the_hud(tmp_path):
         await pilot.press("ctrl+c")
         await pilot.pause()
         assert not hud.is_running
+
+
+def screen_text(app) -> list[str]:
+    """Every line of the terminal as drawn (modal over its screen)."""
+    return [strip.text.rstrip() for strip in app.screen._compositor.render_strips()]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36), (60, 20)])
+async def test_a_confirmation_shows_its_effect_and_warning_first_and_scrolls_from_the_buttons(tmp_path, size):
+    async with app(tmp_path).run_test(size=size) as pilot:
+        await settle(pilot)
+        select_row(pilot.app, "scopes-table", member_row("team"))
+        await pilot.press("C")  # clear everywhere: two scopes change, and a warning
+        await settle(pilot)
+        modal = pilot.app.screen
+        assert isinstance(modal, ConfirmPlan)
+        shown = "\n".join(screen_text(pilot.app))
+        assert "Active set, before → after" in shown
+        assert "forge + team → forge" in shown
+        assert "team + ultrawork →" in shown
+        assert "agents still" in shown  # the warning, right under the effect
+        assert shown.index("before → after") < shown.index("agents still")
+        assert "j/k/PgUp/PgDn scroll" in shown
+        plan = modal.query_one("#plan")
+        assert pilot.app.focused.id == "cancel"
+        if plan.max_scroll_y:  # too long for this terminal: the keys scroll it while Cancel keeps focus
+            await pilot.press("j", "j")
+            await pilot.pause()
+            assert plan.scroll_y == 2
+            await pilot.press("end")
+            await pilot.pause()
+            assert plan.scroll_y == plan.max_scroll_y
+            assert "Entries removed" in "\n".join(screen_text(pilot.app))  # the plan's last part
+            await pilot.press("k")
+            await pilot.pause()
+            assert plan.scroll_y == plan.max_scroll_y - 1
+            assert pilot.app.focused.id == "cancel"
+        else:
+            assert size == (120, 36)
