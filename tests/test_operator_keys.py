@@ -233,3 +233,22 @@ async def test_a_confirmation_shows_its_effect_and_warning_first_and_scrolls_fro
             assert pilot.app.focused.id == "cancel"
         else:
             assert size == (120, 36)
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_the_fleet_sorts_by_project_and_its_footer_follows_the_tab(tmp_path, size):
+    fleet = snapshot_app(tmp_path)
+    async with fleet.run_test(size=size) as pilot:
+        await pilot.pause()
+        table = fleet.screen.query_one("#fleet-table", LineTable)
+        await pilot.press("greater_than_sign", "greater_than_sign")  # STATE, then PROJECT
+        await pilot.pause()
+        assert "PROJECT ▲" in lines(table)[0]
+        names = [cells[1] for cells in (table.drawn(key) for key in table.keys)]
+        assert names == sorted(names, key=str.lower) and len(names) == 7
+        assert {"i", "slash", "2"} <= footer_keys(fleet) and "1" not in footer_keys(fleet)
+        await pilot.press("2")
+        await pilot.pause()
+        await pilot.pause()
+        keys = footer_keys(fleet)
+        assert "1" in keys and not {"i", "slash", "2"} & keys

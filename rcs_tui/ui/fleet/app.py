@@ -41,6 +41,7 @@ from rcs_tui.views.text import clip
 FLUSH_S = 0.03
 ALERT_COLUMNS = ("WHEN", "PROJECT", "HOST", "KIND", "MEMBER", "SENT")
 TICK_S = 15.0
+PROJECT_ACTIONS = frozenset({"details", "filter", "clear_filter", "open_console"})  # need the projects tab
 FREEZE_EVERY = 25  # projects read in full between two freezes of what the fleet holds (see `_settle`)
 
 
@@ -63,6 +64,7 @@ class FleetScreen(Screen):
         pane = event.pane.id or "projects"
         table = "#fleet-table" if pane == "projects" else "#alerts-table"
         self.call_after_refresh(self.query_one(table).focus)
+        self.refresh_bindings()  # the footer offers the keys that act in this tab
 
 
 class FleetApp(App):
@@ -78,7 +80,7 @@ class FleetApp(App):
         Binding("i", "details", "Details"),
         Binding("slash", "filter", "Filter"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
-        Binding("1", "tab('projects')", "Projects", show=False),
+        Binding("1", "tab('projects')", "Projects"),
         Binding("2", "tab('alerts')", "Alerts"),
         Binding("j", "cursor('down')", "Down", show=False),
         Binding("k", "cursor('up')", "Up", show=False),
@@ -244,6 +246,19 @@ class FleetApp(App):
         if event.table.id == "fleet-table":
             event.stop()
             self.action_open_console(event.key)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The footer and the keys offer what acts in the tab on screen: a project's keys on Projects only,
+        and the key of the other tab (not of the one shown)."""
+        screen = self.screen
+        if not isinstance(screen, FleetScreen):
+            return True
+        tab = screen.query_one("#fleet-tabs", TabbedContent).active or "projects"
+        if action == "tab":
+            return parameters[:1] != (tab,)
+        if action in PROJECT_ACTIONS:
+            return tab == "projects"
+        return True
 
     def action_cursor(self, direction: str) -> None:
         focused = self.focused
