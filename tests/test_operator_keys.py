@@ -13,6 +13,7 @@ from rcs_tui.ui.console.details import ScopeScreen, WorkerScreen
 from rcs_tui.ui.console.main import MainScreen
 from rcs_tui.ui.linetable import LineTable, sort_key
 from tests.console_fixtures import OTHER, app, member_row, select_row, settle
+from tests.statefix import mode
 from tests.test_fleet import snapshot_app
 
 SIZES = [(80, 24), (120, 36)]
@@ -51,6 +52,15 @@ async def test_g_and_G_go_to_the_first_and_last_row_of_every_console_list(tmp_pa
                 table.drawn(table.selected)).split()  # the last row is on screen, highlighted
             await pilot.press("g")
             assert table.cursor == 0
+        mode(pilot.app.root, "ralph", None)  # a second finding for the doctor's list
+        await pilot.press("D")
+        await settle(pilot)
+        table = pilot.app.screen.query_one("#doctor-table", LineTable)
+        assert table.row_count >= 2
+        await pilot.press("G")
+        assert table.cursor == table.row_count - 1
+        await pilot.press("g")
+        assert table.cursor == 0
 
 
 @pytest.mark.parametrize("size", SIZES)
