@@ -75,6 +75,7 @@ class HudApp(App[None]):
     CSS = stylesheet("hud.tcss")
     BINDINGS = [
         Binding("q", "quit", "quit"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),  # as in the console, not ctrl+q
         Binding("o", "toggle_overlay", "overlay"),
         Binding("r", "reload", "reload"),
         Binding("question_mark", "help", "help"),

@@ -12,7 +12,7 @@ from textual.widgets import Static
 from rcs_tui.views.hud_line import ASCII_GLYPHS, GLYPHS
 
 KEY_HINT = "q quit · o overlay · r reload · ? help"  # 38 cells: fits a 40-column pane
-KEYS = (("q", "quit"), ("o", "show / hide the active-modes overlay and member list"), ("r", "reload now"),
+KEYS = (("q", "quit (ctrl+c too)"), ("o", "show / hide the active-modes overlay and member list"), ("r", "reload now"),
         ("?", "this help"), ("esc", "close this help"))
 MEANINGS = {"live": "live: an active mode listed in the active set",
             "stale": "stale: listed, but its file is gone, inactive or finished",

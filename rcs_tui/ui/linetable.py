@@ -12,10 +12,16 @@ The cursor follows its row's key. When that row goes (cleared, filtered out), it
 that followed it, else the one before, preferring rows of the same group. Every time the highlighted
 key changes (a key, a click, rows changing under it) the table posts `Highlighted`; enter, or a click
 on the highlighted row, posts `Selected`.
+
+Keys: g / G (and home / end) go to the first / last row. `>` and `<` pick the sort column (htop's habit):
+each press moves to the next / previous column, past the last one back to the order the caller gave, and
+the header marks the sorted column with `▲`. A table whose rows form a tree (`sortable=False`) keeps its
+order.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 
 from rich.segment import Segment
@@ -70,6 +76,25 @@ def successor(old: Sequence[str], gone: str | None, alive: set[str],
     return candidates[0] if candidates else None
 
 
+_AGE = re.compile(r"(\d+)([smhd])")
+_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_CHUNKS = re.compile(r"(\d+)")
+
+
+def sort_key(value: str | Text) -> tuple[tuple[int, int | str], ...]:
+    """How a cell sorts: an age (`45s`, `3m`, `2h`) by its seconds, other text by its words with the
+    numbers in it taken as numbers (`task-9` before `task-10`), case ignored; empty and `-` cells last."""
+    text = (value.plain if isinstance(value, Text) else value).strip()
+    for glyph in "●◌◍▲♥✖?◆◇▸↳ ":
+        text = text.lstrip(glyph)
+    if not text or text == "-":
+        return ((2, 0),)
+    age = _AGE.fullmatch(text)
+    if age:
+        return ((0, int(age.group(1)) * _UNIT[age.group(2)]),)
+    return tuple((0, int(part)) if part.isdigit() else (1, part.lower()) for part in _CHUNKS.split(text) if part)
+
+
 class RowMessage(Message):
     """A message about one row of a LineTable (`key`), from that table (`control`)."""
 
@@ -90,7 +115,10 @@ class LineTable(ScrollView, can_focus=True):
         Binding("up", "cursor_up", show=False), Binding("down", "cursor_down", show=False),
         Binding("pageup", "page_up", show=False), Binding("pagedown", "page_down", show=False),
         Binding("home", "first", show=False), Binding("end", "last", show=False),
+        Binding("g", "first", "Top", show=False), Binding("G", "last", "Bottom", show=False),
         Binding("enter", "select", show=False),
+        Binding("greater_than_sign", "sort(1)", "Sort", show=True),
+        Binding("less_than_sign", "sort(-1)", "Sort back", show=False),
     ]
     COMPONENT_CLASSES = {"line-table--header", "line-table--cursor", "line-table--even-row"}
     DEFAULT_CSS = """
@@ -125,8 +153,12 @@ class LineTable(ScrollView, can_focus=True):
         """The cursor is now on row `key` (None: the table is empty)."""
 
     def __init__(self, *, id: str | None = None, zebra_stripes: bool = False,  # noqa: A002 - Textual's name
-                 run_on: bool = False) -> None:
+                 run_on: bool = False, sortable: bool = True) -> None:
         super().__init__(id=id)
+        self.sortable = sortable
+        self.sort_column: int | None = None  # the column the rows are sorted by (None: the caller's order)
+        self._given: Sequence[tuple[str, Cells]] = ()
+        self._group: Callable[[str], object] | None = None
         self.zebra_stripes = zebra_stripes
         self.run_on = run_on  # a cell followed only by empty cells runs on over their columns
         self.labels: list[str] = []
@@ -158,6 +190,8 @@ class LineTable(ScrollView, can_focus=True):
         rows and the cursor stay; the caller hands the rows cut to the new columns next."""
         if list(labels) == self.labels and list(widths) == self.widths:
             return
+        if self.sort_column is not None and self.sort_column >= len(labels):
+            self.sort_column = None
         self.labels, self.widths = list(labels), list(widths)
         self._header = None
         self._strips.clear()
@@ -168,7 +202,12 @@ class LineTable(ScrollView, can_focus=True):
         """Show `rows` in this order. Only rows whose cells differ are drawn again (cells handed over as
         the very object shown are not even compared), and only the lines whose row changed, moved or
         gained or lost the cursor are repainted. The cursor stays on its key; when that row is gone it
-        goes to the `successor` (within the same `group` first)."""
+        goes to the `successor` (within the same `group` first). With a sort column chosen, the rows are
+        shown sorted by it (ties keep the given order)."""
+        self._given, self._group = rows, group
+        column = self.sort_column
+        if column is not None:
+            rows = sorted(rows, key=lambda row: sort_key(row[1][column]) if column < len(row[1]) else ((2, 0),))
         selected, old_cursor = self.selected, self.cursor
         old_keys = self.keys
         keys = [k for k, _ in rows]
@@ -257,6 +296,21 @@ class LineTable(ScrollView, can_focus=True):
     def action_last(self) -> None:
         self.move_cursor(len(self.keys) - 1)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.sortable or action != "sort"
+
+    def action_sort(self, step: int) -> None:
+        """Sort by the next (`step` 1) or previous (-1) column; past either end, the caller's order."""
+        if not self.sortable or not self.labels:
+            return
+        stops = [None, *range(len(self.labels))]
+        self.sort_column = stops[(stops.index(self.sort_column) + step) % len(stops)]
+        self._header = None
+        self.refresh()
+        self.set_rows(self._given, self._group)
+        label = "the given order" if self.sort_column is None else self.labels[self.sort_column]
+        self.notify(f"sorted by {label}", timeout=1.5)
+
     def action_select(self) -> None:
         if self.selected is not None:
             self.post_message(self.Selected(self, self.selected))
@@ -340,7 +394,8 @@ class LineTable(ScrollView, can_focus=True):
         base = self._base or self.rich_style
         if y == 0:
             if self._header is None:
-                self._header = self._draw([Text(label) for label in self.labels])
+                self._header = self._draw([Text(label + (" ▲" if i == self.sort_column else ""))
+                                           for i, label in enumerate(self.labels)])
             header = self._style("line-table--header")
             return self._header.apply_style(base + header).crop_extend(int(self.scroll_offset.x),
                                                                        int(self.scroll_offset.x) + width,

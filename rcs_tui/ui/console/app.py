@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual.app import App
+from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.screen import ModalScreen
 from textual.widgets import Input
@@ -47,6 +48,13 @@ if TYPE_CHECKING:
 _Result = TypeVar("_Result")  # what a write returns, handed to its `done`
 
 MUTATING = frozenset({"clear", "clear_all", "override", "undo", "redo", "edit"})
+# Actions that act on a selected row of one kind: offered (footer, palette, key) only where such a row is.
+ACTS_ON = {"clear": ("scopes", "current_member"), "clear_all": ("scopes", "current_member"),
+           "override": ("tasks", "current_task")}
+# Keys a dialog also answers to: for a moment after a dialog closes they do nothing, so the extra
+# presses of a `y` that confirmed a plan do not go on to copy (a burst of "copied" toasts).
+AFTER_DIALOG = frozenset({"copy"})
+AFTER_DIALOG_SECONDS = 0.5
 MESSAGE_SECONDS = 8.0  # a refusal's line in the status bar clears after this long, or at the next key
 
 
@@ -118,6 +126,7 @@ class ConsoleApp(App):
         self._redraw_due = False
         self._settled = False  # the whole first World is loaded and drawn (its objects then live long)
         self.refusals: dict[str, list[Refusal]] = {}
+        self.dialog_closed_at = 0.0  # monotonic time the last dialog closed (see AFTER_DIALOG)
         self.applying: str | None = None  # the write a worker is applying now (one at a time)
         self.load_lock = threading.Lock()  # the loader's reloads and the watcher's loads never overlap
         if theme:
@@ -287,6 +296,13 @@ class ConsoleApp(App):
         self.push_screen(TaskScreen(task_id))
         self.call_after_refresh(self.refresh_views)
 
+    def open_details(self, kind: str, key: str) -> None:
+        """Enter on a scope header (`key` its session id, empty for root) or a worker row (`team/worker`)."""
+        from rcs_tui.ui.console.details import ScopeScreen, WorkerScreen
+
+        self.push_screen(ScopeScreen(key or None) if kind == "scope" else WorkerScreen(key))
+        self.call_after_refresh(self.refresh_views)
+
     def open_entry(self, entry_id: str) -> None:
         from rcs_tui.ui.console.entry import EntryScreen
 
@@ -326,7 +342,26 @@ class ConsoleApp(App):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if self.readonly and action in MUTATING:
             return False
+        if action in AFTER_DIALOG and time.monotonic() < self.dialog_closed_at + AFTER_DIALOG_SECONDS:
+            return False
+        if action in ACTS_ON:
+            return self.acts_here(action)
         return True
+
+    def acts_here(self, action: str) -> bool:
+        """Whether `action` has something to act on in the view on screen: clearing in the scopes view and
+        a member's page, overriding in the tasks view and a task's page."""
+        view, getter = ACTS_ON[action]
+        screen = self.screen
+        if isinstance(screen, MainScreen):
+            return screen.tab == view
+        return hasattr(screen, getter)
+
+    def pop_screen(self) -> AwaitComplete:
+        """Close the top screen; a dialog closing starts the moment its keys do nothing here."""
+        if isinstance(self.screen, ModalScreen):
+            self.dialog_closed_at = time.monotonic()
+        return super().pop_screen()
 
     def palette_commands(self) -> list[tuple[str, str, str]]:
         items = [
@@ -343,7 +378,8 @@ class ConsoleApp(App):
             *[(f"View: {tab}", f"switch to the {tab} view", f"tab('{tab}')") for tab in TABS],
             ("Quit", "leave the console", "quit"),
         ]
-        return [i for i in items if not (self.readonly and i[2] in MUTATING)]
+        return [i for i in items if not (self.readonly and i[2] in MUTATING)
+                and (i[2] not in ACTS_ON or self.acts_here(i[2]))]
 
     def action_help(self) -> None:
         self.push_screen(HelpModal(self.readonly))

@@ -1,5 +1,8 @@
 """The confirmation modal for every write: shows the core's plan exactly, focus starts on Cancel.
 
+The plan's effect (each active set before → after) and its warning come first, so they show on an
+80x24 terminal; the files follow and scroll with j/k/PgUp/PgDn whichever button has focus.
+
 When it is given a planner, the plan follows the files while the modal is open: a planned file that
 changes on disk makes the modal re-plan, say what changed in the plan and move focus back to Cancel,
 so `y` always applies the plan on screen (never one made on bytes that are gone).
@@ -26,7 +29,7 @@ from rcs_tui.state.txn import TxnError
 from rcs_tui.ui.console.format import plain
 
 POLL_SECONDS = 0.4
-KEYS_HINT = "y apply · n/esc cancel · tab next button · enter press the focused one"
+KEYS_HINT = "y apply · n/esc cancel · j/k/PgUp/PgDn scroll · tab/enter buttons"
 
 
 def change_word(change: dict[str, Any]) -> str:
@@ -45,8 +48,29 @@ def active_words(names: list[str] | tuple[str, ...]) -> str:
     return " + ".join(plain(n) for n in names) or "(none)"
 
 
-def plan_text(preview: dict[str, Any]) -> Text:
-    """The plan as the core described it: files and how they change, entries removed, the set after."""
+def effect_text(preview: dict[str, Any]) -> Text:
+    """What the plan does to the active sets (before → after): the first thing a dialog shows."""
+    out = Text()
+    scopes = preview.get("scopes") or []
+    if scopes:
+        out.append("Active set, before → after\n", style="bold")
+        width = max(len(plain(s.get("scope"))) for s in scopes)
+        for s in scopes:
+            before, after = s.get("before") or [], s.get("after") or []
+            out.append(f"  {plain(s.get('scope')):<{width}}  ")
+            out.append(active_words(before), style="dim" if before == after else "")
+            out.append(" → ")
+            out.append(active_words(after) + ("  (unchanged)" if before == after else "") + "\n",
+                       style="dim" if before == after else "green")
+    elif "active_after" in preview:
+        after = preview.get("active_after") or []
+        out.append("Active set after: ", style="bold")
+        out.append((" + ".join(plain(a) for a in after) or "(empty)") + "\n", style="green")
+    return out
+
+
+def files_text(preview: dict[str, Any]) -> Text:
+    """How the plan does it: files and how they change, lines appended, entries removed, what it restores."""
     out = Text()
     changes = preview.get("changes") or []
     if changes:
@@ -69,25 +93,19 @@ def plan_text(preview: dict[str, Any]) -> Text:
     if removed:
         out.append("Entries removed from the active-set record: ", style="bold")
         out.append(", ".join(plain(r) for r in removed) + "\n")
-    scopes = preview.get("scopes") or []
-    if scopes:
-        out.append("Active set, before → after\n", style="bold")
-        width = max(len(plain(s.get("scope"))) for s in scopes)
-        for s in scopes:
-            before, after = s.get("before") or [], s.get("after") or []
-            out.append(f"  {plain(s.get('scope')):<{width}}  ")
-            out.append(active_words(before), style="dim" if before == after else "")
-            out.append(" → ")
-            out.append(active_words(after) + ("  (unchanged)" if before == after else "") + "\n",
-                       style="dim" if before == after else "green")
-    elif "active_after" in preview:
-        after = preview.get("active_after") or []
-        out.append("Active set after: ", style="bold")
-        out.append((" + ".join(plain(a) for a in after) or "(empty)") + "\n", style="green")
     for key in ("restores",):
         if preview.get(key):
             out.append("Restores: ", style="bold")
             out.append(", ".join(plain(p) for p in preview[key]) + "\n")
+    return out
+
+
+def plan_text(preview: dict[str, Any]) -> Text:
+    """The plan as the core described it: its effect on the active sets first, then the files."""
+    out = effect_text(preview)
+    if out.plain:
+        out.append("\n")
+    out.append_text(files_text(preview))
     return out
 
 
@@ -100,7 +118,11 @@ class ConfirmPlan(ModalScreen[Any]):
     """
 
     BINDINGS = [Binding("y", "confirm", "Confirm"), Binding("n", "cancel", "Cancel"),
-                Binding("escape", "cancel", "Cancel", show=False)]
+                Binding("escape", "cancel", "Cancel", show=False),
+                # The plan scrolls whatever has focus (the buttons take none of these keys).
+                *[Binding(key, f"scroll('{how}')", show=False) for key, how in (
+                    ("j", "down"), ("down", "down"), ("k", "up"), ("up", "up"), ("pagedown", "page_down"),
+                    ("pageup", "page_up"), ("home", "home"), ("end", "end"))]]
 
     def __init__(self, title: str, preview: dict[str, Any] | None = None, confirm_label: str = "Confirm",
                  warning: str | None = None, *, planner: Callable[[], Operation] | None = None,
@@ -122,21 +144,37 @@ class ConfirmPlan(ModalScreen[Any]):
         with Vertical(id="dialog", classes="dialog"):
             yield Static(Text(self.title_text, style="bold"), id="dialog-title")
             yield Static(id="plan-changed")
-            with VerticalScroll(id="plan"):
-                yield Static(plan_text(self.preview), id="plan-text")
-                yield Static(self._warning_text(), id="plan-warning")
+            with VerticalScroll(id="plan", can_focus=False):  # scrolled by the screen's keys, focus stays put
+                yield Static(id="plan-effect")
+                yield Static(id="plan-warning")
+                yield Static(files_text(self.preview), id="plan-text")
             with Horizontal(classes="buttons"):
                 yield Button("Cancel (n)", id="cancel", variant="primary")
                 yield Button(f"{self.confirm_label} (y)", id="confirm", variant="error")
             yield Static(Text(KEYS_HINT, style="dim"), id="dialog-keys", classes="keys")
 
     def _warning_text(self) -> Text:
+        """The warning, right under the effect (a blank line after it when there is one)."""
         warning = self.warning or self.preview.get("warning")
-        return Text(plain(warning), style="bold yellow") if warning else Text("")
+        return Text(plain(warning) + "\n", style="bold yellow") if warning else Text("")
+
+    def _show_effect(self) -> None:
+        """The effect and the warning under it, each taking no line at all when it has nothing to say."""
+        # Each ends in a newline, which a Static draws as the blank line before what follows.
+        for name, text in (("#plan-effect", effect_text(self.preview)), ("#plan-warning", self._warning_text())):
+            shown = self.query_one(name, Static)
+            shown.update(text)
+            shown.display = bool(text.plain)
+
+    def action_scroll(self, how: str) -> None:
+        plan = self.query_one("#plan", VerticalScroll)
+        {"down": plan.scroll_down, "up": plan.scroll_up, "page_down": plan.scroll_page_down,
+         "page_up": plan.scroll_page_up, "home": plan.scroll_home, "end": plan.scroll_end}[how](animate=False)
 
     def on_mount(self) -> None:
         self.query_one("#cancel", Button).focus()
         self.query_one("#plan-changed", Static).display = False
+        self._show_effect()
         if self.planner is not None:
             self.set_interval(POLL_SECONDS, self.follow_files)
 
@@ -191,8 +229,8 @@ class ConfirmPlan(ModalScreen[Any]):
             out.append("The plan itself is the same; it now expects the new bytes.\n", style="dim")
         note.update(out)
         note.display = True
-        self.query_one("#plan-text", Static).update(plan_text(self.preview))
-        self.query_one("#plan-warning", Static).update(self._warning_text())
+        self.query_one("#plan-text", Static).update(files_text(self.preview))
+        self._show_effect()
 
     def _back_to_cancel(self) -> None:
         """Focus Cancel now, not after the queued messages (`Widget.focus` defers it): an enter pressed

@@ -12,7 +12,9 @@ from textual.widgets import Static
 KEYS: tuple[tuple[str, str, bool], ...] = (
     ("1-6 / tab", "switch view: scopes, team, tasks, rp1, journal, history", False),
     ("j / k", "move down / up", False),
-    ("enter", "details: member, scope, task, run, journal entry", False),
+    ("g / G", "first / last row", False),
+    ("> / <", "sort by the next / previous column, then back", False),
+    ("enter", "open the row: member, scope, worker, task, run, entry", False),
     ("esc", "back / close / clear the filter", False),
     ("/", "filter the current view", False),
     ("y", "copy the selected path (or id)", False),

@@ -101,6 +101,7 @@ class MainScreen(Screen):
         self._drawn_tab = tab
         console_app(self).refresh_views()
         self.focus_table()
+        self.refresh_bindings()  # the footer offers the keys that act in this view
 
     def focus_table(self) -> None:
         pane = self.query_one(f"#{self.tab}", TabPane)
@@ -114,6 +115,7 @@ class MainScreen(Screen):
             console_app(self).refresh_views()
         self._drawn_tab = None
         self.call_after_refresh(self.focus_table)
+        self.refresh_bindings()
 
     def current_member(self) -> tuple[str | None, str] | None:
         if self.tab != "scopes":
@@ -208,8 +210,12 @@ class MainScreen(Screen):
         member = parse_member_key(key)
         if table == "scopes-table" and member:
             app.open_member(*member)
-        elif table == "scopes-table":
-            self.query_one(ScopesPane).toggle(key)
+        elif table == "scopes-table" and key and key.startswith("scope:"):
+            # a collapsed (or expanded) scope of a long list shows or hides its members; any other opens
+            if not self.query_one(ScopesPane).toggle(key):
+                app.open_details("scope", key.split(":", 1)[1])
+        elif table == "team-workers" and key:
+            app.open_details("worker", key)
         elif table == "tasks-table" and key:
             app.open_task(key)
         elif table == "runs-table" and key:

@@ -230,7 +230,7 @@ class ScopesPane(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter modes/sessions…", id="scopes-filter", classes="filter")
-        table = LineTable(id="scopes-table")
+        table = LineTable(id="scopes-table", sortable=False)
         set_columns(table, COLUMNS, self.app.size.width)
         yield table
         yield Static(id="scopes-detail", classes="detail")

@@ -45,6 +45,7 @@ FLUSH_S = 0.03
 ALERT_COLUMNS = ("WHEN", "PROJECT", "HOST", "KIND", "MEMBER", "SENT", "WHY")
 ALERT_TICK_S = 1.0
 TICK_S = 15.0
+PROJECT_ACTIONS = frozenset({"details", "filter", "clear_filter", "open_console"})  # need the projects tab
 FREEZE_EVERY = 25  # projects read in full between two freezes of what the fleet holds (see `_settle`)
 
 
@@ -67,6 +68,7 @@ class FleetScreen(Screen):
         pane = event.pane.id or "projects"
         table = "#fleet-table" if pane == "projects" else "#alerts-table"
         self.call_after_refresh(self.query_one(table).focus)
+        self.refresh_bindings()  # the footer offers the keys that act in this tab
 
 
 class FleetApp(App):
@@ -76,12 +78,13 @@ class FleetApp(App):
     CSS = stylesheet("console.tcss") + "\n" + stylesheet("fleet.tcss")
     BINDINGS = [
         Binding("q", "quit", "Quit"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),  # as in the console, not ctrl+q
         Binding("question_mark", "help", "Help"),
         Binding("enter", "open_console", "Console", priority=False),
         Binding("i", "details", "Details"),
         Binding("slash", "filter", "Filter"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
-        Binding("1", "tab('projects')", "Projects", show=False),
+        Binding("1", "tab('projects')", "Projects"),
         Binding("2", "tab('alerts')", "Alerts"),
         Binding("n", "next_needing(1)", "Next needs you", show=False),
         Binding("N", "next_needing(-1)", "Previous needs you", show=False),
@@ -276,6 +279,19 @@ class FleetApp(App):
         if event.table.id == "fleet-table":
             event.stop()
             self.action_open_console(event.key)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The footer and the keys offer what acts in the tab on screen: a project's keys on Projects only,
+        and the key of the other tab (not of the one shown)."""
+        screen = self.screen
+        if not isinstance(screen, FleetScreen):
+            return True
+        tab = screen.query_one("#fleet-tabs", TabbedContent).active or "projects"
+        if action == "tab":
+            return parameters[:1] != (tab,)
+        if action in PROJECT_ACTIONS:
+            return tab == "projects"
+        return True
 
     def action_cursor(self, direction: str) -> None:
         focused = self.focused

@@ -14,6 +14,8 @@ from rcs_tui.views.health import HEALTH_GLYPH, WORKER_GLYPH
 KEYS: tuple[tuple[str, str, bool], ...] = (
     ("1 / 2", "projects / alerts", False),
     ("j / k", "move down / up", False),
+    ("g / G", "first / last row", False),
+    ("> / <", "sort by the next / previous column, then most urgent first", False),
     ("enter", "open the project's console (over ssh -t for a remote one)", False),
     ("i", "project view: members, findings, runs, and its actions", False),
     ("/", "filter projects by name or URL; esc clears", False),
@@ -25,7 +27,7 @@ KEYS: tuple[tuple[str, str, bool], ...] = (
     ("o", "project view: override a task's phase (previewed)", True),
     ("esc", "back / close", False),
     ("?", "this help", False),
-    ("q", "quit", False),
+    ("q", "quit (ctrl+c too)", False),
 )
 GLYPHS = {"waiting": "a member or rp1 run waits for you", "failed": "a member or run failed",
           "trouble": "dead worker, stale member or root survivor", "running": "work in progress",
