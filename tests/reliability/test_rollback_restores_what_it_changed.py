@@ -378,3 +378,43 @@ def test_an_action_names_who_did_it(monkeypatch):
 
     monkeypatch.setattr(getpass, "getuser", no_user)
     assert txn.default_actor("fleet") == f"{os.getuid()}@{expected_host} (fleet, pid {os.getpid()})"
+
+
+# -- the journal entry's own lines -------------------------------------------------------------------------------
+
+
+def test_an_entry_is_written_pending_with_sorted_keys_and_marked_in_place(tmp_path):
+    setup(tmp_path)
+    line = txn._journal_line({"state": "done", "id": "e1", "action": "café", "files": []})
+    assert line == '{"state": "pending", "action": "café", "files": [], "id": "e1"}\n'.encode()
+    with pytest.raises(ValueError):
+        txn._journal_line({"id": "e1", "n": float("nan")})
+    tree = fsafe.Tree(tmp_path)
+    for state in ("done", "aborted"):
+        start = txn.write_ahead(tree, line)
+        txn.mark(tree, start, state, line)
+        written = (tmp_path / txn.JOURNAL_REL).read_bytes()[start:]
+        assert len(written) == len(line) and json.loads(written)["state"] == state
+        with pytest.raises(OSError):  # marked once: no longer the pending entry it was
+            txn.mark(tree, start, state, line)
+
+
+def test_marking_an_entry_the_journal_no_longer_holds_is_refused(tmp_path, monkeypatch):
+    setup(tmp_path)
+    tree = fsafe.Tree(tmp_path)
+    line = txn._journal_line({"id": "e1", "action": "x"})
+    start = txn.write_ahead(tree, line)
+    journal = tmp_path / txn.JOURNAL_REL
+    journal.write_bytes(b"x" * len(journal.read_bytes()))  # rotated or replaced by another process
+    with pytest.raises(OSError) as info:
+        txn.mark(tree, start, "done", line)
+    assert (info.value.errno, info.value.filename) == (errno.ESTALE, str(txn.JOURNAL_REL))
+    assert info.value.strerror == ("the journal was rotated, truncated or replaced by another process while "
+                                   "the entry was open")
+    assert journal.read_bytes() == b"x" * len(journal.read_bytes())
+    journal.write_bytes(line)
+    monkeypatch.setattr(os, "pwrite", lambda fd, data, offset: 0)
+    with pytest.raises(OSError) as short:
+        txn.mark(tree, 0, "done", line)
+    assert (short.value.errno, short.value.strerror, short.value.filename) == (
+        errno.EIO, "short write of the journal state", str(txn.JOURNAL_REL))
