@@ -265,6 +265,22 @@ class TestAlerts:
         tracker.observe(row_with({"waiting": ["root/\x1b[31mautopilot"]}))
         assert out.read_text() == "api|waiting|root/autopilot|local"
 
+    def test_command_gets_the_projects_root_and_its_ssh_address(self, tmp_path):
+        out = tmp_path / "alert.txt"
+        cmd = f'printf "%s|%s\\n" "$RCS_ALERT_ROOT" "$RCS_ALERT_URL" >> {out}'
+        tracker = AlertTracker(AlertSettings(command=cmd, bell=False, min_interval=0), clock=lambda: NOW)
+        remote = Row(parse_project("ssh://ops@box:2222/srv/api"))
+        for row in (row_with({}), remote):
+            row.take({"version": "1.0", "kind": "snapshot", "attention": {}}, NOW)
+            tracker.observe(row)
+        for row in (row_with({"waiting": ["root/forge"]}), remote):
+            row.take({"version": "1.0", "kind": "snapshot", "attention": {"waiting": ["root/forge"]}}, NOW)
+            tracker.observe(row)
+        deadline = time.time() + 10
+        while len(out.read_text().splitlines() if out.exists() else []) < 2 and time.time() < deadline:
+            time.sleep(0.05)
+        assert sorted(out.read_text().splitlines()) == ["/srv/api|", "/srv/api|ssh://ops@box:2222/srv/api"]
+
 
 class TestFleetApp:
     async def test_rows_follow_local_changes_and_a_new_waiting_member_alerts_once(self, tmp_path):

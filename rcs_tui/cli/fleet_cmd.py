@@ -15,8 +15,9 @@ from rcs_tui.core import error_kinds as kinds
               help="A project root, a glob, or ssh://[USER@]HOST[:PORT]/PATH (repeatable; adds to the config's).")
 @click.option("--once", is_flag=True, help="Print one line (or, with --json, the list) and exit.")
 @click.option("--notify", "notify", default=None, metavar="CMD",
-              help="Shell command run on each alert (RCS_ALERT_PROJECT/HOST/KIND/MEMBER/MESSAGE/REASON/SOURCE in its "
-                   "environment).")
+              help="Shell command run on each alert (RCS_ALERT_PROJECT/HOST/KIND/MEMBER/MESSAGE/REASON/SOURCE "
+                   "in its environment, and RCS_ALERT_ROOT: the project's root on its host, RCS_ALERT_URL: its "
+                   "ssh:// address when remote).")
 @click.option("--alert-url", "alert_urls", multiple=True, metavar="URL",
               help="Also alert through this apprise service URL (ntfy://…, json://…; repeatable; adds to "
                    "the config's).")

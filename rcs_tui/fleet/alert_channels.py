@@ -36,6 +36,8 @@ class Message:
     source: str
     text: str  # "<project>: <member> <news> (+N more)"
     count: int
+    root: str = ""  # the project's root path on its host
+    url: str = ""  # its ssh:// address when it is read over ssh
 
     @property
     def body(self) -> str:
@@ -45,7 +47,8 @@ class Message:
     def environ(self) -> dict[str, str]:
         return {"RCS_ALERT_PROJECT": self.project, "RCS_ALERT_HOST": self.host, "RCS_ALERT_KIND": self.kind,
                 "RCS_ALERT_MEMBER": self.member, "RCS_ALERT_MESSAGE": self.text, "RCS_ALERT_COUNT": str(self.count),
-                "RCS_ALERT_REASON": self.reason, "RCS_ALERT_SOURCE": self.source}
+                "RCS_ALERT_REASON": self.reason, "RCS_ALERT_SOURCE": self.source, "RCS_ALERT_ROOT": self.root,
+                "RCS_ALERT_URL": self.url}
 
 
 class Channel(Protocol):

@@ -50,6 +50,8 @@ class Alert:
     member: str
     reason: str = ""
     source: str = ""
+    root: str = ""  # the project's root on its host (a notify script can act on it)
+    url: str = ""  # for a project over ssh: its ssh:// address; empty for a local one
     channels: dict[str, str] = field(default_factory=dict)  # channel label -> "sending", "sent", "held: …", …
     listed_held: str | None = None  # with no channel on: the rule that would have held it back
 
@@ -202,8 +204,10 @@ class AlertTracker:
             row = self._rows.get(d.project)
             name, host = (row.project.name, row.project.host_label) if row else (d.project, "local")
             verdict = row.verdict(_list_kind(row, d.kind, d.item), d.item) if row else None
+            root = row.project.path if row else d.project
+            url = row.project.key if row and row.project.remote else ""
             alert = Alert(self.clock(), name, host, d.kind, d.item, verdict.reason if verdict else "",
-                          verdict.source if verdict else "")
+                          verdict.source if verdict else "", root, url)
             self._open[k] = alert
             if len(self._open) > MAX_LISTED * 4:
                 self._open.pop(next(iter(self._open)))
@@ -215,7 +219,7 @@ class AlertTracker:
         first = batch[0]
         text = first.message + (f" (+{len(batch) - 1} more)" if len(batch) > 1 else "")
         msg = Message(first.project, first.host, first.kind, first.member, first.reason, first.source, text,
-                      len(batch))
+                      len(batch), first.root, first.url)
         retries, backoff = self.settings.retries, self.settings.backoff
 
         async def attempts() -> None:
