@@ -147,7 +147,7 @@ def _hud_once_fast(root: str | None, session: str | None, as_json: bool, width: 
                    preset: str | None, lines: int) -> int | None:
     """`hud --once` without click. None when the configuration file is bad, or sets more than the preset and
     was not yet checked in full (`quick_settings`): the full path reports the one and applies the other."""
-    from rcs_tui.cli.once import once_root
+    from rcs_tui.cli.once import NEUTRAL_LINE, NoProjectForStatusline, once_root
     from rcs_tui.config.paths import file_rp1_paths, quick_settings
 
     try:
@@ -155,7 +155,16 @@ def _hud_once_fast(root: str | None, session: str | None, as_json: bool, width: 
     except ValueError:
         return None
     preset = preset or from_file.get("hud_preset")
-    print_once(once_root(root), session, as_json, width, ascii_only, preset, lines, file_rp1_paths(from_file)[0])
+    try:
+        found = once_root(root)
+    except NoProjectForStatusline:
+        if as_json:
+            raise
+        from rcs_tui.cli.jsonout import write_line
+
+        write_line(NEUTRAL_LINE)
+        return OK
+    print_once(found, session, as_json, width, ascii_only, preset, lines, file_rp1_paths(from_file)[0])
     return OK
 
 

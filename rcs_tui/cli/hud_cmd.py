@@ -88,11 +88,16 @@ def hud(root, session, once, as_json, width, lines, ascii_only, preset, inline, 
     preset = conf.hud_preset  # flag, else the config file, else hud-config.json
     db, plugin_roots = rp1_paths(conf)
     if once:
-        from rcs_tui.cli.once import once_root
+        from rcs_tui.cli.once import NEUTRAL_LINE, NoProjectForStatusline, once_root
         from rcs_tui.files.host import RootNotFound
 
         try:
             found = once_root(given_root(root))  # `rcs-tui --root X hud --once` too
+        except NoProjectForStatusline as exc:
+            if as_json:
+                raise CliError(str(exc), kinds.NO_PROJECT) from exc
+            echo_text(NEUTRAL_LINE)
+            return
         except RootNotFound as exc:
             raise CliError(str(exc), kinds.NO_PROJECT) from exc
         print_once(found, session, as_json, width, ascii_only, preset, lines, db)

@@ -17,7 +17,7 @@ import os
 import stat
 import time
 
-from rcs_tui.files.host import find_root_dir, nearest_root
+from rcs_tui.files.host import RootNotFound, find_root_dir, nearest_root
 from rcs_tui.views.line_fit import Seg, place, plain, spans_from_json, to_ansi
 
 MAX_STDIN_BYTES = 256 * 1024
@@ -82,11 +82,21 @@ def payload_dirs(payload: dict[str, object]) -> list[str]:
     return out
 
 
+NEUTRAL_LINE = "[RCS] no project here"
+
+
+class NoProjectForStatusline(RootNotFound):
+    """An agent's statusline asked from a directory with no project: not a failure for it (it would show
+    an error in the agent's status bar on every turn); the plain command keeps its error."""
+
+
 def once_root(explicit: str | None, stdin_fd: int | None = 0) -> str:
     """The project root for `hud --once`: `--root`, else the statusline payload's, else `RCS_ROOT`/the cwd.
 
-    Raises `RootNotFound` (from `host`) with the reason.
+    Raises `RootNotFound` (from `host`) with the reason; `NoProjectForStatusline` when a statusline payload
+    came on stdin (the command runs as an agent's statusline) and no project was found.
     """
+    payload = None
     if not explicit and stdin_fd is not None:
         payload = read_stdin_payload(stdin_fd)
         for start in payload_dirs(payload or {}):
@@ -94,7 +104,12 @@ def once_root(explicit: str | None, stdin_fd: int | None = 0) -> str:
                 found = nearest_root(start)
                 if found is not None:
                     return found
-    return find_root_dir(explicit)
+    try:
+        return find_root_dir(explicit)
+    except RootNotFound as exc:
+        if payload is not None and not explicit:
+            raise NoProjectForStatusline(str(exc)) from None
+        raise
 
 
 def render(result: dict[str, object], now: float, width: int, lines: int, ascii_only: bool, as_json: bool,
