@@ -418,3 +418,24 @@ def test_marking_an_entry_the_journal_no_longer_holds_is_refused(tmp_path, monke
         txn.mark(tree, 0, "done", line)
     assert (short.value.errno, short.value.strerror, short.value.filename) == (
         errno.EIO, "short write of the journal state", str(txn.JOURNAL_REL))
+
+
+def test_the_journal_rotates_at_its_limit_and_keeps_its_generations_in_order(tmp_path, monkeypatch):
+    setup(tmp_path)
+    tree = fsafe.Tree(tmp_path)
+    logs = tmp_path / txn.JOURNAL_REL.parent
+    logs.mkdir(parents=True, exist_ok=True)
+    journal = tmp_path / txn.JOURNAL_REL
+    journal.write_bytes(b"a" * 9)
+    txn.rotate(tree, limit=10)  # under the limit: stays
+    assert journal.read_bytes() == b"a" * 9
+    journal.write_bytes(b"a" * 10)
+    txn.rotate(tree, limit=10)  # at the limit: rotated
+    assert not journal.exists() and (logs / txn.rotated_name(1)).read_bytes() == b"a" * 10
+    monkeypatch.setattr(txn, "JOURNAL_ROTATE_BYTES", 10)
+    for body in (b"b" * 10, b"c" * 10, b"d" * 10):
+        journal.write_bytes(body)
+        txn.rotate(tree)  # the default limit
+    names = [txn.rotated_name(g) for g in range(1, txn.JOURNAL_KEEP + 1)]
+    kept = [(logs / n).read_bytes()[:1] for n in names if (logs / n).exists()]
+    assert kept == [b"d", b"c", b"b", b"a"][:txn.JOURNAL_KEEP]  # newest first, the oldest dropped
