@@ -32,6 +32,7 @@ _DIR_OPEN = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NONBLO
              | getattr(os, "O_CLOEXEC", 0))
 _FILE_OPEN = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
               | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _FAST = os.open in os.supports_dir_fd and os.scandir in os.supports_fd and bool(getattr(os, "O_NOFOLLOW", 0))
 
 
@@ -40,13 +41,15 @@ class DirRead:
 
     `names` are its entries in name order (empty when it is missing or cannot be listed), `error` the
     listing's failure (None when it is merely missing), `linked` whether any entry is a symlink. Use as
-    a context manager: the descriptor is closed on exit.
+    a context manager: the descriptor is closed on exit. `listed=False` opens it without listing it (a
+    parent whose subdirectories are opened with `child`).
     """
 
     __slots__ = ("directory", "within", "max_bytes", "names", "linked", "error", "missing", "_fd", "_regular",
-                 "_prefix")
+                 "_prefix", "_real", "_listed")
 
-    def __init__(self, directory: Path, *, within: Path | None = None, max_bytes: int = MAX_STATE_BYTES) -> None:
+    def __init__(self, directory: Path, *, within: Path | None = None, max_bytes: int = MAX_STATE_BYTES,
+                 listed: bool = True, _at: tuple[int, str] | None = None) -> None:
         self.directory = directory
         self.within = within
         self.max_bytes = max_bytes
@@ -56,38 +59,66 @@ class DirRead:
         self.missing = False
         self._fd: int | None = None
         self._regular: frozenset[str] = frozenset()
+        self._real: str | None = None
+        self._listed = listed
         spath = os.fspath(directory)
         self._prefix = os.path.join(spath, "")
         note(spath)  # an input of the answer being built, also when it turns out to be absent
         if _FAST:
-            self._open(spath)
-        else:
+            self._open(spath, _at)
+        elif listed:
             self._list_by_path(spath)
 
-    def _open(self, spath: str) -> None:
-        try:
-            fd = os.open(spath, _DIR_OPEN)
-        except FileNotFoundError:
-            self.missing = True
-            return
-        except OSError:
-            self._list_by_path(spath)  # the listing's own words for why it failed
-            return
-        try:
-            with os.scandir(fd) as it:
-                entries = sorted((e.name, _is_link(e), _is_regular(e)) for e in it)
-        except OSError:
-            os.close(fd)
-            self._list_by_path(spath)
-            return
-        self.names = [name for name, _, _ in entries]
-        self.linked = any(link for _, link, _ in entries)
+    def child(self, name: str) -> DirRead:
+        """The subdirectory `name` (a single name), opened relative to this directory's descriptor with
+        O_NOFOLLOW: its real path is this one's plus the name, with no path walk and no `/proc` lookup.
+        A name that is a symlink (or anything else the relative open refuses) is opened by its path."""
+        at = (self._fd, self._real) if self._fd is not None and self._real is not None else None
+        if name in ("", ".", "..") or "/" in name:
+            at = None
+        return DirRead(self.directory / name, within=self.within, max_bytes=self.max_bytes, _at=at)
+
+    def _open(self, spath: str, at: tuple[int, str] | None) -> None:
+        fd = real = None
+        if at is not None:
+            name = os.path.basename(spath)
+            try:
+                fd = os.open(name, _DIR_OPEN | _NOFOLLOW, dir_fd=at[0])
+                real = os.path.join(at[1], name)
+            except OSError:
+                fd = None  # a symlink, gone, not a directory: opened (or refused) by its path below
+        if fd is None:
+            try:
+                fd = os.open(spath, _DIR_OPEN)
+            except FileNotFoundError:
+                self.missing = True
+                return
+            except OSError:
+                if self._listed:
+                    self._list_by_path(spath)  # the listing's own words for why it failed
+                return
+        if self._listed:
+            try:
+                with os.scandir(fd) as it:
+                    found = list(it)
+                try:  # the types come from the listing itself (no syscall) on every Linux file system in use
+                    entries = sorted([(e.name, e.is_symlink(), e.is_file(follow_symlinks=False)) for e in found])
+                except OSError:  # a type the listing left unknown, and the entry vanished before its stat
+                    entries = sorted([(e.name, _is_link(e), _is_regular(e)) for e in found])
+            except OSError:
+                os.close(fd)
+                self._list_by_path(spath)
+                return
+            self.names = [name for name, _, _ in entries]
+            self.linked = any(link for _, link, _ in entries)
+            self._regular = frozenset(name for name, _, regular in entries if regular)
+        real = real or opened_path(fd, spath)
         within = self.within
-        if within is not None and not inside(opened_path(fd, spath), within):
+        if within is not None and not inside(real, within):
             os.close(fd)  # every file would be refused as leading outside: let the reference reader say so
             return
         self._fd = fd
-        self._regular = frozenset(name for name, _, regular in entries if regular)
+        self._real = real
 
     def _list_by_path(self, spath: str) -> None:
         try:

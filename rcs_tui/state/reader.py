@@ -87,7 +87,11 @@ def read_scope(layout: Layout, session_id: str | None, errors: list[FileError], 
     own: list[FileError] = []
     modes: dict[str, ModeFile] = {}
     hud_state = None
-    with DirRead(directory, within=places.rcs) as listed:  # one descriptor and one listing per scope
+    if session_id is not None and places.parent is not None:
+        listed = places.parent.child(session_id)
+    else:
+        listed = DirRead(directory, within=places.rcs)
+    with listed:  # one descriptor and one listing per scope
         if listed.error:
             own.append(FileError(directory, listed.error))
         names = listed.names
@@ -124,14 +128,21 @@ def read_scope(layout: Layout, session_id: str | None, errors: list[FileError], 
 
 
 class Places:
-    """The paths of a layout a scope read needs (each `Layout` property builds new Path objects)."""
+    """The paths of a layout a scope read needs (each `Layout` property builds new Path objects), and
+    `sessions/` held open while many sessions are read (`parent`: each is opened relative to it)."""
 
-    __slots__ = ("rcs", "state", "sessions")
+    __slots__ = ("rcs", "state", "sessions", "parent")
 
     def __init__(self, layout: Layout) -> None:
         self.rcs = layout.rcs
         self.state = self.rcs / "state"
         self.sessions = self.state / "sessions"
+        self.parent: DirRead | None = None
+
+    def open_sessions(self) -> DirRead:
+        """`sessions/` opened (not listed) as the parent of the session reads that follow; close it after."""
+        self.parent = DirRead(self.sessions, within=self.rcs, listed=False)
+        return self.parent
 
 
 def _name(entry: os.DirEntry[str]) -> str:
@@ -278,7 +289,8 @@ def read_snapshot(root: Path, session_id: str | None = None, *, all_sessions: bo
     entries = _session_entries(layout, errors)
     if not all_sessions:
         entries = [e for e in entries if e[0] == res.session_id]
-    sessions = {name: read_scope(layout, name, errors, linked=link, places=places) for name, link in entries}
+    with places.open_sessions():
+        sessions = {name: read_scope(layout, name, errors, linked=link, places=places) for name, link in entries}
     if not all_sessions and res.session_id is None:
         # Root is authoritative: still look for session tombstones of modes active at root.
         active_root = [m for m, f in root_scope.modes.items() if f.active]
@@ -375,14 +387,16 @@ def refresh_snapshot(previous: Snapshot, changed: Iterable[Path | str], session_
     else:
         sessions = {}
         places = Places(layout)
-        for name, link in listing.entries:
-            kept = previous.sessions.get(name)
-            if kept is None or link or kept.linked:
-                sessions[name] = read_scope(layout, name, [], linked=link, places=places)
-            elif name in dirty:
-                sessions[name] = read_scope(layout, name, [], previous=kept, changed=dirty[name], places=places)
-            else:
-                sessions[name] = kept
+        with places.open_sessions():
+            for name, link in listing.entries:
+                kept = previous.sessions.get(name)
+                if kept is None or link or kept.linked:
+                    sessions[name] = read_scope(layout, name, [], linked=link, places=places)
+                elif name in dirty:
+                    sessions[name] = read_scope(layout, name, [], previous=kept, changed=dirty[name],
+                                                places=places)
+                else:
+                    sessions[name] = kept
         linked = {n for n, sc in sessions.items() if sc.linked}
         erring = {n for n, sc in sessions.items() if sc.errors}
         newest = _newest(root_scope, sessions.values())
