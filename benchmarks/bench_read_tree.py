@@ -155,9 +155,9 @@ def main() -> None:
                              f"wall {bw / tw:.2f}x, CPU {bc / tc:.2f}x")
     if commands:
         lines += ["", "| command | code | wall s | CPU s | peak MB |", "|---|---|---|---|---|"]
-        for (label, name), runs in cli.items():
-            lines.append(f"| `{label}` | {name} | {median([r[0] for r in runs]):.2f} | "
-                         f"{median([r[1] for r in runs]):.2f} | {max(r[2] for r in runs):.0f} |")
+        for (label, name), cells in cli.items():
+            lines.append(f"| `{label}` | {name} | {median([r[0] for r in cells]):.2f} | "
+                         f"{median([r[1] for r in cells]):.2f} | {max(r[2] for r in cells):.0f} |")
     lines.append(f"\n{time.perf_counter() - t0:.0f} s in all")
     print("\n".join(lines))
 

@@ -69,14 +69,16 @@ class DirRead:
         elif listed:
             self._list_by_path(spath)
 
-    def child(self, name: str) -> DirRead:
+    def child(self, name: str, path: Path | None = None) -> DirRead:
         """The subdirectory `name` (a single name), opened relative to this directory's descriptor with
         O_NOFOLLOW: its real path is this one's plus the name, with no path walk and no `/proc` lookup.
-        A name that is a symlink (or anything else the relative open refuses) is opened by its path."""
+        A name that is a symlink (or anything else the relative open refuses) is opened by its path.
+        `path`: `directory / name` when the caller has built it already."""
         at = (self._fd, self._real) if self._fd is not None and self._real is not None else None
         if name in ("", ".", "..") or "/" in name:
             at = None
-        return DirRead(self.directory / name, within=self.within, max_bytes=self.max_bytes, _at=at)
+        return DirRead(self.directory / name if path is None else path, within=self.within,
+                       max_bytes=self.max_bytes, _at=at)
 
     def _open(self, spath: str, at: tuple[int, str] | None) -> None:
         fd = real = None

@@ -88,7 +88,7 @@ def read_scope(layout: Layout, session_id: str | None, errors: list[FileError], 
     modes: dict[str, ModeFile] = {}
     hud_state = None
     if session_id is not None and places.parent is not None:
-        listed = places.parent.child(session_id)
+        listed = places.parent.child(session_id, directory)
     else:
         listed = DirRead(directory, within=places.rcs)
     with listed:  # one descriptor and one listing per scope
