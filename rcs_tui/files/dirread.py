@@ -11,6 +11,8 @@ directory holds a handful of files, so most of that can be paid once per directo
   directory does;
 - a name the listing shows as a regular file is opened relative to the descriptor (O_NOFOLLOW,
   O_NONBLOCK), checked with fstat after the open and read under the usual size cap (`read_fd`).
+- a subdirectory (a session under `sessions/`) can be opened relative to its parent's descriptor
+  (`child`), so its confinement check needs no `/proc` lookup either.
 
 Anything else (a name listed as a symlink, FIFO, directory or device, a name not in the listing, an
 open that fails, a directory that cannot be opened or lies outside the tree) goes through `read_json`
