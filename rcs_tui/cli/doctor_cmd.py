@@ -38,9 +38,11 @@ def doctor(do_fix, only, expect_plan, dry_run, session_id, db, idle_minutes, roo
       3  findings remain (after --fix: those it could not repair or that did not hold)
       1  error (e.g. no .rcs/ directory); 2  usage error
     """
+    from rcs_tui.core.collector import one_shot
     from rcs_tui.project.doctor import diagnose, fix
     from rcs_tui.state.ops import PlanReads
 
+    one_shot()
     root_path = resolve_root(root)
     db = rp1_paths(db)[0]
     reads = PlanReads()  # the plans shown are made from the diagnosis's read of the tree

@@ -100,11 +100,12 @@ def _real(directory: str) -> str:
     return os.path.join(os.path.realpath(directory), "")
 
 
-def _inside(real_path: str, within: Path) -> bool:
+def inside(real_path: str, within: Path) -> bool:
+    """Whether a resolved path is `within` (resolved) or below it."""
     return (real_path + os.sep).startswith(_real(str(within)))
 
 
-def _opened_path(fd: int, fallback: str) -> str:
+def opened_path(fd: int, fallback: str) -> str:
     """Where the open file really is (Linux: from /proc, which closes the check-then-open race)."""
     try:
         return os.readlink(f"/proc/self/fd/{fd}")
@@ -143,7 +144,7 @@ def read_bounded(path: Path, *, within: Path | None = None, max_bytes: int = MAX
         if not follow_links:
             return BytesRead(path, True, error="is a symlink; not followed", stat=st, kind="symlink")
         target = os.path.realpath(spath)
-        if within is not None and not _inside(target, within):
+        if within is not None and not inside(target, within):
             return BytesRead(path, True, error=OUTSIDE, stat=st, kind="symlink")
     elif not S_ISREG(st.st_mode):
         return _not_regular(path, st)
@@ -163,7 +164,7 @@ def read_bounded(path: Path, *, within: Path | None = None, max_bytes: int = MAX
                 opened = os.fstat(fd)
             except OSError as exc:
                 return BytesRead(path, True, error=f"unreadable: {exc.strerror or exc}")
-            if S_ISREG(opened.st_mode) and not _inside(_opened_path(fd, target), within):
+            if S_ISREG(opened.st_mode) and not inside(opened_path(fd, target), within):
                 return BytesRead(path, True, error=OUTSIDE, stat=opened)
         return read_fd(fd, path, max_bytes=max_bytes, part=part)
     finally:
@@ -394,6 +395,27 @@ def parse_json(got: BytesRead, *, expect: type | None = dict) -> JsonRead:
                         error=f"expected a JSON {'object' if expect is dict else expect.__name__}, "
                               f"got {type(data).__name__}")
     return JsonRead(path, True, raw=raw, data=data, stat=st)
+
+
+def parse_fast(path: Path, raw: bytes, st: os.stat_result | None, expect: type | None = dict) -> JsonRead:
+    """`parse_json(BytesRead(path, True, raw=raw, stat=st), expect=expect)`, made cheap for well-formed state.
+
+    The bytes are decoded and parsed once by the same strict decoder; the checks a well-formed file passes
+    (no NUL byte, not nested deeper than the cap, no lone surrogate escape, the expected top-level type)
+    are each a scan of the bytes or text. A file failing any of them, or failing to decode or parse, is
+    handed to `parse_json`, which finds the reason and words it: the answer is the same either way.
+    """
+    if b"\x00" not in raw:
+        try:
+            text = raw.decode("utf-8")
+            data = _STRICT.decode(text)
+        except (ValueError, RecursionError):
+            pass
+        else:
+            if (text.count("[") + text.count("{") <= MAX_JSON_DEPTH and not _SURROGATE_ESCAPE.search(raw)
+                    and (expect is None or isinstance(data, expect))):
+                return JsonRead(path, True, raw, data, None, st)
+    return parse_json(BytesRead(path, True, raw=raw, stat=st), expect=expect)
 
 
 def dump_json(data: Any) -> bytes:

@@ -12,21 +12,29 @@ from typing import Any
 from rcs_tui.core.health import FileFacts, classify
 from rcs_tui.core.modes import CANONICAL_FILE, NAME_RE, mode_from_filename
 from rcs_tui.files import inputs
-from rcs_tui.files.io import read_json
+from rcs_tui.files.dirread import DirRead
+from rcs_tui.files.io import JsonRead, read_json
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.session import Resolution, resolve_session
 from rcs_tui.state.snapshot import CanonicalEntry, CanonicalSet, FileError, Member, ModeFile, Scope, Snapshot
 
 
 def read_mode_file(path: Path, mode: str, session_id: str | None, within: Path) -> ModeFile:
-    read = read_json(path, within=within)
+    return _mode_file(read_json(path, within=within), mode, session_id)
+
+
+def _mode_file(read: JsonRead, mode: str, session_id: str | None) -> ModeFile:
     mtime = read.stat.st_mtime if read.stat is not None else None  # the read's own stat: no second syscall
-    return ModeFile(mode, session_id, path, read.data if read.ok else None, read.error, read.sha, mtime)
+    return ModeFile(mode, session_id, read.path, read.data if read.ok else None, read.error, read.sha, mtime)
 
 
 def parse_canonical(path: Path, within: Path, scope_session: str | None) -> CanonicalSet:
     """Read a canonical set, tolerating the legacy single-skill form and malformed entries."""
-    read = read_json(path, within=within)
+    return _canonical(read_json(path, within=within), scope_session)
+
+
+def _canonical(read: JsonRead, scope_session: str | None) -> CanonicalSet:
+    path = read.path
     if not read.exists:
         return CanonicalSet(path, False)
     if read.error:
@@ -61,7 +69,8 @@ def parse_canonical(path: Path, within: Path, scope_session: str | None) -> Cano
 
 
 def read_scope(layout: Layout, session_id: str | None, errors: list[FileError], *, linked: bool = False,
-               previous: Scope | None = None, changed: Collection[str] | None = None) -> Scope:
+               previous: Scope | None = None, changed: Collection[str] | None = None,
+               places: Places | None = None) -> Scope:
     """Every tracked mode file and the canonical set of one scope directory.
 
     The scope's own errors are appended to `errors` and kept in `Scope.errors` (so a refresh can reuse
@@ -69,59 +78,71 @@ def read_scope(layout: Layout, session_id: str | None, errors: list[FileError], 
     read) and `changed` (the names of the files in it that changed since), the directory is listed
     again but only the changed files are read; the others are taken from `previous`. Never done for a
     scope holding or reached through a symlink: its files can change without an event naming them.
+    `places`: the layout's paths, built once by a caller reading many scopes.
     """
-    directory = layout.scope_dir(session_id)
+    places = places or Places(layout)
+    directory = places.state if session_id is None else places.sessions / session_id
     keep = previous if previous is not None and changed is not None and not (linked or previous.linked) else None
     fresh: Collection[str] = changed if changed is not None else ()
-    within = layout.rcs  # a new Path on every access: once per scope, not once per file
     own: list[FileError] = []
     modes: dict[str, ModeFile] = {}
     hud_state = None
-    try:
-        with inputs.scandir(directory) as it:
-            entries = sorted(it, key=_name)
-    except FileNotFoundError:
-        entries = []
-    except OSError as exc:
-        own.append(FileError(directory, f"cannot list directory: {exc.strerror or exc}"))
-        entries = []
-    names = set()
-    for entry in entries:
-        name = entry.name
-        names.add(name)
-        if not linked:
-            try:
-                linked = entry.is_symlink()  # from the directory listing: no syscall on Linux
-            except OSError:
-                linked = True
-        mode = mode_from_filename(name)
-        if mode is None:
-            continue
-        old = keep.modes.get(mode) if keep is not None and name not in fresh else None
-        mf = old if old is not None else read_mode_file(directory / name, mode, session_id, within)
-        if mf.error:
-            own.append(FileError(mf.path, mf.error))
-        modes[mode] = mf
-    if keep is not None and keep.canonical is not None and CANONICAL_FILE not in fresh:
-        canonical = keep.canonical
+    if session_id is not None and places.parent is not None:
+        listed = places.parent.child(session_id, directory)
     else:
-        canonical = parse_canonical(directory / CANONICAL_FILE, within, session_id)
-    if canonical.error:
-        own.append(FileError(canonical.path, canonical.error))
-    if session_id is None or "hud-state.json" not in names:
-        pass
-    elif keep is not None and "hud-state.json" not in fresh:
-        hud_state = keep.hud_state
-        hud_path = directory / "hud-state.json"
-        own += [e for e in keep.errors if e.path == hud_path]
-    else:
-        hud = read_json(directory / "hud-state.json", within=within)
-        if hud.ok:
-            hud_state = hud.data
-        elif hud.error:
-            own.append(FileError(hud.path, hud.error))
+        listed = DirRead(directory, within=places.rcs)
+    with listed:  # one descriptor and one listing per scope
+        if listed.error:
+            own.append(FileError(directory, listed.error))
+        names = listed.names
+        linked = linked or listed.linked
+        for name in names:
+            mode = mode_from_filename(name)
+            if mode is None:
+                continue
+            old = keep.modes.get(mode) if keep is not None and name not in fresh else None
+            mf = old if old is not None else _mode_file(listed.read_json(name), mode, session_id)
+            if mf.error:
+                own.append(FileError(mf.path, mf.error))
+            modes[mode] = mf
+        if keep is not None and keep.canonical is not None and CANONICAL_FILE not in fresh:
+            canonical = keep.canonical
+        else:
+            canonical = _canonical(listed.read_json(CANONICAL_FILE), session_id)
+        if canonical.error:
+            own.append(FileError(canonical.path, canonical.error))
+        if session_id is None or "hud-state.json" not in names:
+            pass
+        elif keep is not None and "hud-state.json" not in fresh:
+            hud_state = keep.hud_state
+            hud_path = directory / "hud-state.json"
+            own += [e for e in keep.errors if e.path == hud_path]
+        else:
+            hud = listed.read_json("hud-state.json")
+            if hud.ok:
+                hud_state = hud.data
+            elif hud.error:
+                own.append(FileError(hud.path, hud.error))
     errors.extend(own)
     return Scope(session_id, directory, modes, canonical, hud_state, tuple(own), linked)
+
+
+class Places:
+    """The paths of a layout a scope read needs (each `Layout` property builds new Path objects), and
+    `sessions/` held open while many sessions are read (`parent`: each is opened relative to it)."""
+
+    __slots__ = ("rcs", "state", "sessions", "parent")
+
+    def __init__(self, layout: Layout) -> None:
+        self.rcs = layout.rcs
+        self.state = self.rcs / "state"
+        self.sessions = self.state / "sessions"
+        self.parent: DirRead | None = None
+
+    def open_sessions(self) -> DirRead:
+        """`sessions/` opened (not listed) as the parent of the session reads that follow; close it after."""
+        self.parent = DirRead(self.sessions, within=self.rcs, listed=False)
+        return self.parent
 
 
 def _name(entry: os.DirEntry[str]) -> str:
@@ -263,11 +284,13 @@ def read_snapshot(root: Path, session_id: str | None = None, *, all_sessions: bo
     layout = Layout(root)
     errors: list[FileError] = []
     res = resolution or resolve_session(layout, session_id, environ)
-    root_scope = read_scope(layout, None, errors)
+    places = Places(layout)
+    root_scope = read_scope(layout, None, errors, places=places)
     entries = _session_entries(layout, errors)
     if not all_sessions:
         entries = [e for e in entries if e[0] == res.session_id]
-    sessions = {name: read_scope(layout, name, errors, linked=link) for name, link in entries}
+    with places.open_sessions():
+        sessions = {name: read_scope(layout, name, errors, linked=link, places=places) for name, link in entries}
     if not all_sessions and res.session_id is None:
         # Root is authoritative: still look for session tombstones of modes active at root.
         active_root = [m for m, f in root_scope.modes.items() if f.active]
@@ -363,14 +386,17 @@ def refresh_snapshot(previous: Snapshot, changed: Iterable[Path | str], session_
         newest = _adjusted_newest(previous, replaced, root_scope, sessions)
     else:
         sessions = {}
-        for name, link in listing.entries:
-            kept = previous.sessions.get(name)
-            if kept is None or link or kept.linked:
-                sessions[name] = read_scope(layout, name, [], linked=link)
-            elif name in dirty:
-                sessions[name] = read_scope(layout, name, [], previous=kept, changed=dirty[name])
-            else:
-                sessions[name] = kept
+        places = Places(layout)
+        with places.open_sessions():
+            for name, link in listing.entries:
+                kept = previous.sessions.get(name)
+                if kept is None or link or kept.linked:
+                    sessions[name] = read_scope(layout, name, [], linked=link, places=places)
+                elif name in dirty:
+                    sessions[name] = read_scope(layout, name, [], previous=kept, changed=dirty[name],
+                                                places=places)
+                else:
+                    sessions[name] = kept
         linked = {n for n, sc in sessions.items() if sc.linked}
         erring = {n for n, sc in sessions.items() if sc.errors}
         newest = _newest(root_scope, sessions.values())
