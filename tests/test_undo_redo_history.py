@@ -365,3 +365,52 @@ def test_doctor_repairs_join_the_same_history_as_clears(steps):
                     in_effect.append(taken_back.pop())
                     put(model, in_effect[-1], 1)
             assert tree(root) == model, step
+
+
+def test_a_redo_names_what_it_redoes_and_what_it_restores(tmp_path):
+    seed(tmp_path)
+    done = ops.plan_clear(tmp_path, "forge", ops.ROOT_SCOPE).run(tmp_path)["journal_id"]
+    undo_operation(tmp_path).run(tmp_path)
+    op = redo_operation(tmp_path)
+    assert op.plan.action == "redo state clear forge"
+    assert op.extra == {"redoes": done}
+    assert op.plan.summary == {"redoes": done, "restores": op.result["restored"]}  # what --dry-run prints
+    assert op.result == {"redone": done, "restored": [".rcs/state/forge-state.json",
+                                                      ".rcs/state/skill-active-state.json"]}
+
+
+def test_a_redo_whose_undo_found_a_file_already_back_is_refused_naming_it(tmp_path):
+    """The runtime wrote the orphan's bytes again after a repair removed it: undoing the repair wrote
+    nothing there, so the journal keeps no copy of what the repair did to it."""
+    from rcs_tui.core import error_kinds as kinds
+    from rcs_tui.project.doctor import diagnose, fix
+
+    seed(tmp_path)
+    sf.mode(tmp_path, "ultraqa", current_phase="qa")
+    repair = fix(tmp_path, [f for f in diagnose(tmp_path) if f.plan is not None])["applied"][0]["journal_id"]
+    sf.mode(tmp_path, "ultraqa", current_phase="qa")  # the same bytes again
+    undo_operation(tmp_path).run(tmp_path)
+    exc = refusal(lambda: redo_operation(tmp_path))
+    assert exc.args[0] == (f"cannot redo {repair}: when it was undone, .rcs/state/ultraqa-state.json already held "
+                           "what it held before (state clear ultraqa), so what it wrote there was not kept; "
+                           "nothing was changed")
+    assert kinds.kind_of(exc) == kinds.REFUSED
+
+
+def test_a_transcript_line_already_gone_when_undone_cannot_be_redone(tmp_path):
+    from rcs_tui.state import tasks
+    from tests.fixtures_tasks import make_task
+
+    (tmp_path / ".rcs").mkdir()
+    make_task(tmp_path, "t1", "planning")
+    transcript = tmp_path / ".rcs/tasks/t1/transcript.jsonl"
+    before = transcript.read_bytes() if transcript.exists() else None
+    done = tasks.apply_plan(tmp_path, tasks.plan_override(tmp_path, "t1", "codegen", "why", actor="me"),
+                            actor="me")["journal_id"]
+    if before is None:
+        transcript.unlink()
+    else:
+        transcript.write_bytes(before)  # someone cut our line already
+    undo_operation(tmp_path).run(tmp_path)
+    exc = refusal(lambda: redo_operation(tmp_path))
+    assert exc.args[0].startswith(f"cannot redo {done}: when it was undone, .rcs/tasks/t1/transcript.jsonl already")
