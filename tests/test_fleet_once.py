@@ -4,13 +4,13 @@ project a row (answered, or saying why not) — in this process and in a helper 
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
 from pathlib import Path
 
 from rcs_tui.fleet.once import gather_once, read_local
 from rcs_tui.fleet.projects import expand_projects, parse_project
+from tests.procfix import inotify_instances
 from tests.test_fleet import fleet_dir
 from tests.test_fleet_source import FakeSource, doc
 
@@ -21,15 +21,6 @@ def six_projects(tmp_path: Path) -> list:
     return expand_projects([f"{base}/*", str(base / "not-a-project")])[0]
 
 
-def inotify_instances() -> int:
-    """inotify instances this process holds open."""
-    count = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            count += os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:inotify"
-        except OSError:
-            continue
-    return count
 
 
 def summary(rows) -> list[tuple]:

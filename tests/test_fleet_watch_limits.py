@@ -18,19 +18,12 @@ from rcs_tui.fleet.rows import once_json
 from rcs_tui.project.shared_watch import SharedWatcher, poll_reason
 from rcs_tui.ui.fleet.app import FleetApp
 from rcs_tui.ui.linetable import LineTable
+from tests.procfix import inotify_instances
 from tests.statefix import canonical, mode
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/fd"), reason="counts descriptors in /proc")
 
 
-def inotify_instances() -> int:
-    count = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            count += os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:inotify"
-        except OSError:
-            continue
-    return count
 
 
 async def until(predicate, timeout: float = 30.0) -> None:

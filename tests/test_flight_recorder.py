@@ -31,7 +31,7 @@ def lines(root: Path) -> list[dict]:
     return out
 
 
-def wait_for(predicate, timeout: float = 20.0, what: str = "") -> None:
+def wait_for(predicate, timeout: float = 60.0, what: str = "") -> None:  # a loaded 2-core CI box
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():

@@ -17,6 +17,7 @@ import pytest
 from rcs_tui.files.io import atomic_write, dump_json
 from rcs_tui.project.shared_watch import SharedWatcher
 from rcs_tui.project.watch import WatchTargets
+from tests.procfix import inotify_instances
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 
@@ -27,14 +28,6 @@ def targets(root: Path, shared: Path | None = None) -> WatchTargets:
     return WatchTargets(dirs, lambda p: p.suffix in (".json", ".db"), frozenset({shared} if shared else ()))
 
 
-def inotify_fds() -> int:
-    count = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            count += os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:inotify"
-        except OSError:
-            continue
-    return count
 
 
 async def gather(batches, want: set[Path], timeout: float = 5.0) -> set[Path]:
@@ -56,7 +49,7 @@ async def test_each_project_hears_only_its_own_changes_and_a_shared_directory_re
     watcher = SharedWatcher()
     a = await watcher.subscribe(targets(tmp_path / "a", rp1))
     b = await watcher.subscribe(targets(tmp_path / "b", rp1))
-    assert watcher.instances == 1 and inotify_fds() >= 1
+    assert watcher.instances == 1 and inotify_instances() >= 1
     atomic_write(tmp_path / "a" / "sessions" / "s1" / "forge-state.json", dump_json({"active": True}))
     (tmp_path / "b" / "sessions" / "s2").mkdir()  # a new session: watched as it appears
     atomic_write(tmp_path / "b" / "sessions" / "s2" / "team-state.json", dump_json({"active": True}))
@@ -70,7 +63,7 @@ async def test_each_project_hears_only_its_own_changes_and_a_shared_directory_re
 
 
 async def test_leaving_gives_the_watches_back_and_the_last_one_closes_the_instance(tmp_path):
-    before = inotify_fds()
+    before = inotify_instances()
     watcher = SharedWatcher()
     a = await watcher.subscribe(targets(tmp_path / "a"))
     b = await watcher.subscribe(targets(tmp_path / "b"))
@@ -81,7 +74,7 @@ async def test_leaving_gives_the_watches_back_and_the_last_one_closes_the_instan
     assert await gather(b, {tmp_path / "b" / "sessions" / "s1" / "x.json"}) == {
         tmp_path / "b" / "sessions" / "s1" / "x.json"}  # the other project still watched
     await b.aclose()
-    assert watcher.instances == 0 and inotify_fds() == before
+    assert watcher.instances == 0 and inotify_instances() == before
     c = await watcher.subscribe(targets(tmp_path / "c"))  # a later project gets a fresh instance
     assert watcher.instances == 1
     await c.aclose()

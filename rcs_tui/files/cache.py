@@ -26,6 +26,16 @@ def cache_dir() -> str:
     return os.path.join(base, "rcs-tui")
 
 
+def state_dir() -> str:
+    """`$XDG_STATE_HOME/rcs-tui` (an absolute XDG_STATE_HOME only, as the XDG spec says), else
+    `~/.local/state/rcs-tui`: rcs-tui's own small records that outlive a cache (the serve token, what this
+    user last looked at, acknowledgements, which projects a console shows)."""
+    base = os.environ.get("XDG_STATE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "rcs-tui")
+
+
 def _ours(st: os.stat_result) -> bool:
     return st.st_uid == os.geteuid() and not st.st_mode & 0o022
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from rcs_tui.core.times import iso
-from rcs_tui.fleet.focus import state_dir
+from rcs_tui.files.cache import state_dir
 
 MAX_ACK_BYTES = 4 * 1024 * 1024  # past this the file starts again (it is a convenience record, not history)
 

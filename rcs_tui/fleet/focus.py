@@ -13,31 +13,18 @@ import json
 import os
 from collections.abc import Iterator
 
-from rcs_tui.files.cache import read_own, write_own
+from rcs_tui.files.cache import read_own, state_dir, write_own
+from rcs_tui.files.host import pid_alive
 
 MAX_MARKERS = 256
 
 
-def state_dir() -> str:
-    """`$XDG_STATE_HOME/rcs-tui` (absolute only, as the XDG spec says), else `~/.local/state/rcs-tui`."""
-    base = os.environ.get("XDG_STATE_HOME", "")
-    if not os.path.isabs(base):
-        base = os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(base, "rcs-tui")
 
 
 def _dir() -> str:
     return os.path.join(state_dir(), "looking")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @contextlib.contextmanager
@@ -68,6 +55,6 @@ def looked_at() -> frozenset[str]:
             data = json.loads(raw or b"")
         except ValueError:
             continue
-        if isinstance(data, dict) and isinstance(data.get("root"), str) and _alive(int(pid)):
+        if isinstance(data, dict) and isinstance(data.get("root"), str) and pid_alive(int(pid)):
             out.add(data["root"])
     return frozenset(out)

@@ -12,18 +12,11 @@ import json
 import os
 from pathlib import Path
 
-from rcs_tui.files.cache import read_own, write_own
+from rcs_tui.files.cache import read_own, state_dir, write_own
 
 KEEP_PROJECTS = 200
 
 
-def state_dir() -> str:
-    """`$XDG_STATE_HOME/rcs-tui` (an absolute XDG_STATE_HOME only, as the XDG spec says), else
-    `~/.local/state/rcs-tui`."""
-    base = os.environ.get("XDG_STATE_HOME", "")
-    if not os.path.isabs(base):
-        base = os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(base, "rcs-tui")
 
 
 def seen_file() -> str:

@@ -12,7 +12,7 @@ import hmac
 import os
 import secrets
 
-from rcs_tui.files.cache import write_own
+from rcs_tui.files.cache import state_dir, write_own
 
 TOKEN_BYTES = 32  # 256 bits: guessing is out of reach, so wrong tries need no rate limit
 
@@ -21,13 +21,6 @@ def new_token() -> str:
     return secrets.token_urlsafe(TOKEN_BYTES)
 
 
-def state_dir() -> str:
-    """`$XDG_STATE_HOME/rcs-tui` (an absolute XDG_STATE_HOME only, as the XDG spec says), else
-    `~/.local/state/rcs-tui`."""
-    base = os.environ.get("XDG_STATE_HOME", "")
-    if not os.path.isabs(base):
-        base = os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(base, "rcs-tui")
 
 
 def token_file() -> str:
