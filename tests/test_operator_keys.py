@@ -262,3 +262,33 @@ async def test_the_fleet_sorts_by_project_and_its_footer_follows_the_tab(tmp_pat
         await pilot.pause()
         keys = footer_keys(fleet)
         assert "1" in keys and not {"i", "slash", "2"} & keys
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_n_and_N_walk_the_members_that_need_you_from_any_view(tmp_path, size):
+    console = app(tmp_path)
+    mode(console.root, "forge", OTHER)  # an orphan in the other session, beside the stale blueprint
+    async with console.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("3")  # from another view: n comes back to the scopes
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        table = pilot.app.screen.query_one("#scopes-table", LineTable)
+        assert table.display and table.selected is not None
+        visited = []
+        for _ in range(len(table.keys) + 1):
+            visited.append(table.selected)
+            await pilot.press("n")
+        shown = [lines_for(table, k) for k in visited]
+        assert all("live" not in row for row in shown), shown  # only rows that need you
+        assert {k.rsplit(":", 1)[1] for k in visited} == {"forge", "blueprint"}  # each of them, wrapping
+        first = visited[0]
+        table.select_key(first)
+        await pilot.press("N")
+        await pilot.press("n")
+        assert table.selected == first
+
+
+def lines_for(table: LineTable, key: str) -> str:
+    return " ".join(table.drawn(key))

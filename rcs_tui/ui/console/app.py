@@ -88,6 +88,8 @@ class ConsoleApp(App):
         Binding("y", "copy", "Copy", show=False),
         Binding("r", "reload", "Reload", show=False),
         Binding("space", "pause", "Pause", show=False),
+        Binding("n", "needs_you(1)", "Next needing you", show=False),
+        Binding("N", "needs_you(-1)", "Previous needing you", show=False),
         Binding("j", "cursor('down')", "Down", show=False),
         Binding("k", "cursor('up')", "Up", show=False),
         *[Binding(str(i + 1), f"tab('{tab}')", tab, show=False) for i, tab in enumerate(TABS)],
@@ -389,6 +391,14 @@ class ConsoleApp(App):
             self.pop_screen()
         if isinstance(self.screen, MainScreen):
             self.screen.show_tab(tab)
+
+    def action_needs_you(self, step: int) -> None:
+        """n / N: to the next / previous member that needs you, from any view (the scopes view shows it)."""
+        if self.world is None:
+            return
+        self.action_tab("scopes")
+        if isinstance(self.screen, MainScreen) and not self.screen.query_one(ScopesPane).jump(self.world, step):
+            self.notify("nothing needs you here: every member shown is live", timeout=3)
 
     def action_cursor(self, direction: str) -> None:
         focused = self.focused

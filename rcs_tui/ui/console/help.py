@@ -13,6 +13,7 @@ KEYS: tuple[tuple[str, str, bool], ...] = (
     ("1-6 / tab", "switch view: scopes, team, tasks, rp1, journal, history", False),
     ("j / k", "move down / up", False),
     ("g / G", "first / last row", False),
+    ("n / N", "next / previous member that needs you", False),
     ("> / <", "sort by the next / previous column, then back", False),
     ("enter", "open the row: member, scope, worker, task, run, entry", False),
     ("esc", "back / close / clear the filter", False),

@@ -260,6 +260,41 @@ class ScopesPane(Vertical):
     def selected(self) -> str | None:
         return self.query_one("#scopes-table", LineTable).selected
 
+    def needs_you(self, world: World) -> list[str]:
+        """The shown rows that need the operator, in table order: the stale-dead session pointer and every
+        member whose health is not live (stale, orphan, root survivor, dead owner, unreadable)."""
+        table = self.query_one("#scopes-table", LineTable)
+        views: dict[str | None, ScopeView] = {}
+        layout = Layout(world.snapshot.root)
+        out = []
+        for key in table.keys:
+            if key == "pointer":
+                out.append(key)
+                continue
+            parts = split_member_key(key)
+            if parts is None:
+                continue
+            view_sid, scope, mode = parts
+            if view_sid not in views:
+                views[view_sid] = scope_view(world.snapshot, view_sid, layout)
+            if any(m.mode == mode and m.scope == scope and m.health != "live" for m in views[view_sid].members):
+                out.append(key)
+        return out
+
+    def jump(self, world: World, step: int) -> bool:
+        """Move to the next (`step` 1) or previous (-1) row that needs the operator, wrapping; False: none."""
+        table = self.query_one("#scopes-table", LineTable)
+        wanted = self.needs_you(world)
+        if not wanted:
+            return False
+        here = table.cursor
+        order = [table.keys.index(k) for k in wanted]
+        after = [i for i in order if (i - here) * step > 0]
+        target = (min(after, key=lambda i: (i - here) * step) if after
+                  else (order[0] if step > 0 else order[-1]))
+        table.move_cursor(target)
+        return True
+
     def toggle(self, key: str | None) -> bool:
         """Expand or collapse the scope row `key` (only when the table collapses scopes)."""
         world = getattr(self.app, "world", None)
