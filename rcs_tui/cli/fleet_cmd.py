@@ -9,6 +9,10 @@ import click
 from rcs_tui.cli.common import CliError, emit, json_option, settings
 from rcs_tui.core import error_kinds as kinds
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from rcs_tui.fleet.projects import Project
+
 
 @click.command("fleet")
 @click.option("--project", "projects", multiple=True, metavar="PATH_OR_URL",
@@ -38,20 +42,11 @@ from rcs_tui.core import error_kinds as kinds
 def fleet(projects, once, notify, alert_urls, alert_desktop, alert_tmux, quiet_hours, ssh_config, timeout, deadline,
           theme, readonly, as_json):
     """One row per project: waiting for you, failed, trouble, running, idle — Enter opens its console."""
-    from rcs_tui.fleet.projects import expand_projects
     from rcs_tui.fleet.transport import Ssh
 
     conf = settings(theme=theme, readonly=readonly)
     specs = list(conf.projects) + list(projects)
-    if not specs:
-        raise CliError(f"no projects: add projects = [...] to {conf.path} or pass --project PATH_OR_URL",
-                       kinds.BAD_CONFIG)
-    found, problems = expand_projects(specs)
-    if problems:
-        raise CliError("; ".join(problems), kinds.BAD_INPUT)
-    if not found:
-        raise CliError(f"no project matched {', '.join(map(repr, specs))} (a glob keeps only directories with .rcs/)",
-                       kinds.NOT_FOUND)
+    found = fleet_projects(specs, conf.path)
     ssh = Ssh(config_file=ssh_config)
     if once:
         from rcs_tui.fleet.once import gather_once, tune_gc
@@ -95,3 +90,20 @@ def alert_settings(values, *, notify=None, urls=(), desktop=None, tmux=None, qui
                          cooldown=values["alerts.cooldown"], dedupe=values["alerts.dedupe"], quiet_hours=quiet,
                          grace=values["alerts.grace"], retries=values["alerts.retries"],
                          channel=dict(values["alerts.channel"]))
+
+
+def fleet_projects(specs: list[str], config_path: object) -> list[Project]:
+    """The projects `specs` name, or a clear error: none given, a spec that cannot be used, or a glob that
+    matched nothing (the fleet and `serve --fleet` check the list alike, before anything starts)."""
+    from rcs_tui.fleet.projects import expand_projects
+
+    if not specs:
+        raise CliError(f"no projects: add projects = [...] to {config_path} or pass --project PATH_OR_URL",
+                       kinds.BAD_CONFIG)
+    found, problems = expand_projects(specs)
+    if problems:
+        raise CliError("; ".join(problems), kinds.BAD_INPUT)
+    if not found:
+        raise CliError(f"no project matched {', '.join(map(repr, specs))} (a glob keeps only directories with .rcs/)",
+                       kinds.NOT_FOUND)
+    return found

@@ -73,14 +73,6 @@ def serve(app, host, port, allow_actions, max_sessions, projects, session_id, db
 
 def _check_projects(specs: list[str], config_path: object) -> None:
     """The fleet's own checks, at start: a browser tab should not be the first to learn the list is empty."""
-    from rcs_tui.fleet.projects import expand_projects
+    from rcs_tui.cli.fleet_cmd import fleet_projects
 
-    if not specs:
-        raise CliError(f"no projects: add projects = [...] to {config_path} or pass --project PATH_OR_URL",
-                       kinds.BAD_CONFIG)
-    found, problems = expand_projects(specs)
-    if problems:
-        raise CliError("; ".join(problems), kinds.BAD_INPUT)
-    if not found:
-        raise CliError(f"no project matched {', '.join(map(repr, specs))} (a glob keeps only directories with .rcs/)",
-                       kinds.NOT_FOUND)
+    fleet_projects(specs, config_path)

@@ -15,6 +15,12 @@ HEARTBEAT_STALE_SECONDS = 120.0
 WORKER_CONDITIONS: tuple[str, ...] = ("alive", "silent", "not reporting", "dead")
 
 
+def needs_operator(health: str) -> bool:
+    """A member whose health is anything but live (stale, orphan, root survivor, dead owner, unreadable)
+    is one the operator should look at: the console's n / N walk exactly these."""
+    return health != "live"
+
+
 def beat_is_stale(heartbeat_age: float | None) -> bool:
     """Whether a heartbeat this many seconds old means the worker stopped beating (no readable time: no)."""
     return heartbeat_age is not None and heartbeat_age > HEARTBEAT_STALE_SECONDS

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from rcs_tui.project.watch import (
     POLL_MS,
     QUIET_MS,
     WatchTargets,
+    list_dir,
     scan,
     temp_name,
 )
@@ -220,19 +220,7 @@ class SharedWatcher:
                 if sub not in subs:
                     subs.append(sub)
                 sub.dirs.add(path)
-            try:
-                entries = list(os.scandir(path))
-            except OSError:
-                continue
-            for entry in entries:
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if recursive:
-                            stack.append(Path(entry.path))
-                    elif collect:
-                        files.append(Path(entry.path))
-                except OSError:
-                    continue
+            list_dir(path, stack if recursive else None, files if collect else None)
         return files
 
     def _rewatch(self, sub: _Subscriber) -> set[Path]:

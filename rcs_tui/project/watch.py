@@ -79,6 +79,24 @@ _MOVED_FROM = 0x40
 
 
 
+def list_dir(path: Path, dirs: list[Path] | None, files: list[Path] | None) -> None:
+    """One step of a watched tree's walk: `path`'s subdirectories onto `dirs` and its other entries onto
+    `files` (each only when given); links are not followed, and a directory that went is skipped."""
+    try:
+        entries = list(os.scandir(path))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if dirs is not None:
+                    dirs.append(Path(entry.path))
+            elif files is not None:
+                files.append(Path(entry.path))
+        except OSError:
+            continue
+
+
 class TreeWatch:
     """Recursive inotify watches over directory trees (Linux), on top of asyncinotify.
 
@@ -108,19 +126,7 @@ class TreeWatch:
                 continue
             if watch.path != path:  # a directory renamed in the tree keeps its watch: events name the new path
                 watch.path = path
-            try:
-                entries = list(os.scandir(path))
-            except OSError:
-                continue
-            for entry in entries:
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if recursive:
-                            stack.append(Path(entry.path))
-                    elif collect:
-                        files.append(Path(entry.path))
-                except OSError:
-                    continue
+            list_dir(path, stack if recursive else None, files if collect else None)
         return files
 
     def paths_of(self, event: Any, targets: WatchTargets) -> tuple[set[Path], bool]:

@@ -10,6 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Input, Static
 
+from rcs_tui.core.health import needs_operator
 from rcs_tui.core.words import plural
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.reader import compute_members
@@ -277,7 +278,7 @@ class ScopesPane(Vertical):
             view_sid, scope, mode = parts
             if view_sid not in views:
                 views[view_sid] = scope_view(world.snapshot, view_sid, layout)
-            if any(m.mode == mode and m.scope == scope and m.health != "live" for m in views[view_sid].members):
+            if any(m.mode == mode and m.scope == scope and needs_operator(m.health) for m in views[view_sid].members):
                 out.append(key)
         return out
 
