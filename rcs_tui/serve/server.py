@@ -61,6 +61,8 @@ class OwnerServer(Server):
         return web.Response(text=html, content_type="text/html", headers=SECURITY_HEADERS)
 
     async def handle_websocket(self, request: web.Request) -> web.StreamResponse:  # type: ignore[override]
+        if self.sessions.closing:
+            return web.Response(status=503, text="503: the server is stopping\n")
         if self.sessions.full:
             return web.Response(status=503, text=f"503: {self.sessions.limit} sessions are open already "
                                                  "(close a tab, or start the server with a higher --max-sessions)\n")

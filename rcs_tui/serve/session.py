@@ -37,15 +37,25 @@ class AppSession(AppService):
     def __init__(self, argv: list[str], **kwargs) -> None:
         super().__init__(" ".join(argv), **kwargs)
         self.argv = argv
+        self._stopping = False
+        self._spawn: asyncio.Future[Process] | None = None
+        self._stop_task: asyncio.Task[None] | None = None
 
     async def _open_app_process(self, width: int = 80, height: int = 24) -> Process:
+        if self._stopping:
+            raise ConnectionError("the server is stopping")
         environment = self._build_environment(width=width, height=height)
-        self._process = process = await asyncio.create_subprocess_exec(
+        # The spawn runs on even if this handler is cancelled, so that `stop` can always find the process
+        # it started and end it: a process forked while the server stops must not outlive it.
+        self._spawn = spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
             *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=environment,
-            preexec_fn=_end_with_parent if sys.platform == "linux" else None)
+            preexec_fn=_end_with_parent if sys.platform == "linux" else None))
+        self._process = process = await asyncio.shield(spawn)
         assert process.stdin is not None
         self._stdin = process.stdin
+        if self._stopping:  # stopped while it started: `stop` ends it
+            raise ConnectionError("the server is stopping")
         return process
 
     @property
@@ -53,7 +63,17 @@ class AppSession(AppService):
         return None if self._process is None else self._process.pid
 
     async def stop(self) -> None:
-        """Ask the app to quit, then make sure its process is gone; safe to call more than once."""
+        """Ask the app to quit, then make sure its process is gone; safe to call more than once and from
+        several tasks at once (they share one stop, which a cancelled caller does not cut short)."""
+        self._stopping = True
+        if self._stop_task is None:
+            self._stop_task = asyncio.ensure_future(self._stop())
+        await asyncio.shield(self._stop_task)
+
+    async def _stop(self) -> None:
+        if self._process is None and self._spawn is not None:
+            with contextlib.suppress(Exception):
+                self._process = await self._spawn
         task, self._task = self._task, None
         if task is not None:
             with contextlib.suppress(Exception):
@@ -86,11 +106,14 @@ class Sessions:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.running: set[AppSession] = set()
+        self.closing = False
 
     @property
     def full(self) -> bool:
         return len(self.running) >= self.limit
 
     async def stop_all(self) -> None:
+        """End every session's process; no session starts once this has begun."""
+        self.closing = True
         await asyncio.gather(*(s.stop() for s in list(self.running)), return_exceptions=True)
         self.running.clear()
