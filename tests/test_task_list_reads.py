@@ -4,6 +4,8 @@ without reading the transcripts it does not show."""
 from __future__ import annotations
 
 import os
+import random
+import shutil
 
 import pytest
 
@@ -69,3 +71,66 @@ def test_task_list_never_reads_a_transcript(tmp_path, monkeypatch):
     assert list_tasks(tmp_path) == want
     with pytest.raises(AssertionError, match="transcript.jsonl"):  # `task show` still reads it
         load_task(tmp_path, "t0")
+
+
+def _hostile_tasks(root, rng):
+    """Random tasks, each with one odd thing about it: links (inside and outside the tree) at the task, its
+    state or an artifact's directory, FIFOs, torn or foreign JSON, wrong types, missing files."""
+    outside = root.parent / f"{root.name}-outside"
+    outside.mkdir(exist_ok=True)
+    (outside / "state.json").write_text('{"phase": "codegen"}')
+    (outside / "code-review.json").write_text('{"ok": true, "issues": []}')
+    for i in range(40):
+        phase = rng.choice(["planning", "plan_review", "codegen", "review", "test", "accept", "done", "nowhere"])
+        files = {k: v for p in FORWARD.values() for k, v in p.items() if rng.random() < 0.4}
+        tdir = make_task(root, f"r{i:02d}", phase, files=files)
+        odd = rng.randrange(12)
+        if odd == 0:
+            (tdir / "state.json").unlink()
+            os.symlink(outside / "state.json", tdir / "state.json")
+        elif odd == 1:
+            (tdir / "state.json").unlink()
+            os.mkfifo(tdir / "state.json")
+        elif odd == 2:
+            (tdir / "review").mkdir(exist_ok=True)
+            (tdir / "review" / "code-review.json").unlink(missing_ok=True)
+            os.symlink(outside / "code-review.json", tdir / "review" / "code-review.json")
+        elif odd == 3:
+            shutil.rmtree(tdir / "review", ignore_errors=True)
+            os.symlink(outside, tdir / "review")
+        elif odd == 4:
+            (tdir / "test").mkdir(exist_ok=True)
+            (tdir / "test" / "results.json").unlink(missing_ok=True)
+            os.mkfifo(tdir / "test" / "results.json")
+        elif odd == 5:
+            (tdir / "state.json").write_text(rng.choice(['{"phase": "cod', "[1, 2]", "", '{"phase": 3}', "\x00"]))
+        elif odd == 6:
+            (tdir / "plan.files.json").unlink(missing_ok=True)
+            os.symlink(tdir / "state.json", tdir / "plan.files.json")  # a link inside the task
+        elif odd == 7:
+            (tdir / "accept").mkdir(exist_ok=True)
+            (tdir / "accept" / "decision.json").unlink(missing_ok=True)
+            (tdir / "accept" / "decision.json").mkdir()
+        elif odd == 8:
+            os.symlink(tdir, root / ".rcs" / "tasks" / f"link-{i:02d}")
+        elif odd == 9:
+            (tdir / "planning").mkdir(exist_ok=True)
+            (tdir / "planning" / "planning.ai.json").write_text('{"questions": [}')
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_task_list_matches_full_reads_over_hostile_trees(tmp_path, seed):
+    root = tmp_path / "p"
+    _hostile_tasks(root, random.Random(seed))
+    assert list_tasks(root) == _listed_by_full_reads(root)
+
+
+def test_task_list_through_a_linked_tasks_directory_reads_each_task_as_a_move_does(tmp_path):
+    real = tmp_path / "real"
+    _hostile_tasks(real, random.Random(7))
+    root = tmp_path / "p"
+    (root / ".rcs").mkdir(parents=True)
+    os.symlink(real / ".rcs" / "tasks", root / ".rcs" / "tasks")
+    listed = list_tasks(root)
+    assert listed == _listed_by_full_reads(root)
+    assert listed and all(t["error"] for t in listed)  # a move would refuse every one of them

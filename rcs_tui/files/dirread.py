@@ -137,6 +137,15 @@ class DirRead:
         self.names = [name for name, _ in entries]
         self.linked = any(link for _, link in entries)
 
+    @property
+    def real(self) -> str | None:
+        """The real path of the open directory (None when it is not held open)."""
+        return self._real if self._fd is not None else None
+
+    def regular(self, name: str) -> bool:
+        """Whether the listing showed `name` as a regular file (readable through the held descriptor)."""
+        return self._fd is not None and name in self._regular
+
     def read_json(self, name: str, *, expect: type | None = dict) -> JsonRead:
         """`read_json(directory / name, within=within)`, through the held descriptor when the listing shows
         `name` as a regular file (the common case), through `read_json` itself otherwise."""

@@ -28,6 +28,7 @@ from rcs_tui.core.task_lifecycle import (
     evaluate,
     is_terminal,
 )
+from rcs_tui.files.dirread import DirRead
 from rcs_tui.files.fsafe import Tree
 from rcs_tui.files.io import JsonRead, digest, dump_json, loads_strict, read_bounded, read_json, rel_of
 from rcs_tui.files.layout import Layout
@@ -80,20 +81,37 @@ def tasks_dir(root: Path) -> Path:
     return Layout(root).tasks
 
 
-def read_artifacts(task_dir: Path, listing: Collection[str] | None = None) -> Artifacts:
+def read_artifacts(task_dir: Path, listing: Collection[str] | None = None, *,
+                   opened: DirRead | None = None) -> Artifacts:
     """The facts the guards inspect; damaged files are described, never raised. `listing`: the names in
-    `task_dir` just listed; an artifact under a name not among them is missing without being looked up."""
+    `task_dir` just listed; an artifact under a name not among them is missing without being looked up.
+    `opened`: `task_dir` already open (its files read through it and its subdirectories opened relative to
+    it, with the same answers as reading each by its path within `task_dir`)."""
 
     def absent(rel: str) -> bool:
         return listing is not None and rel.split("/", 1)[0] not in listing
 
     docs = {}
-    for rel in JSON_ARTIFACTS:
-        if absent(rel):
-            docs[rel] = Doc(False, None, None)
-            continue
-        r = read_json(task_dir / rel, within=task_dir, expect=None)
-        docs[rel] = Doc(r.exists, r.error, r.data)
+    subdirs: dict[str, DirRead] = {}
+    try:
+        for rel in JSON_ARTIFACTS:
+            if absent(rel):
+                docs[rel] = Doc(False, None, None)
+                continue
+            head, _, leaf = rel.partition("/")
+            if opened is None or "/" in leaf:
+                r = read_json(task_dir / rel, within=task_dir, expect=None)
+            elif not leaf:
+                r = opened.read_json(head, expect=None)
+            else:
+                sub = subdirs.get(head)
+                if sub is None:
+                    sub = subdirs[head] = opened.child(head)
+                r = sub.read_json(leaf, expect=None)
+            docs[rel] = Doc(r.exists, r.error, r.data)
+    finally:
+        for sub in subdirs.values():
+            sub.close()
     diff = task_dir / DIFF_PATCH
     has_diff = not absent(DIFF_PATCH) and diff.is_file() and not diff.is_symlink() and diff.stat().st_size > 0
     code = () if absent(CODE_FILES) else tuple(_code_files(task_dir / CODE_FILES))
@@ -164,8 +182,13 @@ def _read_state(root: Path, task_id: str, m: StateMachine) -> tuple[Path, JsonRe
     if tdir.is_symlink() or not tdir.is_dir():
         raise TaskError(f"no task {task_id!r} in {rel_of(root, base)}/", kind=kinds.NOT_FOUND)
     spath = tdir / STATE
-    rel = rel_of(root, spath)
     r = Tree(root).read_json(spath)  # as the apply step will read it again: no link at any step
+    return tdir, r, _checked_phase(rel_of(root, spath), r, m)
+
+
+def _checked_phase(rel: str, r: JsonRead, m: StateMachine) -> str:
+    """The phase of a task's `state.json` as read (`rel`: its path under the root); a TaskError names the
+    file and field when it cannot be trusted."""
     if not r.exists:
         raise TaskError(f"{rel}: missing")
     if r.error or r.raw is None:
@@ -180,36 +203,61 @@ def _read_state(root: Path, task_id: str, m: StateMachine) -> tuple[Path, JsonRe
                         f"valid phases: {', '.join(m.states)}")
     if "actors" in r.data and not isinstance(r.data["actors"], dict):
         raise TaskError(f'{rel}: field "actors" must be an object')
-    return tdir, r, phase
+    return phase
 
 
 def list_tasks(root: Path) -> list[dict[str, Any]]:
     """One summary per task directory; a task that cannot be read carries its error instead.
 
     A summary needs the state and the artifacts only: the transcripts (up to 4 MB each) are not read, the
-    lifecycle is parsed once for every task, and each task directory is listed once so that the artifacts
-    it does not hold are not looked up one by one."""
+    lifecycle is parsed once for every task, and each task directory is opened and listed once, its files
+    read relative to it, so that nothing is looked up by its full path. A task whose directory holds a link,
+    or whose `state.json` is not a plain file, is read the way a move reads it, with the same words."""
     base = tasks_dir(root)
-    if not base.is_dir():
+    try:
+        with os.scandir(base) as it:
+            entries = sorted((e.name, e.is_symlink(), e.is_dir()) for e in it)
+    except OSError:
         return []
     machine = load_task_lifecycle()
+    base_rel = rel_of(root, base)
     out: list[dict[str, Any]] = []
-    for child in sorted(base.iterdir(), key=lambda p: p.name):
-        if not child.is_dir() or child.name.startswith("."):
-            continue
-        try:
-            tdir, _, phase = _read_state(root, child.name, machine)
-        except (TxnError, ValueError) as exc:
-            out.append({"id": child.name, "phase": None, "justified": [], "error": str(exc)})
-            continue
-        try:
-            listing: set[str] | None = set(os.listdir(tdir))
-        except OSError:
-            listing = None
-        out.append({"id": child.name, "phase": phase,
-                    "justified": [v.to for v in evaluate(phase, read_artifacts(tdir, listing), machine) if v.ok],
-                    "error": None})
+    with DirRead(base, within=root, listed=False) as top:
+        # Held open only when no link leads to it from the root (as a move walks there): else each task is
+        # read the way a move reads it, which says why.
+        direct = top.real == os.path.join(os.path.realpath(root), ".rcs", "tasks")
+        for name, link, is_dir in entries:
+            if not is_dir or name.startswith("."):
+                continue
+            try:
+                check_name(name, "task id")
+                if link:
+                    raise TaskError(f"no task {name!r} in {base_rel}/", kind=kinds.NOT_FOUND)
+                out.append(_summary(root, base_rel, top if direct else None, name, machine))
+            except (TxnError, ValueError) as exc:
+                out.append({"id": name, "phase": None, "justified": [], "error": str(exc)})
     return out
+
+
+def _summary(root: Path, base_rel: str, top: DirRead | None, name: str, machine: StateMachine) -> dict[str, Any]:
+    """One task's line of `task list`: through `top` (the tasks directory held open) when its directory is a
+    plain one holding a plain `state.json`; anything unusual is read the way a move reads it."""
+    if top is not None:
+        with top.child(name) as opened:
+            if not opened.linked and opened.error is None and opened.regular(STATE):
+                phase = _checked_phase(f"{base_rel}/{name}/{STATE}", opened.read_json(STATE), machine)
+                return _line(name, phase, read_artifacts(opened.directory, opened.names, opened=opened), machine)
+    tdir, _, phase = _read_state(root, name, machine)
+    try:
+        listing: set[str] | None = set(os.listdir(tdir))
+    except OSError:
+        listing = None
+    return _line(name, phase, read_artifacts(tdir, listing), machine)
+
+
+def _line(name: str, phase: str, artifacts: Artifacts, machine: StateMachine) -> dict[str, Any]:
+    return {"id": name, "phase": phase, "justified": [v.to for v in evaluate(phase, artifacts, machine) if v.ok],
+            "error": None}
 
 
 def next_report(task: Task, machine: StateMachine | None = None) -> dict[str, Any]:
