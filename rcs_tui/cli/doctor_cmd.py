@@ -38,7 +38,7 @@ def doctor(do_fix, only, expect_plan, dry_run, session_id, db, idle_minutes, roo
       3  findings remain (after --fix: those it could not repair or that did not hold)
       1  error (e.g. no .rcs/ directory); 2  usage error
     """
-    from rcs_tui.cli.collector import one_shot
+    from rcs_tui.files.collector import one_shot
     from rcs_tui.project.doctor import diagnose, fix
     from rcs_tui.state.ops import PlanReads
 

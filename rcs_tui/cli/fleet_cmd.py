@@ -49,10 +49,11 @@ def fleet(projects, once, notify, alert_urls, alert_desktop, alert_tmux, quiet_h
     found = fleet_projects(specs, conf.path)
     ssh = Ssh(config_file=ssh_config)
     if once:
-        from rcs_tui.fleet.once import gather_once, tune_gc
+        from rcs_tui.files.collector import one_shot
+        from rcs_tui.fleet.once import gather_once
         from rcs_tui.fleet.rows import once_json, once_line
 
-        tune_gc()
+        one_shot()
         rows = asyncio.run(gather_once(found, ssh=ssh, timeout=timeout, deadline=deadline))
         emit(once_json(rows), as_json, lambda _: once_line(rows))
         return

@@ -236,7 +236,7 @@ def snapshot_cmd(session_id, follow, heartbeat, poll, root, as_json):
 
         run_follow(feed, heartbeat=heartbeat, poll=poll)
         return
-    from rcs_tui.cli.collector import one_shot
+    from rcs_tui.files.collector import one_shot
 
     one_shot()
     emit(feed.document(), True)

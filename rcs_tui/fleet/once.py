@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import json
 import os
 import sys
@@ -39,13 +38,6 @@ MAX_LINE = 64 * 1024 * 1024
 ONCE_KEYS = ("version", "kind", "seq", "taken_at", "has_rcs", "active_set", "attention", "needs_you", "rp1",
              "last_activity")
 LocalReader = Callable[[Path], dict[str, Any]]
-
-
-def tune_gc() -> None:
-    """Fewer collections while reading: a project's tree is thousands of short-lived objects and no
-    cycles, and the default thresholds spent a quarter of each read collecting."""
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 20)
 
 
 def once_doc(doc: dict[str, Any]) -> dict[str, Any]:

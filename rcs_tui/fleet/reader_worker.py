@@ -14,10 +14,11 @@ from pathlib import Path
 
 
 def main() -> None:
-    from rcs_tui.fleet.once import once_doc, read_local, tune_gc
+    from rcs_tui.files.collector import one_shot
+    from rcs_tui.fleet.once import once_doc, read_local
     from rcs_tui.fleet.source import Unreadable
 
-    tune_gc()
+    one_shot()
     for line in sys.stdin:
         out: dict[str, object]
         try:

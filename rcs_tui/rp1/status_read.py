@@ -25,12 +25,12 @@ type or run id that is not text) send their run to the full path.
 
 from __future__ import annotations
 
-import gc
 import json
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+from rcs_tui.files.collector import paused
 from rcs_tui.rp1.projection import StatusRow, payload_status, stands_for_older
 from rcs_tui.rp1.schema import Schema
 
@@ -121,13 +121,8 @@ def deciding_rows(conn: sqlite3.Connection, schema: Schema, in_scope: str, param
 
     The collector is paused meanwhile: the hundred thousand acyclic rows and tuples of a first read would
     otherwise set off several full collections, a third of the time."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with paused():
         return _deciding_rows(conn, schema, in_scope, params)
-    finally:
-        if paused:
-            gc.enable()
 
 
 class _Sql:

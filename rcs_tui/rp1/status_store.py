@@ -21,7 +21,6 @@ workflows, projects, statuses) as its values plus an index per run, and the docu
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import time
@@ -32,6 +31,7 @@ from typing import Any
 
 from rcs_tui.files import cache as cache_files
 from rcs_tui.files.cache import cache_dir, code_stamp, read_own, write_own
+from rcs_tui.files.collector import paused
 from rcs_tui.rp1.db import Marks, RunRow
 from rcs_tui.rp1.projection import Event, Fold, Projection, finish
 
@@ -173,13 +173,8 @@ class StatusStore:
 
         The collector is paused meanwhile: parsing and building tens of thousands of acyclic rows would
         otherwise set off several full collections, a quarter of the load's time."""
-        paused = gc.isenabled()
-        gc.disable()
-        try:
+        with paused():
             return self._load()
-        finally:
-            if paused:
-                gc.enable()
 
     def _load(self) -> StatusStore:
         self.identity = self._identify()

@@ -12,6 +12,7 @@ from typing import Any
 from rcs_tui.core.health import FileFacts, classify
 from rcs_tui.core.modes import CANONICAL_FILE, NAME_RE, mode_from_filename
 from rcs_tui.files import inputs
+from rcs_tui.files.collector import paused
 from rcs_tui.files.dirread import DirRead
 from rcs_tui.files.io import JsonRead, read_json
 from rcs_tui.files.layout import Layout
@@ -281,6 +282,12 @@ def compute_members(layout: Layout, resolution: Resolution, root: Scope,
 def read_snapshot(root: Path, session_id: str | None = None, *, all_sessions: bool = True,
                   environ: dict[str, str] | None = None, resolution: Resolution | None = None) -> Snapshot:
     """Read the state tree. `all_sessions=False` reads only root and the current session (cheap path)."""
+    with paused():  # a bulk build of acyclic records: no collection can find anything in it
+        return _read_snapshot(root, session_id, all_sessions, environ, resolution)
+
+
+def _read_snapshot(root: Path, session_id: str | None, all_sessions: bool, environ: dict[str, str] | None,
+                   resolution: Resolution | None) -> Snapshot:
     layout = Layout(root)
     errors: list[FileError] = []
     res = resolution or resolve_session(layout, session_id, environ)

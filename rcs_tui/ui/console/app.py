@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from textual.app import App
 from textual.await_complete import AwaitComplete
 from textual.binding import Binding
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Input
 
 from rcs_tui.core import times
 from rcs_tui.core.modes import BadName
+from rcs_tui.files.collector import paused
 from rcs_tui.project.loader import WorldLoader
 from rcs_tui.state.txn import ChangedUnderneath, Plan, TxnError, default_actor
 from rcs_tui.ui.console.background import Answered, off_thread
@@ -227,12 +228,16 @@ class ConsoleApp(App):
         off_thread(self, load, loaded, group="reload")
 
     def refresh_views(self) -> None:
-        """Redraw the visible screen; skipped while a modal is open (it redraws when the modal closes)."""
+        """Redraw the visible screen; skipped while a modal is open (it redraws when the modal closes).
+        The rows of a long table are a bulk build of acyclic objects: the collector waits for it."""
         screen = self.screen
         if self.world is None or isinstance(screen, ModalScreen):
             return
+        with paused():
+            self._refresh_views(screen, self.world)
+
+    def _refresh_views(self, screen: Screen, world: World) -> None:
         now = self.clock()
-        world = self.world
         for bar in screen.query(StatusBar):
             bar.show(world, now, paused=self.paused, readonly=self.readonly, last_error=self.last_error,
                      watching=self.watch_mode, busy=self.applying)
