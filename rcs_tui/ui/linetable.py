@@ -35,6 +35,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 PAD = 1  # cells of padding either side of each column
+SORT_MARK = 2  # cells the header's " ▲" takes beside the label of the column the rows are sorted by
 
 Cells = Sequence[Text | str]
 

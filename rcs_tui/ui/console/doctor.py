@@ -121,8 +121,7 @@ class DoctorScreen(ModalScreen[None]):
                                    Text("yes" if f.plan else "-", style="green" if f.plan else "dim")])
                            for f in self.findings]
         table = self.query_one("#doctor-table", LineTable)
-        shown = set_columns(table, COLUMNS, self._table_width())
-        table.set_rows(project(rows, COLUMNS, shown))
+        table.set_rows(project(rows, COLUMNS, set_columns(table, COLUMNS, self._table_width(), rows)))
         self._detail(table.selected)
 
     def _selected(self) -> Finding | None:

@@ -90,6 +90,11 @@ def entry_text(root: Path, entry_id: str) -> Text:
     if why:
         out.append("  why  ", style="bold")
         out.append(plain(why) + "\n")
+    for later in entries:  # what became of it since: each undo and redo that names it
+        for key, label in (("undoes", "undone"), ("redoes", "redone")):
+            if later.get(key) == entry_id:
+                out.append(f"{label:>6} ", style="bold")
+                out.append(f"by {plain(later.get('id'))} at {plain(later.get('at'))}\n")
     for item in entry.get("files") or []:
         if not isinstance(item, dict):
             continue

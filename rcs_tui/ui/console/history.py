@@ -111,7 +111,7 @@ class HistoryPane(Vertical):
         self.drawn, rows, line, text = answer
         self.query_one("#history-away", Static).update(Text(line, no_wrap=True, overflow="ellipsis"))
         table = self.query_one("#history-table", LineTable)
-        table.set_rows(project(rows, COLUMNS, set_columns(table, COLUMNS, self.app.size.width)))
+        table.set_rows(project(rows, COLUMNS, set_columns(table, COLUMNS, self.app.size.width, rows)))
         note = self.query_one("#history-note", Static)
         if not rows:
             note.update(Text("No entry matches the filter." if self.drawn[1] else

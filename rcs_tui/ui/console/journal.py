@@ -21,8 +21,10 @@ from rcs_tui.ui.console.table import Column, Row, matches, project, set_columns
 from rcs_tui.ui.linetable import LineTable
 
 JOURNAL_KEYS = "enter details · u undo · U redo (refused if a file changed since)"
-COLUMNS = (Column("at", 19, 6), Column("action", 20, 9, grow=30), Column("files", 5, 2), Column("state", 11, 8),
-           Column("actor", 13, 3, grow=40))
+# The action shows whole whenever the width allows: the file count and the actor go before it is cut
+# (enter opens the whole entry).
+COLUMNS = (Column("at", 19, 6), Column("action", 20, 9, grow=100, cut=5), Column("files", 5, 2),
+           Column("state", 11, 8), Column("actor", 13, 3, grow=40))
 
 
 def entry_state(entry: dict, undone: set[str], cut_short: set[str]) -> Text:
@@ -92,7 +94,7 @@ class JournalPane(Vertical):
         self.drawn, rows = answer
         needle = self.drawn[1]
         table = self.query_one("#journal-table", LineTable)
-        table.set_rows(project(rows, COLUMNS, set_columns(table, COLUMNS, self.app.size.width)))
+        table.set_rows(project(rows, COLUMNS, set_columns(table, COLUMNS, self.app.size.width, rows)))
         note = self.query_one("#journal-note", Static)
         if not rows:
             note.update(Text("No entry matches the filter." if needle else "No operator actions recorded yet.",

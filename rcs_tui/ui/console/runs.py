@@ -7,7 +7,7 @@ stay (and keys keep working) until the answer comes; the first read says "loadin
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -22,9 +22,12 @@ from rcs_tui.ui.console.table import Column, Row, project, set_columns
 from rcs_tui.ui.linetable import LineTable
 from rcs_tui.ui.updates import show_content
 
-# "deep-research" and "waiting (1?)" whole at 80 columns; at 60 the run id and age give way.
-COLUMNS = (Column("run", 8, 2, grow=12), Column("workflow", 13, 5), Column("status", 12, 9),
+# The run id is what a row is: it shows whole whenever the width allows, else as the shortest prefix that
+# tells the listed runs apart (`id_column`), and it is the last column to go. "deep-research" and
+# "waiting (1?)" show whole at 80 and 60 columns; at 60 the step and age give way.
+COLUMNS = (Column("run", 8, 10, grow=40, whole=True), Column("workflow", 13, 8), Column("status", 12, 9),
            Column("step", 12, 6, grow=10), Column("name", 14, 7, grow=30), Column("age", 5, 3))
+SHORTEST_ID = 8  # a shortened run id keeps at least this much of its start (as short commit hashes do)
 FEED_LIMIT = 200
 
 
@@ -63,10 +66,36 @@ class RunFilter:
         return all(w in hay for w in self.text.split())
 
 
-def run_rows(source: Rp1Source, flt: RunFilter, now: float, id_width: int = 8,
+def unique_prefix(ids: list[str], least: int = SHORTEST_ID) -> int:
+    """The length of the shortest start (at least `least`) that tells every id of `ids` apart: what a
+    shortened id column keeps, so the user can still type it."""
+    n = least
+    ordered = sorted(ids)
+    for a, b in zip(ordered, ordered[1:], strict=False):
+        common = 0
+        for x, y in zip(a, b, strict=False):
+            if x != y:
+                break
+            common += 1
+        n = max(n, common + 1)
+    return n
+
+
+def id_column(rows: list[Row]) -> tuple[Column, ...]:
+    """COLUMNS with the run column no narrower than the unique prefix of the runs listed (and its `…`)."""
+    ids = [key for key, _ in rows]
+    longest = max((len(i) for i in ids), default=0)
+    least = min(unique_prefix(ids) + 1, longest)  # + 1: the `…` that says the id goes on
+    run = COLUMNS[0]
+    if least <= run.width:
+        return COLUMNS
+    return (replace(run, width=least, grow=max(0, run.width + run.grow - least)), *COLUMNS[1:])
+
+
+def run_rows(source: Rp1Source, flt: RunFilter, now: float,
              cache: dict[str, tuple[tuple[object, ...], Row]] | None = None) -> tuple[list[Row], str | None]:
-    """Feed rows, and a status line (database problem, or the counts). Run ids are cut to `id_width`
-    from the end, like short commit hashes (their start is what tells runs apart). `cache` keeps each
+    """Feed rows, and a status line (database problem, or the counts). Each row holds its whole run id
+    (the table shortens it when it must, keeping its start, which is what tells runs apart). `cache` keeps each
     run's row while what it shows is the same, so a busy feed builds (and the table compares) only the
     rows of runs that moved."""
     if flt.problem():
@@ -82,12 +111,12 @@ def run_rows(source: Rp1Source, flt: RunFilter, now: float, id_width: int = 8,
         p = s.projection
         last = parse_ts(p.last_activity)
         status = p.status + (f" ({len(p.pending_prompts)}?)" if p.pending_prompts else "")
-        shows = (id_width, s.run.flow, status, p.current_step, s.run.name or s.run.feature_id,
+        shows = (s.run.flow, status, p.current_step, s.run.name or s.run.feature_id,
                  age(now - last) if last else "-")
         hit = cache.get(s.run.id) if cache is not None else None
         row = hit[1] if hit is not None and hit[0] == shows else (s.run.id, [
-            styled(s.run.id[:id_width]), styled(s.run.flow), styled(status, STATUS_STYLE.get(p.status, "")),
-            styled(p.current_step or "-"), styled(shows[4] or "-", width=40), Text(shows[5])])
+            styled(s.run.id), styled(s.run.flow), styled(status, STATUS_STYLE.get(p.status, "")),
+            styled(p.current_step or "-"), styled(shows[3] or "-", width=40), Text(shows[4])])
         kept[s.run.id] = (shows, row)
         rows.append(row)
     if cache is not None:
@@ -112,17 +141,14 @@ class RunsPane(Vertical):
 
     def show(self, source: Callable[[], Rp1Source | None], now: float) -> None:
         """Read the feed of `source()` (called in the worker: opening it may read too) and draw it."""
-        table = self.query_one("#runs-table", LineTable)
-        set_columns(table, COLUMNS, self.app.size.width)
         flt = RunFilter.parse(self.query_one("#runs-filter", Input).value)
-        id_width = table.column_width("run") or 8
         cache = dict(self._rows)  # the worker's own: a replaced read must not touch the one drawn
 
         def read() -> tuple[list[Row], str | None, dict] | None:
             opened = source()
             if opened is None:
                 return None
-            return (*run_rows(opened, flt, now, id_width, cache), cache)
+            return (*run_rows(opened, flt, now, cache), cache)
 
         if not self.answered:
             show_content(self.query_one("#runs-note", Static), Text("loading…", style="dim"))
@@ -132,13 +158,14 @@ class RunsPane(Vertical):
         self.answered = True
         note = self.query_one("#runs-note", Static)
         table = self.query_one("#runs-table", LineTable)
-        shown = set_columns(table, COLUMNS, self.app.size.width)
         if answer is None:
+            set_columns(table, COLUMNS, self.app.size.width)
             table.set_rows([])
             show_content(note, Text("no rp1 database", style="dim"))
             return
         rows, message, self._rows = answer
-        table.set_rows(project(rows, COLUMNS, shown))
+        columns = id_column(rows)
+        table.set_rows(project(rows, columns, set_columns(table, columns, self.app.size.width, rows)))
         show_content(note, Text(plain(message or ""), style="dim" if rows else "yellow"))
 
     def selected(self) -> str | None:

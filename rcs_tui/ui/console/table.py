@@ -1,52 +1,30 @@
-"""The console's tables: which columns fit a width (and how wide they grow), rows cut to them, the filter."""
+"""The console's tables: the columns that fit a width (`column_fit`), rows cut to them, the filter."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from rich.text import Text
 
-from rcs_tui.ui.linetable import LineTable
+from rcs_tui.ui.column_fit import Column, content_widths, fit
+from rcs_tui.ui.linetable import SORT_MARK, LineTable
 
 Row = tuple[str, Sequence[str | Text]]
 
-
-@dataclass(frozen=True)
-class Column:
-    """A table column; when the table is too narrow, columns with the lowest `keep` go first; when it is
-    wide, a column with `grow` takes up to that many more cells (so ids and names show whole)."""
-
-    label: str
-    width: int
-    keep: int = 0
-    grow: int = 0
+__all__ = ["Column", "DrawnFrom", "Row", "matches", "project", "set_columns"]
 
 
-def fit_columns(columns: Sequence[Column], width: int) -> tuple[Column, ...]:
-    """The columns that fit `width` cells (each takes its width plus 2 of padding; 1 for the scrollbar),
-    dropping the least important ones (lowest `keep`, the rightmost first among equals)."""
-    shown = list(columns)
-    while len(shown) > 1 and sum(c.width + 2 for c in shown) > width - 1:
-        shown.remove(min(reversed(shown), key=lambda c: c.keep))
-    return tuple(shown)
-
-
-def grown_widths(shown: Sequence[Column], width: int) -> list[int]:
-    """Each shown column's width once the spare cells of `width` are shared among the growing ones
-    (in proportion to how much each may grow, never past it)."""
-    spare = width - 1 - sum(c.width + 2 for c in shown)
-    total = sum(c.grow for c in shown)
-    if spare <= 0 or total == 0:
-        return [c.width for c in shown]
-    return [c.width + min(c.grow, spare * c.grow // total) for c in shown]
-
-
-def set_columns(table: LineTable, columns: Sequence[Column], width: int) -> tuple[Column, ...]:
-    """Show the columns of `columns` that fit `width`, grown into the spare width. The table keeps its
-    rows and cursor; the caller hands it the rows cut to these columns (`project`) next."""
-    shown = fit_columns(columns, width)
-    table.set_columns([c.label for c in shown], grown_widths(shown, width))
+def set_columns(table: LineTable, columns: Sequence[Column], width: int,
+                rows: Sequence[Row] | None = None) -> tuple[Column, ...]:
+    """Show the columns of `columns` that fit `width` (`column_fit.fit`), each as wide as its content in
+    `rows` allows (full rows: a cell for every column; an empty table: each column at its `width`; rows
+    not known yet: as wide as each may grow). The table keeps its rows and cursor; the caller hands it the
+    rows cut to these columns (`project`) next."""
+    content = (None if rows is None else [c.width for c in columns] if not rows
+               else content_widths([cells for _, cells in rows], len(columns)))
+    index, widths = fit(columns, content, width, SORT_MARK if table.sortable else 0)
+    shown = tuple(columns[i] for i in index)
+    table.set_columns([c.label for c in shown], widths)
     return shown
 
 

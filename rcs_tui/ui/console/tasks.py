@@ -53,8 +53,8 @@ class TasksPane(Vertical):
         if self.drawn.same(now, world.tasks, needle, self.app.size.width):
             return
         table = self.query_one("#tasks-table", LineTable)
-        shown = set_columns(table, COLUMNS, self.app.size.width)
-        table.set_rows(project(task_rows(world, now, needle), COLUMNS, shown))
+        rows = task_rows(world, now, needle)
+        table.set_rows(project(rows, COLUMNS, set_columns(table, COLUMNS, self.app.size.width, rows)))
 
     def selected(self) -> str | None:
         return self.query_one("#tasks-table", LineTable).selected

@@ -103,4 +103,4 @@ class TeamPane(Vertical):
                                         ("#team-tasks", TASK_COLUMNS, self._task_rows)):
             table = self.query_one(table_id, LineTable)
             rows = [r for r in rows if matches(needle, r[0], *r[1])] if needle else rows
-            table.set_rows(project(rows, columns, set_columns(table, columns, width)))
+            table.set_rows(project(rows, columns, set_columns(table, columns, width, rows)))

@@ -35,7 +35,7 @@ from rcs_tui.fleet.projects import Project
 from rcs_tui.fleet.rows import Row, sorted_rows
 from rcs_tui.fleet.transport import Ssh
 from rcs_tui.ui.fleet.help import FleetHelp
-from rcs_tui.ui.fleet.table import columns_for, row_cells, shown_cells
+from rcs_tui.ui.fleet.table import cell_widths, columns_for, row_cells, shown_cells
 from rcs_tui.ui.hud_app import stylesheet
 from rcs_tui.ui.linetable import LineTable, content_widths
 from rcs_tui.ui.updates import show_content
@@ -113,6 +113,7 @@ class FleetApp(App):
         self._alerts_dirty = False
         self._flush_pending = False
         self._cells: dict[str, dict[str, Text]] = {}
+        self._widths: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}  # each row's `cell_widths`
         self.changes = 0  # rows updated since start (benchmarks read it)
         self.painted: dict[str, float] = {}  # project key -> when its latest change reached the screen
         self._read_in_full: set[str] = set()
@@ -226,15 +227,22 @@ class FleetApp(App):
         now = self.clock()
         self._draw_status(screen, now)
         table = screen.query_one("#fleet-table", LineTable)
-        shown, widths = columns_for(self.size.width)
-        table.set_columns([c.label for c in shown], widths)
         # Rows never worked out yet (a row that changed before the first full drawing) are worked out too.
         keys = set(self.rows) if dirty is None else {k for k in dirty if k in self.rows} | (self.rows.keys()
                                                                                            - self._cells.keys())
         for key in keys:
             row = self.rows[key]
-            self._cells[key] = row_cells(row, row.cells(now))
-        table.set_rows([(r.project.key, shown_cells(self._cells[r.project.key], shown)) for r in self._visible()])
+            self._cells[key] = cells = row_cells(row, row.cells(now))
+            self._widths[key] = cell_widths(cells)
+        visible = self._visible()
+        # Each column as wide as its widest cell on screen allows (a column's width changes only when the
+        # widest cell does, so most changes keep the columns and draw only their own row).
+        measured = [self._widths[r.project.key] for r in visible]
+        content = [max(col) for col in zip(*(m[0] for m in measured), strict=True)] or None
+        running = [max(col) for col in zip(*(m[1] for m in measured), strict=True)] or None
+        shown, widths = columns_for(self.size.width, content, running)
+        table.set_columns([c.label for c in shown], widths)
+        table.set_rows([(r.project.key, shown_cells(self._cells[r.project.key], shown)) for r in visible])
         painted = self.clock()
         for key in keys:
             self.painted[key] = painted

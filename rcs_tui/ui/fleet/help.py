@@ -41,7 +41,9 @@ def fleet_help_text(readonly: bool) -> Text:
         label, style = STATE_STYLE[state]
         out.append(f"{label:>7}  ", style=style)
         out.append(meaning + "\n")
-    out.append("\nWORKERS: " + " ".join(f"{glyph} {condition}" for condition, (glyph, _) in WORKER_GLYPH.items())
+    out.append("\nNEEDS YOU: why it needs you, in words (or why it cannot be read)\n",
+               style="dim")
+    out.append("WORKERS: " + " ".join(f"{glyph} {condition}" for condition, (glyph, _) in WORKER_GLYPH.items())
                + " (as the console judges them) · HEALTH: members by health (" + " ".join(
                    f"{glyph} {health}" for health, glyph in HEALTH_GLYPH.items()) + ")\n"
                "RP1 W/F/R: runs waiting / failed / running · DOC: doctor findings (… while still reading)\n",
