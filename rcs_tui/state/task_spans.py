@@ -21,10 +21,11 @@ def task_chart(task: Task, machine: StateMachine, now: float | None = None) -> C
     clamp = Clamp()
     open_phase: tuple[str, float] | None = None
     for entry in task.transcript.entries:
-        to, at = entry.get("to"), clamp(entry.get("at"))
-        if not isinstance(to, str) or not to or at is None:
+        to = entry.get("to")
+        if not isinstance(to, str) or not to or (to not in spans and len(spans) >= MAX_PHASES):
             continue
-        if to not in spans and len(spans) >= MAX_PHASES:
+        at = clamp(entry.get("at"))
+        if at is None:
             continue
         if open_phase is not None:
             spans[open_phase[0]].append(Span(open_phase[1], at, DONE))

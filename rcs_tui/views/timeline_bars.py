@@ -41,6 +41,7 @@ MIN_SPAN = 60.0  # a chart shorter than this (one instant, say) is drawn over th
 NICE = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400,
         172800, 604800)
 MAX_LANES = 200  # rows drawn; the rest are counted on one line
+LAST_TIME = 253402300799.0  # 9999-12-31T23:59:59Z: later than this is no time (nor is NaN)
 LABEL_GAP = 2  # columns left free between two axis labels
 
 Local = Callable[[float], time.struct_time]
@@ -76,7 +77,8 @@ class _Axis:
 
 
 def _finite(x: object) -> float | None:
-    if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x):
+    """A time the clock functions can show: a number from 1970 to the year 9999, else None."""
+    if isinstance(x, bool) or not isinstance(x, int | float) or not 0 <= x <= LAST_TIME:
         return None
     return float(x)
 
@@ -195,10 +197,8 @@ def _axis_lines(axis: _Axis, local: Local) -> tuple[Text, Text]:
     taken = [False] * axis.width
     labels: list[tuple[int, str, str]] = []
 
-    def place(col: int, text: str, style: str, *, centre: bool = False) -> bool:
-        x = col - len(text) // 2 if centre else col
-        x = max(0, min(x, axis.width - len(text)))
-        lo, hi = max(0, x - LABEL_GAP), min(axis.width, x + len(text) + LABEL_GAP)
+    def place(x: int, text: str, style: str, gap: int = LABEL_GAP) -> bool:
+        lo, hi = max(0, x - gap), min(axis.width, x + len(text) + gap)
         if x < 0 or x + len(text) > axis.width or any(taken[lo:hi]):
             return False
         for i in range(x, x + len(text)):
@@ -207,19 +207,21 @@ def _axis_lines(axis: _Axis, local: Local) -> tuple[Text, Text]:
         return True
 
     place(0, time.strftime(fmt, local(axis.starts[0])), "")
-    for col, gap in axis.folds():
-        place(col, "≈" + ago(gap), "dim", centre=True)
+    for col, gap in axis.folds():  # left of its column, else right of it
+        words = "≈" + ago(gap)
+        place(col - len(words), words, "dim", 1) or place(col + 1, words, "dim", 1)
     ticks: list[int] = []
     for a, b, c0, n in zip(axis.starts, axis.ends, axis.cols, axis.widths, strict=True):
         offset = local(a).tm_gmtoff if interval >= 3600 else 0
         t = math.ceil((a + offset) / interval) * interval - offset
-        if c0 > 0:
-            place(c0, time.strftime(fmt, local(a)), "")
+        if c0 > 0:  # where the time starts again after a fold
+            place(c0, time.strftime(fmt, local(a)), "", 1)
         while t <= b:
             col = axis.col(t)
             if c0 <= col < c0 + n and place(col, time.strftime(fmt, local(t)), ""):
                 ticks.append(col)
             t += interval
+    labels.extend((col, FOLD, "dim") for col, _ in axis.folds() if not taken[col])
     row = Text()
     for x, text, style in sorted(labels):
         row.append(" " * (x - len(row.plain)))
