@@ -105,7 +105,7 @@ def task_text(root, task_id: str, now: float | None = None) -> Any:
     out.append("\ntranscript\n", style="bold")
     out.append_text(transcript_text(task, root))
     if not task.transcript.entries:
-        return head + out
+        return head + Text("\n") + out
     return Parts(head, Text("\nphases over time", style="bold"), Bars(task_chart(task, machine), now), out)
 
 
