@@ -90,7 +90,7 @@ def clean_spans(chart: Chart, now: float | None = None) -> list[list[tuple[float
     is drawn as done. Open spans end at `now` (else the chart's `now`), but never before the latest
     time in the chart (a clock behind the data) nor before their own start."""
     lanes: list[list[tuple[float, float | None, str]]] = []
-    seen: list[float] = []
+    latest: float | None = None
     for lane in chart.lanes:
         out: list[tuple[float, float | None, str]] = []
         for span in lane.spans:
@@ -98,15 +98,19 @@ def clean_spans(chart: Chart, now: float | None = None) -> list[list[tuple[float
             if start is None:
                 continue
             end = None if span.end is None else _finite(span.end)
-            if span.end is not None and end is None:  # a broken end: an instant
-                end = start
-            if end is not None and end < start:
+            if end is None:
+                end = None if span.end is None else start  # a broken end: an instant
+            elif end < start:
                 end = start
             out.append((start, end, span.kind if span.kind in KINDS else DONE))
-            seen.extend(t for t in (start, end) if t is not None)
+            last = start if end is None else end
+            if latest is None or last > latest:
+                latest = last
         lanes.append(out)
-    seen.extend(m for m in (_finite(x) for x in chart.marks) if m is not None)
-    latest = max(seen) if seen else None
+    for mark in chart.marks:
+        m = _finite(mark)
+        if m is not None and (latest is None or m > latest):
+            latest = m
     given = _finite(now) if now is not None else (None if chart.now is None else _finite(chart.now))
     open_end = latest if given is None else (given if latest is None else max(given, latest))
     return [[(s, max(s, e if e is not None else (open_end if open_end is not None else s)), k) for s, e, k in lane]
@@ -250,15 +254,21 @@ def _bar(spans: list[tuple[float, float, str]], axis: _Axis) -> Text:
         last = max(first, axis.col(end, end=True)) if end > start else first
         for c in range(first, last + 1):
             cells[c] = kind
-    folds = {col for col, _ in axis.folds()}
+    for col, _ in axis.folds():
+        cells[col] = f"fold:{cells[col] or ''}"
     out = Text()
-    for c, cell in enumerate(cells):
-        if c in folds:
-            out.append(FOLD, style=STYLE[cell] if cell else "dim")
-        elif cell is None:
-            out.append(" ")
+    c = 0
+    while c < len(cells):  # one append per run of equal cells
+        cell, n = cells[c], 1
+        while c + n < len(cells) and cells[c + n] == cell:
+            n += 1
+        if cell is None:
+            out.append(" " * n)
+        elif cell.startswith("fold:"):
+            out.append(FOLD * n, style=STYLE.get(cell[5:], "dim"))
         else:
-            out.append(GLYPH[cell], style=STYLE[cell])
+            out.append(GLYPH[cell] * n, style=STYLE[cell])
+        c += n
     return out
 
 
