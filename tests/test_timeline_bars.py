@@ -101,6 +101,12 @@ class TestMarks:
         assert lines[0].split()[0] == "17:50" and "≈3h00m┊21:00" in lines[0]
         assert "┬" in lines[1]
 
+    def test_a_run_of_a_few_seconds_still_running_reaches_the_right_edge(self):
+        chart = Chart((Lane("a", (Span(T0, T0 + 4, "done"),)),
+                       Lane("b", (Span(T0 + 4, None, "running"),), current=True)))
+        b = bar(plain(chart, 80, now=T0 + 12), "b", 80)
+        assert b.endswith("▓") and b.count("▓") >= len(b) // 2
+
     def test_a_retried_step_shows_each_attempt(self):
         chart = Chart((Lane("verify", (Span(T0, T0 + 600, "failed"), Span(T0 + 900, T0 + 1500, "done"))),))
         b = bar(plain(chart, 80), "verify", 80).strip()

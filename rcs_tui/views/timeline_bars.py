@@ -37,7 +37,7 @@ BUSY_IDLE = 2 * 3600.0  # ... or shorter than this while some work is open acros
 FOLD_SHARE = 0.1  # ... and so is one shorter than this share of the whole chart
 FOLD_EVERY = 8  # at most one fold per this many bar columns
 MIN_BARS = 16  # fewer bar columns than this: a list instead
-MIN_SPAN = 60.0  # a chart shorter than this (one instant, say) is drawn over this many seconds
+MIN_SPAN = 1.0  # a chart shorter than this (one instant, say) is drawn over this many seconds
 NICE = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400,
         172800, 604800)
 MAX_LANES = 200  # rows drawn; the rest are counted on one line
