@@ -101,6 +101,10 @@ class TestMarks:
         assert lines[0].split()[0] == "17:50" and "≈3h00m┊21:00" in lines[0]
         assert "┬" in lines[1]
 
+    def test_ticks_a_minute_or_more_apart_show_no_seconds(self):
+        labels = plain(Chart((Lane("a", (Span(T0, T0 + 240, "done"),)),)), 80)[0].split()
+        assert labels[0] == "17:50" and all(len(label) == 5 for label in labels)
+
     def test_a_run_of_a_few_seconds_still_running_reaches_the_right_edge(self):
         chart = Chart((Lane("a", (Span(T0, T0 + 4, "done"),)),
                        Lane("b", (Span(T0 + 4, None, "running"),), current=True)))

@@ -198,6 +198,7 @@ def _axis_lines(axis: _Axis, local: Local) -> tuple[Text, Text]:
     per_col = active / max(1, sum(axis.widths))
     fmt = _fmt(_interval(per_col, 5))
     interval = _interval(per_col, len(time.strftime(fmt, local(axis.starts[0]))))
+    fmt = _fmt(interval)  # the longer labels may have spread the ticks to whole minutes (or days)
     taken = [False] * axis.width
     labels: list[tuple[int, str, str]] = []
 
