@@ -8,7 +8,7 @@ row written out of order, stamped in 1970 or in the far future, never makes a sp
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 # Span kinds, in the words the legend uses.
@@ -84,5 +84,3 @@ class Chart:
 
     lanes: tuple[Lane, ...] = ()
     now: float | None = None
-    title: str = ""
-    marks: tuple[float, ...] = field(default=())  # other moments that happened (events with no span)

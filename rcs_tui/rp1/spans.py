@@ -82,4 +82,4 @@ def run_chart(t: Timeline, now: float | None = None) -> Chart:
     for sub in t.unattached:
         kind = "a:" if sub.agent else "u:"
         lanes.append(Lane(sub.key, spans((None, kind + sub.key)), 1, status=sub.status or ""))
-    return Chart(tuple(lanes), now, title=t.run.id)
+    return Chart(tuple(lanes), now)

@@ -39,4 +39,4 @@ def task_chart(task: Task, machine: StateMachine, now: float | None = None) -> C
     order += [p for p in spans if p not in order]
     lanes = tuple(Lane(p, tuple(spans.get(p, ())), 0, p == task.phase, "now" if p == task.phase else "")
                   for p in order)
-    return Chart(lanes, now, title=task.id)
+    return Chart(lanes, now)

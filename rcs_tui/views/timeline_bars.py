@@ -34,7 +34,7 @@ FOLD = "┊"
 CURRENT = "▶ "
 MIN_IDLE = 10 * 60.0  # a quiet stretch shorter than this is drawn to scale
 BUSY_IDLE = 2 * 3600.0  # ... or shorter than this while some work is open across it
-FOLD_SHARE = 0.1  # ... and so is one shorter than this share of the whole chart
+FOLD_SHARE = 0.1  # ... and so is one shorter than this share of the time still drawn to scale
 FOLD_EVERY = 8  # at most one fold per this many bar columns
 MIN_BARS = 16  # fewer bar columns than this: a list instead
 MIN_SPAN = 1.0  # a chart shorter than this (one instant, say) is drawn over this many seconds
@@ -107,10 +107,6 @@ def clean_spans(chart: Chart, now: float | None = None) -> list[list[tuple[float
             if latest is None or last > latest:
                 latest = last
         lanes.append(out)
-    for mark in chart.marks:
-        m = _finite(mark)
-        if m is not None and (latest is None or m > latest):
-            latest = m
     given = _finite(now) if now is not None else (None if chart.now is None else _finite(chart.now))
     open_end = latest if given is None else (given if latest is None else max(given, latest))
     return [[(s, max(s, e if e is not None else (open_end if open_end is not None else s)), k) for s, e, k in lane]
@@ -275,7 +271,8 @@ def _bar(spans: list[tuple[float, float, str]], axis: _Axis) -> Text:
 
 def legend(kinds: Iterable[str], folds: list[float], width: int, current: bool) -> Text:
     """The kinds drawn (and folds, and the current mark), as many as fit `width`."""
-    items = [(GLYPH[k], STYLE[k], k) for k in KINDS if k in set(kinds)]
+    drawn = set(kinds)
+    items = [(GLYPH[k], STYLE[k], k) for k in KINDS if k in drawn]
     if folds:
         shown = ", ".join(ago(g) for g in folds[:3]) + (" …" if len(folds) > 3 else "")
         items.append((FOLD, "dim", f"{shown} folded"))
@@ -314,7 +311,7 @@ def render(chart: Chart, width: int, *, now: float | None = None, local: Local =
     width = max(1, int(width))
     hidden = max(0, len(chart.lanes) - MAX_LANES)
     if hidden:
-        chart = Chart(chart.lanes[:MAX_LANES], chart.now, chart.title, chart.marks)
+        chart = Chart(chart.lanes[:MAX_LANES], chart.now)
     lines = _drawn(chart, width, now, local, min_idle)
     if hidden:
         lines.append(Text(f"… {hidden} more rows", style="dim"))
@@ -334,8 +331,7 @@ def _drawn(chart: Chart, width: int, now: float | None, local: Local, min_idle: 
                   for lane in chart.lanes)
     label_w = max(6, min(label_w, width // 3))
     bar_w = width - label_w - 1
-    times = sorted({t for lane in spans for s, e, _ in lane for t in (s, e)}
-                   | {m for m in (_finite(x) for x in chart.marks) if m is not None})
+    times = sorted({t for lane in spans for s, e, _ in lane for t in (s, e)})
     if bar_w < MIN_BARS or not times:
         lines = _list(chart, spans, width)
         note = "(too narrow for the time bars)"
