@@ -9,6 +9,7 @@ import asyncio
 import os
 import sys
 import tempfile
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -112,4 +113,6 @@ async def shoot(out: Path) -> None:
 if __name__ == "__main__":
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "screenshots"
     target.mkdir(parents=True, exist_ok=True)
+    os.environ["TZ"] = "UTC"  # the run and task bars show times of day: the same on every machine
+    time.tzset()
     asyncio.run(shoot(target))

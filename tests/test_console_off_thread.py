@@ -40,6 +40,17 @@ def held_elsewhere(take) -> Iterator[threading.Event]:
         thread.join(10)
 
 
+def shown(static) -> str:
+    """What a widget shows, as plain text (its content drawn at 120 columns)."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=120, record=True, color_system=None, file=io.StringIO())
+    console.print(static.content)
+    return console.export_text()
+
+
 def status(pilot) -> str:
     return str(pilot.app.screen.query_one("#status").render())
 
@@ -134,7 +145,7 @@ async def test_a_busy_rp1_source_leaves_the_timeline_s_keys_working(tmp_path):
             await pilot.press("enter")
             await pilot.pause()
             assert isinstance(a.screen, RunScreen)
-            assert "loading the timeline" in str(a.screen.query_one("#run-text").render())
+            assert "loading the timeline" in shown(a.screen.query_one("#run-text"))
             await pilot.press("c")  # nothing read yet: the emit check has no timeline to start from
             await pilot.press("escape")
             await pilot.pause()
@@ -144,7 +155,7 @@ async def test_a_busy_rp1_source_leaves_the_timeline_s_keys_working(tmp_path):
             release.set()
             await settle(pilot)
         assert isinstance(a.screen, RunScreen)
-        assert "run run-0003-build" in str(a.screen.query_one("#run-text").render())
+        assert "run run-0003-build" in shown(a.screen.query_one("#run-text"))
 
 
 async def test_a_doctor_repair_waiting_for_the_store_lock_leaves_the_dialog_s_keys_working(tmp_path):

@@ -5,12 +5,23 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.console_fixtures import SESSION, app, member_row, select_row, settle
 from tests.statefix import mode
+
+
+@pytest.fixture(autouse=True)
+def _utc(monkeypatch):
+    """Times of day on screen (the run timeline's) are shown in UTC, whatever this machine's zone."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.delenv("TZ")
+    time.tzset()
 
 
 @pytest.fixture

@@ -47,12 +47,25 @@ def runs_cmd(root: str | None, db: str | None, as_json: bool, all_projects: bool
 @db_option
 @json_option
 def show_cmd(run_id: str, root: str | None, db: str | None, as_json: bool) -> None:
-    """One run's timeline: steps, retries, units, sub-agents, artifacts, prompts, violations."""
+    """One run's timeline: its steps as bars over time, then steps, retries, units, sub-agents, artifacts,
+    prompts, violations."""
     source = _source(root, db, all_projects=True)
     timeline = source.timeline(run_id)
     if timeline is None:
         raise CliError(source.state.message or f"rp1: no run {run_id!r} in {source.db.path}", kinds.NOT_FOUND)
-    emit(timeline.to_json(), as_json, _human_timeline)
+    emit(timeline.to_json(), as_json, lambda t: _bars(timeline) + "\n" + _human_timeline(t))
+
+
+def _bars(timeline: Any) -> str:
+    """The run's steps as bars at the terminal's width (COLUMNS, else 100 when not a terminal), plain text:
+    the glyphs tell the kinds apart without colour."""
+    import shutil
+
+    from rcs_tui.rp1.spans import run_chart
+    from rcs_tui.views.timeline_bars import render
+
+    width = shutil.get_terminal_size((100, 24)).columns
+    return "\n".join(line.plain.rstrip() for line in render(run_chart(timeline), width, now=time.time())) + "\n"
 
 
 def _human_timeline(t: dict[str, Any]) -> str:

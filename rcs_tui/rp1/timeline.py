@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from rcs_tui.core.machine import StateMachine
 from rcs_tui.rp1.db import Artifact, RunRow, run_json
@@ -48,6 +48,19 @@ class SubEntry:
             self.ended_at = None
 
 
+class Change(NamedTuple):
+    """One status a step, unit or sub-agent took, in the order rp1 wrote it (for the time chart).
+
+    `step` is the workflow step (a unit's or sub-agent's parent; None for a run-level end or an unattached
+    unit), `sub` the unit / sub-agent key (`u:T1`, `a:agent::T1`) or None, `status` a step status,
+    `prompt` (a question asked) or `ended` (the run ended by hand)."""
+
+    step: str | None
+    sub: str | None
+    status: str
+    at: str
+
+
 @dataclass
 class Prompt:
     step: str | None
@@ -87,12 +100,14 @@ class Timeline:
     prompts: list[Prompt]
     last_event_id: int
     last_activity: str | None
+    changes: list[Change] = field(default_factory=list)  # not part of the JSON answer
 
     def step(self, name: str) -> StepEntry | None:
         return next((s for s in self.steps if s.name == name), None)
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
+        out.pop("changes")
         out["run"] = run_json(self.run)
         return out
 
@@ -124,6 +139,7 @@ def build_timeline(run: RunRow, events: list[Event], artifacts: list[Artifact],
     last_entered: str | None = None
     flagged: set[str] = set()
     agents = agent_machines or {}
+    changes: list[Change] = []
 
     for ev in ordered:
         if ev.is_run_row and ev.status in MANUAL_END:  # a run ended by hand ends its open steps
@@ -131,9 +147,15 @@ def build_timeline(run: RunRow, events: list[Event], artifacts: list[Artifact],
                 if entry.attempts and entry.ended_at is None:
                     entry.ended_at = ev.created_at
             active = None
+            changes.append(Change(None, None, "ended", ev.created_at))
+            continue
+        if ev.type == "waiting_for_user" and ev.step in steps:
+            changes.append(Change(ev.step, None, "prompt", ev.created_at))
             continue
         if ev.is_workflow_row:
             entry = steps[ev.step or ""]
+            if ev.status:
+                changes.append(Change(ev.step, None, ev.status, ev.created_at))
             if machine:
                 _check(machine, ev, last_entered, entry, violations, flagged)
             if ev.status in OPEN:
@@ -156,6 +178,7 @@ def build_timeline(run: RunRow, events: list[Event], artifacts: list[Artifact],
                 key = f"{agent}::{ev.unit}" if ev.unit else agent
                 sub = subs.setdefault((parent, "a:" + key), SubEntry(key, None, None, agent=agent, unit=ev.unit))
                 sub.feed(ev, state)
+                kind = "a:" + key
                 agent_machine = agents.get(agent)
                 if agent_machine and sub.violation is None:
                     sub.violation = agent_machine.validate_step(state)
@@ -163,6 +186,9 @@ def build_timeline(run: RunRow, events: list[Event], artifacts: list[Artifact],
                 key = ev.unit or ""
                 sub = subs.setdefault((parent, "u:" + key), SubEntry(key, None, None, unit=ev.unit))
                 sub.feed(ev, ev.step)
+                kind = "u:" + key
+            if ev.status:
+                changes.append(Change(parent if parent in steps else None, kind, ev.status, ev.created_at))
 
     for entry in steps.values():
         entry.retried = entry.attempts > 1
@@ -189,7 +215,8 @@ def build_timeline(run: RunRow, events: list[Event], artifacts: list[Artifact],
             steps[prompt.step].prompts.append(prompt)
 
     return Timeline(run, run.flow, machine is not None, proj.status, proj.current_step, list(steps.values()),
-                    violations, unattached, run_artifacts, prompts, proj.last_event_id, proj.last_activity)
+                    violations, unattached, run_artifacts, prompts, proj.last_event_id, proj.last_activity,
+                    changes)
 
 
 def _check(machine: StateMachine, ev: Event, last_entered: str | None, entry: StepEntry,

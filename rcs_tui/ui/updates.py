@@ -9,8 +9,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 from textual.widgets import Static
+
+
+class Parts:
+    """Renderables shown one under the other (each drawn at the widget's width), compared by their parts."""
+
+    def __init__(self, *parts: Any) -> None:
+        self.parts = parts
+
+    def content_key(self) -> tuple[Any, ...] | None:
+        keys = tuple(content_key(p) for p in self.parts)
+        return None if None in keys else ("parts", keys)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield from self.parts
 
 
 def content_key(content: Any) -> tuple[Any, ...] | None:
@@ -23,7 +38,8 @@ def content_key(content: Any) -> tuple[Any, ...] | None:
     if isinstance(content, Text):
         return ("text", content.plain, str(content.style), tuple(content.spans), content.justify,
                 content.overflow, content.no_wrap, content.end)
-    return None
+    key = getattr(content, "content_key", None)
+    return key() if callable(key) else None
 
 
 def show_content(static: Static, content: Any) -> bool:

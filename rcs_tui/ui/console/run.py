@@ -1,10 +1,13 @@
-"""One rp1 run's step timeline: steps in machine order with durations, retries, units, sub-agents,
+"""One rp1 run's step timeline: the steps as bars on a time axis (work, waits, work done, quiet stretches
+folded), then the steps in machine order with their start times, durations, retries, units, sub-agents,
 artifacts, prompts and validation violations. Refreshed live as events arrive; read in a worker (the
 database may be busy), the timeline on screen staying until the fresh one comes."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -13,15 +16,18 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
+from rcs_tui.core.spans import moment
 from rcs_tui.core.words import plural
 from rcs_tui.rp1.source import Rp1Source
+from rcs_tui.rp1.spans import run_chart
 from rcs_tui.rp1.timeline import SubEntry, Timeline
 from rcs_tui.ui.console.background import OneAtATime
 from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.format import STATUS_STYLE, plain
 from rcs_tui.ui.console.statusbar import StatusBar
-from rcs_tui.ui.updates import show_content
+from rcs_tui.ui.updates import Parts, show_content
 from rcs_tui.views.text import duration
+from rcs_tui.views.timeline_bars import Bars
 from rcs_tui.views.world import World
 
 GLYPH = {"completed": "✓", "running": "▶", "waiting": "?", "failed": "✖", "skipped": "↷", "not_started": "·"}
@@ -39,7 +45,13 @@ def _sub(out: Text, sub: SubEntry, kind: str) -> None:
     out.append("\n")
 
 
-def timeline_text(t: Timeline) -> Text:
+def clock_time(stamp: str | None) -> str:
+    """A stored timestamp as the local time of day (`HH:MM:SS`), or empty when it is not a time."""
+    t = moment(stamp)
+    return "" if t is None else time.strftime("%H:%M:%S", time.localtime(t))
+
+
+def header_text(t: Timeline) -> Text:
     out = Text()
     out.append(f"run {plain(t.run.id)}\n", style="bold")
     out.append(f"{plain(t.workflow)}", style="cyan")
@@ -48,13 +60,21 @@ def timeline_text(t: Timeline) -> Text:
     out.append(f"  step {plain(t.current_step or '-')}")
     if not t.tracked:
         out.append("  (no state machine found for this workflow)", style="yellow")
-    out.append("\n\n")
+    out.append("\n")
+    return out
+
+
+def timeline_text(t: Timeline) -> Text:
+    """The steps as text rows: status, duration and start time (the exact figures the bars round off)."""
+    out = Text()
     for s in t.steps:
         style = STATUS_STYLE.get(s.status, "")
         out.append(f"{GLYPH.get(s.status, '·')} ", style=style)
         out.append(f"{plain(s.name, 20):<14}", style="bold" if s.status in ("running", "waiting") else "")
         out.append(f"{s.status:<12}", style=style)
         out.append(f"{duration(s.duration_s):>7}")
+        if s.started_at:
+            out.append(f"  {clock_time(s.started_at)}", style="dim")
         if s.retried:
             out.append(f"  retried ×{s.attempts}", style="yellow")
         if not s.in_machine:
@@ -108,21 +128,23 @@ class RunScreen(Screen):
         """Read the timeline from `source()` in a worker, then draw it."""
         run_id = self.run_id
 
-        def read() -> tuple[Rp1Source | None, Timeline | None, Text]:
+        def read() -> tuple[Rp1Source | None, Timeline | None, Any]:
             opened = source()
             if opened is None:
                 return None, None, Text("no rp1 database", style="yellow")
             with opened.lock:  # the state is the one this read ended with, not the loader's next read
                 t = opened.timeline(run_id)
                 problem = opened.state.message
-            return opened, t, timeline_text(t) if t is not None else Text(
-                f"run {plain(run_id)} not found ({plain(problem or 'unknown run')})", style="yellow")
+            if t is None:
+                return opened, t, Text(f"run {plain(run_id)} not found ({plain(problem or 'unknown run')})",
+                                       style="yellow")
+            return opened, t, Parts(header_text(t), Bars(run_chart(t), now), Text(""), timeline_text(t))
 
         if not self.answered:
             show_content(self.query_one("#run-text", Static), Text("loading the timeline…", style="dim"))
         self.reads.run(self, read, self._draw)
 
-    def _draw(self, answer: tuple[Rp1Source | None, Timeline | None, Text], _: BaseException | None) -> None:
+    def _draw(self, answer: tuple[Rp1Source | None, Timeline | None, Any], _: BaseException | None) -> None:
         self.answered = True
         self.source, self.timeline, text = answer
         show_content(self.query_one("#run-text", Static), text)

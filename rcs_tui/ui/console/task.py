@@ -1,9 +1,11 @@
 """One task: its lifecycle graph (drawn from the state machine, current phase highlighted), the
-guards on each move out of it (`next`), and its transcript."""
+guards on each move out of it (`next`), and its transcript: first the phases as bars over time, then
+(under the graph and guards) the newest moves as text with their exact times."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -13,13 +15,15 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from rcs_tui.core.machine import StateMachine, load_task_lifecycle
+from rcs_tui.state.task_spans import task_chart
 from rcs_tui.state.tasks import Task, load_task, next_report
 from rcs_tui.state.txn import TxnError
 from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.format import plain, rel
 from rcs_tui.ui.console.statusbar import StatusBar
 from rcs_tui.ui.console.typed_app import console_app
-from rcs_tui.ui.updates import show_content
+from rcs_tui.ui.updates import Parts, show_content
+from rcs_tui.views.timeline_bars import Bars
 from rcs_tui.views.world import World
 
 TRANSCRIPT_LINES = 12
@@ -83,22 +87,26 @@ def transcript_text(task: Task, root) -> Text:
     return out
 
 
-def task_text(root, task_id: str) -> Text:
+def task_text(root, task_id: str, now: float | None = None) -> Any:
+    """The task detail: a `Text`, or `Parts` with the transcript's bars drawn at the widget's width."""
     machine = load_task_lifecycle()
     try:
         task = load_task(root, task_id, machine)
     except (TxnError, ValueError) as exc:
         return Text(f"{task_id}: {plain(exc)}", style="bold red")
+    head = Text()
+    head.append(f"task {task.id}", style="bold")
+    head.append(f"  phase {task.phase}", style="cyan")
     out = Text()
-    out.append(f"task {task.id}", style="bold")
-    out.append(f"  phase {task.phase}\n\n", style="cyan")
-    out.append("lifecycle\n", style="bold")
+    out.append("\nlifecycle\n", style="bold")
     out.append_text(graph_text(machine, task.phase))
     out.append("\nguards (next)\n", style="bold")
     out.append_text(guards_text(task, machine))
     out.append("\ntranscript\n", style="bold")
     out.append_text(transcript_text(task, root))
-    return out
+    if not task.transcript.entries:
+        return head + Text("\n") + out
+    return Parts(head, Text("\nphases over time", style="bold"), Bars(task_chart(task, machine), now), out)
 
 
 class TaskScreen(Screen):
@@ -125,4 +133,4 @@ class TaskScreen(Screen):
         return task_state_path(console_app(self).root, self.task_id), self.task_id
 
     def show(self, world: World, now: float) -> None:
-        show_content(self.query_one("#task-text", Static), task_text(world.root, self.task_id))
+        show_content(self.query_one("#task-text", Static), task_text(world.root, self.task_id, now))
