@@ -15,6 +15,7 @@ from rcs_tui.ui.console.help import HelpModal
 from rcs_tui.ui.console.main import MainScreen
 from rcs_tui.ui.console.run import RunScreen
 from tests.console_fixtures import SESSION, app, member_row, select_row, settle
+from tests.screentext import shown
 from tests.statefix import state_dir
 
 SIZE = (100, 32)
@@ -38,17 +39,6 @@ def held_elsewhere(take) -> Iterator[threading.Event]:
     finally:
         release.set()
         thread.join(10)
-
-
-def shown(static) -> str:
-    """What a widget shows, as plain text (its content drawn at 120 columns)."""
-    import io
-
-    from rich.console import Console
-
-    console = Console(width=120, record=True, color_system=None, file=io.StringIO())
-    console.print(static.content)
-    return console.export_text()
 
 
 def status(pilot) -> str:

@@ -17,6 +17,7 @@ from rcs_tui.ui.fleet.app import FleetApp
 from rcs_tui.ui.linetable import LineTable
 from tests.console_fixtures import app as console_app
 from tests.console_fixtures import build, settle
+from tests.screentext import shown as shown_text
 from tests.statefix import canonical, write
 from tests.test_fleet import NOW, failed, running, stale, waiting
 
@@ -142,7 +143,7 @@ async def test_run_ids_show_whole_or_as_a_prefix_that_tells_them_apart(tmp_path,
         assert a.clipboard == RUN_IDS[1]  # the whole id, however it is shown
         await pilot.press("enter")
         await settle(pilot)
-        assert f"run {RUN_IDS[1]}" in str(a.screen.query_one("#run-text").render())
+        assert f"run {RUN_IDS[1]}" in shown_text(a.screen.query_one("#run-text"))
 
 
 UNDO = "undo state clear ultrawork --all-sessions"
