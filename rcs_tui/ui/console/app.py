@@ -260,9 +260,12 @@ class ConsoleApp(App):
         if answer is None:
             return
         verdicts, self._history_stamp, recorded = answer
+        before = (dict(self.acked.recorded), dict(self.acked.here))
         if recorded is not None:
             self.acked.recorded = recorded
         self.acked.forget_changed(verdicts)
+        if verdicts == self.needs.verdicts and before == (self.acked.recorded, self.acked.here):
+            return  # the same verdicts: what is on screen says them already (no second draw of a new World)
         self.needs = Needs(verdicts, self.acked)
         self.refresh_views()
         self.screen.refresh_bindings()

@@ -6,6 +6,7 @@ Pushed by enter in the History view; esc goes back.
 
 from __future__ import annotations
 
+import textwrap
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -31,11 +32,16 @@ def local_time(ts: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
 
 
-def entry_text(entry: Mapping[str, Any], now: float, acknowledged: Mapping[str, Any] | None) -> Text:
+def entry_text(entry: Mapping[str, Any], now: float, acknowledged: Mapping[str, Any] | None,
+               width: int = 80) -> Text:
+    """The page for `width` cells: each field's words wrapped under its value column (long ids and names
+    break across lines, never cut), then the entry as recorded."""
     out = Text(no_wrap=False)
+    room = max(20, width - LABEL - 6)
     for label, value in detail_fields(entry, now, local_time, acknowledged):
         out.append(f"{label:>{LABEL}}  ", style="bold")
-        out.append(value + "\n", style="bold red" if label == "came back" else "")
+        lines = textwrap.wrap(value, room, break_long_words=True, break_on_hyphens=False) or [""]
+        out.append(("\n" + " " * (LABEL + 2)).join(lines) + "\n", style="bold red" if label == "came back" else "")
     out.append("\nevery field as recorded\n", style="bold")
     out.append_text(pretty_json(dict(entry)))
     return out
@@ -58,7 +64,8 @@ class HistoryEntryScreen(Screen):
         yield FittedFooter()
 
     def show(self, world: World, now: float) -> None:
-        show_content(self.query_one("#history-entry-text", Static), entry_text(self.entry, now, self.acknowledged))
+        show_content(self.query_one("#history-entry-text", Static), entry_text(self.entry, now, self.acknowledged,
+                                                                                self.app.size.width))
 
     def selection(self) -> tuple[None, str | None]:
         ident = self.entry.get("id")
