@@ -64,13 +64,15 @@ def rp1_part(source: Any, path: Path | None) -> dict[str, Any]:
     return base
 
 
-def doctor_part(world: World, cache: dict[Any, Any] | None = None) -> dict[str, Any]:
+def doctor_part(world: World, cache: dict[Any, Any] | None = None, *, journal: bool = True) -> dict[str, Any]:
     """The doctor's findings a snapshot already shows (stale, orphan and root-survivor members, dead
-    workers, …), as the snapshot document carries them; `cache` keeps unchanged scopes' findings."""
+    workers, …), as the snapshot document carries them; `cache` keeps unchanged scopes' findings.
+    `journal=False`: without the journal's findings (interrupted actions, leftover temporary files), which
+    no verdict reads."""
     from rcs_tui.project.doctor import snapshot_findings
 
     try:
-        findings = [f.as_json() for f in snapshot_findings(world.snapshot, cache)]
+        findings = [f.as_json() for f in snapshot_findings(world.snapshot, cache, journal=journal)]
     except Exception as exc:  # noqa: BLE001 - a damaged tree must not stop the stream
         return {"count": None, "findings": [], "error": f"{type(exc).__name__}: {exc}"}
     findings += dead_worker_findings(world.teams)
@@ -81,7 +83,9 @@ def doctor_part(world: World, cache: dict[Any, Any] | None = None) -> dict[str, 
 
 def world_verdicts(world: World, now: float, rp1: Callable[[], Any] | None = None, rp1_path: Path | None = None,
                    cache: dict[Any, Any] | None = None) -> tuple[Lists, list[Verdict]]:
-    """`judge` for a loaded World: the team, rp1 (`rp1()` opens the source) and doctor parts built here."""
+    """`judge` for a loaded World: the team, rp1 (`rp1()` opens the source) and doctor parts built here (the
+    doctor's member findings only: the journal's feed no verdict)."""
     source = rp1() if rp1 is not None and rp1_path is not None else None
-    doc = {"team": team_json(world), "rp1": rp1_part(source, rp1_path), "doctor": doctor_part(world, cache)}
+    doc = {"team": team_json(world), "rp1": rp1_part(source, rp1_path),
+           "doctor": doctor_part(world, cache, journal=False)}
     return judge(doc, world.snapshot, now)

@@ -35,7 +35,7 @@ from rcs_tui.ui.console.commands import ConsoleCommands
 from rcs_tui.ui.console.editor import edit_file
 from rcs_tui.ui.console.help import HelpModal
 from rcs_tui.ui.console.main import TABS, MainScreen
-from rcs_tui.ui.console.needs import POINTER_ITEM, Needs, member_item
+from rcs_tui.ui.console.needs import Needs, member_item
 from rcs_tui.ui.console.notice import Notice
 from rcs_tui.ui.console.refusals import Refusal, busy_writer_advice, refusal_record
 from rcs_tui.ui.console.scopes import ScopesPane, row_item
@@ -271,15 +271,16 @@ class ConsoleApp(App):
         self.screen.refresh_bindings()
 
     def selected_item(self) -> str | None:
-        """The "needs you" entry of the selected row or page: a member's, or the stale-dead pointer's."""
+        """The "needs you" entry of the selected Scopes row (a member's, the stale-dead pointer's) or of the
+        member's page on screen."""
         screen = self.screen
         if isinstance(screen, MainScreen):
             return row_item(screen.query_one(ScopesPane).selected()) if screen.tab == "scopes" else None
         member = getattr(screen, "current_member", None)
-        if member is not None:
-            sid, mode = member()
-            return member_item(sid, mode)
-        return POINTER_ITEM if getattr(screen, "pointer", False) else None
+        if member is None:
+            return None
+        sid, mode = member()
+        return member_item(sid, mode)
 
     def refresh_views(self) -> None:
         """Redraw the visible screen; skipped while a modal is open (it redraws when the modal closes)."""
