@@ -161,6 +161,13 @@ class TestWide:
     def test_team(self, console, snap_compare):
         assert snap_compare(console, terminal_size=(120, 36), press=["2"])
 
+    def test_member_needing_you_says_why(self, console, snap_compare):
+        """The stale member's row says `stale · inferred`, the line under the table the whole reason."""
+        assert snap_compare(console, terminal_size=(120, 36), run_before=_keys("n"))
+
+    def test_member_acknowledged(self, console, snap_compare):
+        assert snap_compare(console, terminal_size=(120, 36), run_before=_keys("n", "a"))
+
     def test_journal(self, tmp_path, snap_compare):
         a = app(tmp_path)
         _journal_with_a_clear(a.root)

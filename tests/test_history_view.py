@@ -103,3 +103,11 @@ class TestHistorySnapshots:
 
     def test_history_120x36(self, story, snap_compare):
         assert snap_compare(app(story, away=True), terminal_size=(120, 36), run_before=_open_history)
+
+    def test_history_entry_80x24(self, story, snap_compare):
+        """The comeback opened in full (enter): every field, nothing cut."""
+        async def run(pilot) -> None:
+            await _open_history(pilot)
+            await pilot.press("enter")  # the newest entry: the comeback
+            await settle(pilot)
+        assert snap_compare(app(story, away=True), terminal_size=(80, 24), run_before=run)

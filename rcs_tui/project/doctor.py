@@ -354,7 +354,8 @@ def _run_repairs(root: Path, chosen: list[Finding], actor: str | None, applied: 
     return True
 
 
-def snapshot_findings(snap: Snapshot, cache: FindingCache | None = None) -> list[Finding]:
+def snapshot_findings(snap: Snapshot, cache: FindingCache | None = None, *, journal: bool = True) -> list[Finding]:
     """The findings a snapshot already read (and the journal) show: what a live view recomputes on a change.
-    `cache`: see `_state_findings`."""
-    return _state_findings(snap, cache) + _journal_findings(snap.root)
+    `cache`: see `_state_findings`; `journal=False` leaves out the journal's and the leftover temporary
+    files' findings (no verdict of who needs the operator reads them)."""
+    return _state_findings(snap, cache) + (_journal_findings(snap.root) if journal else [])

@@ -14,13 +14,11 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from rcs_tui.core.attention import attention, comebacks, dead_worker_findings, explain
 from rcs_tui.project.loader import WorldLoader
-from rcs_tui.state.journal import read_journal
+from rcs_tui.project.verdicts import doctor_part, judge, rp1_part
 from rcs_tui.state.metrics import parse_time
 from rcs_tui.views.snapshot_doc import (
     CONTRACT_VERSION,
-    RP1_STATUSES,
     iso,
     same_content,
     summary_scopes,
@@ -97,54 +95,17 @@ class SnapshotFeed:
     # -- sections ---------------------------------------------------------------------------
     def _rp1_json(self) -> dict[str, Any]:
         path = self.loader.rp1_path
-        base: dict[str, Any] = {"db": None if path is None else str(path), "status": "missing", "message": None,
-                                "counts": dict.fromkeys(RP1_STATUSES, 0), "waiting": [], "failed": [],
-                                "current": None, "last_activity": None}
-        if path is None or not path.exists():
-            return base
-        if self._rp1_source is None:
+        if self._rp1_source is None and path is not None and path.exists():
             from rcs_tui.rp1.machines import MachineRegistry
             from rcs_tui.rp1.source import Rp1Source
 
             self._rp1_source = Rp1Source(path, root=self.root, machines=MachineRegistry({}))
-        source = self._rp1_source
-        newest: float | None = None
-
-        for status in RP1_STATUSES:
-            feed = source.feed(status=status, limit=20)
-            if not source.state.ok:
-                base.update(status=source.state.code, message=source.state.message)
-                return base
-            base["counts"][status] = feed.total
-            for s in feed.runs:
-                t = parse_time(s.projection.last_activity)
-                newest = t if newest is None or (t is not None and t > newest) else newest
-                if status in ("waiting", "failed"):
-                    prompt = s.projection.pending_prompts[0] if s.projection.pending_prompts else None
-                    base[status].append({"id": s.run.id, "flow": s.run.flow, "step": s.projection.current_step,
-                                         "question": None if prompt is None else str(
-                                             next((prompt.data[k] for k in ("message", "question", "prompt", "text")
-                                                   if isinstance(prompt.data.get(k), str)), ""))[:200]})
-        current = source.current()
-        if current is not None:
-            base["current"] = {"id": current.run.id, "flow": current.run.flow, "status": current.status,
-                               "step": current.projection.current_step}
-        base.update(status="ok", last_activity=iso(newest))
-        return base
+        return rp1_part(self._rp1_source, path)
 
     def _doctor_json(self, world: World) -> dict[str, Any]:
         if not self.with_doctor:
             return {"count": None, "findings": []}
-        from rcs_tui.project.doctor import snapshot_findings
-
-        try:
-            findings = [f.as_json() for f in snapshot_findings(world.snapshot, self._findings)]
-        except Exception as exc:  # noqa: BLE001 - a damaged tree must not stop the stream
-            return {"count": None, "findings": [], "error": f"{type(exc).__name__}: {exc}"}
-        findings += dead_worker_findings(world.teams)
-        return {"count": len(findings),
-                "findings": [{k: f.get(k) for k in ("id", "kind", "severity", "scope", "subject", "message")}
-                             for f in findings]}
+        return doctor_part(world, self._findings)
 
     def _build(self, world: World) -> dict[str, Any]:
         snap = world.snapshot
@@ -168,11 +129,8 @@ class SnapshotFeed:
             "doctor": self._doctor,
             "badges": [b.text(world.root) for b in world.badges],
         })
-        now = self.clock()
-        doc["attention"] = attention(doc, snap, now, parse_time)
-        came_back = comebacks(snap, read_journal(snap.root), now, parse_time)
-        doc["attention"]["resurrected"] = sorted(came_back)
-        doc["needs_you"] = [v.as_json(iso) for v in explain(doc["attention"], doc, snap, now, parse_time, came_back)]
+        doc["attention"], verdicts = judge(doc, snap, self.clock())
+        doc["needs_you"] = [v.as_json(iso) for v in verdicts]
         times = [world.newest_write, *(t.mtime for t in world.tasks)]
 
         times.append(parse_time(rp1.get("last_activity")))

@@ -42,17 +42,19 @@ class ModeFile:
         value = (self.data or {}).get("current_phase")
         return value if isinstance(value, str) else None
 
-    @property
+    @cached_property
     def active(self) -> bool:
-        """Marked active with a non-terminal phase."""
+        """Marked active with a non-terminal phase (decided once per file read, as `outcome`)."""
         return is_active_doc(self.data)
 
     @property
     def tombstone(self) -> bool:
         return (self.data or {}).get("active") is False and self.phase == "cleared"
 
-    @property
+    @cached_property
     def outcome(self) -> Outcome:
+        """The lifecycle outcome, decided once per file read (a loader keeps an unchanged file's object, so
+        every view and every verdict of a later World reuses it)."""
         return lifecycle_outcome(self.data)
 
     @property

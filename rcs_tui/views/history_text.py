@@ -5,7 +5,7 @@ plain text out; every string from an entry goes through the one sanitiser before
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from rcs_tui.views.line_fit import ago
@@ -174,3 +174,98 @@ def away_line(entries: Sequence[Mapping[str, Any]], seen: float | None, now: flo
         parts.append("came back after a clear: " + ", ".join(short_key(_s(e.get("subject"))) for e in open_comebacks)
                      + " (not acknowledged)")
     return " · ".join(parts)
+
+
+KIND_WORDS = {"appeared": "member appeared", "phase": "phase changed", "iteration": "iteration changed",
+              "health": "health changed", "outcome": "outcome changed", "cleared": "member cleared",
+              "ended": "member ended", "came_back": "came back after a clear", "restored": "restored by an undo",
+              "worker": "worker changed", "task": "task changed", "run": "rp1 run changed",
+              "ack": "acknowledged", "baseline": "recording started", "recorder": "recorder event"}
+
+
+def _who(e: Mapping[str, Any]) -> str | None:
+    """Who or what made the change, when the entry says: the operator (with the journal entry), the runtime,
+    an undo, the operator acknowledging."""
+    kind = e.get("kind")
+    if kind == "cleared":
+        if e.get("by") == "operator":
+            return f"the operator {_s(e.get('actor'))}, journal entry {_s(e.get('journal_id'))}"
+        return "the runtime (no operator clear in the journal)"
+    if kind == "came_back":
+        by = e.get("cleared_by")
+        clear = (f"the operator cleared it (journal entry {_s(e.get('journal_id'))})" if by == "operator"
+                 else "the runtime cleared it")
+        return f"{writer_words(e.get('writer'))}; {clear}"
+    if kind == "restored":
+        return (f"an undo by {_s(e.get('actor'))}, journal entry {_s(e.get('journal_id'))} "
+                f"(undoes {_s(e.get('undoes'))})")
+    if kind == "ack":
+        return f"the operator {_s(e.get('actor'))}"
+    if kind == "recorder":
+        return f"rcs-tui, pid {_s(e.get('pid'))}"
+    state = e.get("state")
+    if isinstance(state, Mapping) and state.get("writer"):
+        return writer_words(state.get("writer"))
+    return None
+
+
+def _change(e: Mapping[str, Any]) -> str | None:
+    """What changed, from → to, in words."""
+    kind = e.get("kind")
+    if kind in ("phase", "iteration", "health", "outcome", "worker", "task", "run"):
+        return f"{_s(e.get('from'))} → {_s(e.get('to'))}" + (" (added)" if e.get("added") else "") + (
+            " (removed)" if e.get("removed") else "")
+    if kind in ("cleared", "ended"):
+        return f"{_state_words(e.get('before')) or '?'} → gone from the active set"
+    if kind in ("appeared", "came_back", "restored"):
+        return f"not in the active set → {_state_words(e.get('state')) or '?'}"
+    return None
+
+
+def detail_fields(e: Mapping[str, Any], now: float, local_time: Callable[[float], str],
+                  acknowledged: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
+    """Every field of one entry as (label, words), for its detail page: when, what, the member, what changed
+    from → to, who or what did it, the writer's session and pid, the came-back delay, the acknowledgement
+    (`acknowledged`: the later `ack` entry naming it, if any). Nothing is cut."""
+    out: list[tuple[str, str]] = []
+    ts = e.get("ts")
+    if isinstance(ts, (int, float)):
+        out.append(("time", f"{local_time(ts)} ({_s(e.get('at'))}, {ago(now - ts)} ago)"))
+    else:
+        out.append(("time", _s(e.get("at"))))
+    kind = _s(e.get("kind"))
+    out.append(("kind", f"{KIND_WORDS.get(kind, kind)} ({kind})"))
+    subject = e.get("item") if e.get("kind") == "ack" else e.get("subject")
+    if subject is not None:
+        out.append(("member" if "/" in str(subject) else "subject", _s(subject)))
+    out.append(("what", describe(e)))
+    change = _change(e)
+    if change:
+        out.append(("change", change))
+    who = _who(e)
+    if who:
+        out.append(("by", who))
+    if e.get("kind") == "came_back":
+        after, cleared = e.get("after_s"), e.get("cleared_at")
+        when = f"{ago(after)} after the clear" if isinstance(after, (int, float)) else "after the clear"
+        if isinstance(cleared, (int, float)):
+            when += f" (cleared {local_time(cleared)})"
+        out.append(("came back", when))
+        if acknowledged is not None:
+            out.append(("acknowledged", f"by {_s(acknowledged.get('actor'))} at {_s(acknowledged.get('at'))}"))
+        else:
+            out.append(("acknowledged", "not yet: it stays in attention until acknowledged"))
+    ident = f"{_s(e.get('id'))}" + (f", sequence {_s(e.get('seq'))}" if e.get("seq") is not None else "")
+    out.append(("entry", f"{ident}, format version {_s(e.get('v'))}"))
+    return out
+
+
+def ack_of(entries: Sequence[Mapping[str, Any]], e: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The first `ack` after entry `e` that names it (its id, or its member), if any."""
+    seen = False
+    for x in entries:
+        if x is e:
+            seen = True
+        elif seen and x.get("kind") == "ack" and x.get("item") in (e.get("id"), e.get("subject")):
+            return x
+    return None

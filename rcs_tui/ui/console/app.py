@@ -24,19 +24,22 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Input
 
 from rcs_tui.core import times
+from rcs_tui.core.acknowledged import Acknowledged
+from rcs_tui.core.attention import Verdict
 from rcs_tui.core.modes import BadName
 from rcs_tui.files.collector import paused
 from rcs_tui.project.loader import WorldLoader
 from rcs_tui.state.txn import ChangedUnderneath, Plan, TxnError, default_actor
-from rcs_tui.ui.console.background import Answered, off_thread
+from rcs_tui.ui.console.background import Answered, OneAtATime, off_thread
 from rcs_tui.ui.console.clearwatch import DEFAULT_WATCH_SECONDS, ClearWatch
 from rcs_tui.ui.console.commands import ConsoleCommands
 from rcs_tui.ui.console.editor import edit_file
 from rcs_tui.ui.console.help import HelpModal
 from rcs_tui.ui.console.main import TABS, MainScreen
+from rcs_tui.ui.console.needs import Needs, member_item
 from rcs_tui.ui.console.notice import Notice
 from rcs_tui.ui.console.refusals import Refusal, busy_writer_advice, refusal_record
-from rcs_tui.ui.console.scopes import ScopesPane
+from rcs_tui.ui.console.scopes import ScopesPane, row_item
 from rcs_tui.ui.console.statusbar import StatusBar
 from rcs_tui.ui.hud_app import stylesheet
 from rcs_tui.ui.watcher import WatchStatus, WorldUpdated, start_watcher
@@ -91,6 +94,9 @@ class ConsoleApp(App):
         Binding("space", "pause", "Pause", show=False),
         Binding("n", "needs_you(1)", "Next needing you", show=False),
         Binding("N", "needs_you(-1)", "Previous needing you", show=False),
+        # `a` is shown where the selected row needs you; elsewhere the second binding says there is nothing.
+        Binding("a", "acknowledge", "Acknowledge"),
+        Binding("a", "acknowledge_nothing", "Acknowledge", show=False),
         Binding("j", "cursor('down')", "Down", show=False),
         Binding("k", "cursor('up')", "Up", show=False),
         *[Binding(str(i + 1), f"tab('{tab}')", tab, show=False) for i, tab in enumerate(TABS)],
@@ -132,6 +138,12 @@ class ConsoleApp(App):
         self.dialog_closed_at = 0.0  # monotonic time the last dialog closed (see AFTER_DIALOG)
         self.applying: str | None = None  # the write a worker is applying now (one at a time)
         self.load_lock = threading.Lock()  # the loader's reloads and the watcher's loads never overlap
+        self.acked = Acknowledged()  # what the operator acknowledged (here, or recorded in the history)
+        self.needs = Needs(acked=self.acked)  # who needs the operator and why, judged off the UI thread
+        self._judging = OneAtATime("verdicts")
+        self._judged: World | None = None
+        self._history_stamp: object = None
+        self._findings: dict[Any, Any] = {}  # the doctor's per-scope findings, kept while a scope is unchanged
         if theme:
             self.theme = theme
 
@@ -154,6 +166,7 @@ class ConsoleApp(App):
         # those sections, right after it, first thing.
         self.world = self.loader.load(defer=("rp1", "state", "team", "tasks") if self.live else ())
         self.push_screen(MainScreen())
+        self.call_after_refresh(self.judge_needs)
         self.set_interval(0.5, self._check_watches)
         if self.live:  # after the first frame: its deferred loads would only slow that frame down
             self.call_after_refresh(start_watcher, self, self.loader, force_polling=self.force_polling,
@@ -192,6 +205,7 @@ class ConsoleApp(App):
         self._redraw_due = False
         if not self.paused:
             self.refresh_views()
+            self.judge_needs()
         if self.live and not self._settled and not self.loader.deferred:
             self._settle()
 
@@ -222,10 +236,52 @@ class ConsoleApp(App):
         def loaded(world: World, _: BaseException | None) -> None:
             self.world = world  # drawn even while paused, as an explicit reload always was
             self.refresh_views()
+            self.judge_needs()
             if note:
                 self.notify(note, timeout=1.5)
 
         off_thread(self, load, loaded, group="reload")
+
+    # -- who needs you ----------------------------------------------------------------------
+    def judge_needs(self) -> None:
+        """Judge who needs the operator in the newest World, off the UI thread (the same verdicts the fleet
+        and `snapshot --json` show); the views redraw with them when they come."""
+        world = self.world
+        if world is None or world is self._judged:
+            return
+        self._judged = world
+        now, seen = self.clock(), self._history_stamp
+        from rcs_tui.ui.console.needs import compute
+
+        self._judging.run(self, lambda: compute(world, now, self.root, lambda: self.rp1, self.rp1_db,
+                                                self._findings, seen), self._needs_judged)
+
+    def _needs_judged(self, answer: tuple[tuple[Verdict, ...], object, dict[str, float] | None] | None,
+                      _: BaseException | None) -> None:
+        if answer is None:
+            return
+        verdicts, self._history_stamp, recorded = answer
+        before = (dict(self.acked.recorded), dict(self.acked.here))
+        if recorded is not None:
+            self.acked.recorded = recorded
+        self.acked.forget_changed(verdicts)
+        if verdicts == self.needs.verdicts and before == (self.acked.recorded, self.acked.here):
+            return  # the same verdicts: what is on screen says them already (no second draw of a new World)
+        self.needs = Needs(verdicts, self.acked)
+        self.refresh_views()
+        self.screen.refresh_bindings()
+
+    def selected_item(self) -> str | None:
+        """The "needs you" entry of the selected Scopes row (a member's, the stale-dead pointer's) or of the
+        member's page on screen."""
+        screen = self.screen
+        if isinstance(screen, MainScreen):
+            return row_item(screen.query_one(ScopesPane).selected()) if screen.tab == "scopes" else None
+        member = getattr(screen, "current_member", None)
+        if member is None:
+            return None
+        sid, mode = member()
+        return member_item(sid, mode)
 
     def refresh_views(self) -> None:
         """Redraw the visible screen; skipped while a modal is open (it redraws when the modal closes).
@@ -316,6 +372,12 @@ class ConsoleApp(App):
         self.push_screen(EntryScreen(entry_id))
         self.call_after_refresh(self.refresh_views)
 
+    def open_history_entry(self, entry: dict[str, Any], acknowledged: dict[str, Any] | None) -> None:
+        from rcs_tui.ui.console.history_entry import HistoryEntryScreen
+
+        self.push_screen(HistoryEntryScreen(entry, acknowledged))
+        self.call_after_refresh(self.refresh_views)
+
     def _selection(self) -> tuple[Path | None, str | None]:
         getter = getattr(self.screen, "selection", None)
         return getter() if getter else (None, None)
@@ -349,6 +411,8 @@ class ConsoleApp(App):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if self.readonly and action in MUTATING:
             return False
+        if action == "acknowledge":
+            return bool(self.needs.open(self.selected_item()))
         if action in AFTER_DIALOG and time.monotonic() < self.dialog_closed_at + AFTER_DIALOG_SECONDS:
             return False
         if action in ACTS_ON:
@@ -398,12 +462,48 @@ class ConsoleApp(App):
             self.screen.show_tab(tab)
 
     def action_needs_you(self, step: int) -> None:
-        """n / N: to the next / previous member that needs you, from any view (the scopes view shows it)."""
+        """n / N: to the next / previous member that needs you (and has not been acknowledged in its present
+        state), from any view (the scopes view shows it)."""
         if self.world is None:
             return
         self.action_tab("scopes")
-        if isinstance(self.screen, MainScreen) and not self.screen.query_one(ScopesPane).jump(self.world, step):
-            self.notify("nothing needs you here: every member shown is live", timeout=3)
+        if isinstance(self.screen, MainScreen) and not self.screen.query_one(ScopesPane).jump(step):
+            acked = any(self.acked.covers(v) for v in self.needs.verdicts)
+            self.notify("nothing needs you here" + (": what is left is acknowledged until it changes" if acked
+                                                    else ""), timeout=3)
+
+    def action_acknowledge(self) -> None:
+        """a: the operator has seen why the selected row needs them. Recorded in the project's history as the
+        fleet's `a` records it (rcs-tui's own file: read-only mode too); n / N pass it by until it changes."""
+        item = self.selected_item()
+        verdicts = self.needs.open(item)
+        if item is None or not verdicts:
+            self.action_acknowledge_nothing()
+            return
+        from rcs_tui.fleet.acks import HistoryAcknowledger, item_id
+
+        self.needs.acknowledge(item)
+        self.needs = Needs(self.needs.verdicts, self.acked)  # a new object: the views draw it again
+        acknowledger = HistoryAcknowledger()
+        failed: OSError | None = None
+        for v in verdicts:
+            try:
+                acknowledger.acknowledge(str(self.root.absolute()), item_id(v.kind, v.item), self.actor)
+            except OSError as exc:
+                failed = exc
+        if failed is not None:
+            self.notify(f"acknowledged here, but not recorded: {failed}", severity="warning")
+        else:
+            self.notify(f"{item}: acknowledged — n / N pass it by until it changes", timeout=4)
+        self.refresh_views()
+        self.screen.refresh_bindings()
+
+    def action_acknowledge_nothing(self) -> None:
+        item = self.selected_item()
+        if item is not None and self.needs.of(item):
+            self.notify(f"{item} is acknowledged already: it needs you again when it changes", timeout=3)
+        else:
+            self.notify("nothing to acknowledge here: this row needs nothing from you", timeout=3)
 
     def action_cursor(self, direction: str) -> None:
         focused = self.focused

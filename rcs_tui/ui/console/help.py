@@ -13,7 +13,8 @@ KEYS: tuple[tuple[str, str, bool], ...] = (
     ("1-6 / tab", "switch view: scopes, team, tasks, rp1, journal, history", False),
     ("j / k", "move down / up", False),
     ("g / G", "first / last row", False),
-    ("n / N", "next / previous member that needs you", False),
+    ("n / N", "next / previous row that needs you (not acknowledged)", False),
+    ("a", "acknowledge the row: n / N skip it until it changes", False),
     ("> / <", "sort by the next / previous column, then back", False),
     ("enter", "open the row: member, scope, worker, task, run, entry", False),
     ("esc", "back / close / clear the filter", False),
@@ -49,6 +50,9 @@ LEGEND: tuple[tuple[str, str], ...] = (
     ("waiting (1?)", "rp1 run waiting on 1 question for you (enter shows it)"),
     ("↻", "a retried rp1 step"),
     ("⚠", "something to look at: stale pointer, unreadable file, violation"),
+    ("· reported", "why: the runtime or rp1 said so itself (a question, a failure)"),
+    ("· inferred", "why: rcs-tui concluded it (old heartbeat, dead pid, file state)"),
+    ("✓ … (acked)", "acknowledged: n / N pass it by until its state changes"),
     ("TOMBSTONE", "a session's copy rewritten inactive so a root copy cannot revive it"),
 )
 

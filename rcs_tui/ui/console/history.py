@@ -3,7 +3,8 @@ line ("… 2h07m quiet …"), under the "while you were away" line (changes sinc
 who waits for the operator and since when, comebacks not acknowledged).
 
 The history is read in a worker (it is a file on disk that another process may be appending to); the
-rows on screen stay until the answer. A stretch with no entry longer than `QUIET_S` is one line.
+rows on screen stay until the answer. A stretch with no entry longer than `QUIET_S` is one line. Enter on
+an entry opens it in full (`history_entry`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from rcs_tui.ui.console.background import OneAtATime
 from rcs_tui.ui.console.format import styled
 from rcs_tui.ui.console.table import Column, Row, matches, project, set_columns
 from rcs_tui.ui.linetable import LineTable
-from rcs_tui.views.history_text import away_line, describe, quiet_words, timeline
+from rcs_tui.views.history_text import ack_of, away_line, describe, quiet_words, timeline
 from rcs_tui.views.line_fit import ago
 
 COLUMNS = (Column("at", 19, 6), Column("ago", 6, 4), Column("what", 40, 9, grow=120))
@@ -79,6 +80,7 @@ class HistoryPane(Vertical):
         super().__init__(*args, **kwargs)
         self.reads = OneAtATime("history")
         self.drawn: tuple[object, ...] | None = None  # (history stamp, filter, width, second) on screen
+        self.entries: list[dict[str, Any]] = []  # what is on screen was drawn from (enter opens one)
 
     def compose(self) -> ComposeResult:
         yield Static("", id="history-away", classes="detail")
@@ -93,22 +95,22 @@ class HistoryPane(Vertical):
         needle = self.query_one("#history-filter", Input).value.strip()
         width, drawn = self.app.size.width, self.drawn
 
-        def read() -> tuple[tuple[object, ...], list[Row], str, str] | None:
+        def read() -> tuple[tuple[object, ...], list[Row], str, str, list[dict[str, Any]]] | None:
             key = (history_stamp(root), needle, width, int(now) // 60)
             if key == drawn:
                 return None
             entries, line, note = read_view(root, seen, now)
-            return key, history_rows(entries, now, needle), line, note
+            return key, history_rows(entries, now, needle), line, note, entries
 
         if drawn is None:
             self.query_one("#history-note", Static).update(Text("reading the history…", style="dim"))
         self.reads.run(self, read, self._draw)
 
-    def _draw(self, answer: tuple[tuple[object, ...], list[Row], str, str] | None,
+    def _draw(self, answer: tuple[tuple[object, ...], list[Row], str, str, list[dict[str, Any]]] | None,
               _: BaseException | None) -> None:
         if answer is None:
             return
-        self.drawn, rows, line, text = answer
+        self.drawn, rows, line, text, self.entries = answer
         self.query_one("#history-away", Static).update(Text(line, no_wrap=True, overflow="ellipsis"))
         table = self.query_one("#history-table", LineTable)
         table.set_rows(project(rows, COLUMNS, set_columns(table, COLUMNS, self.app.size.width, rows)))
@@ -122,3 +124,8 @@ class HistoryPane(Vertical):
 
     def selected(self) -> str | None:
         return self.query_one("#history-table", LineTable).selected
+
+    def entry(self, key: str | None) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
+        """The entry a row shows (None for a quiet row) and the later acknowledgement naming it, if any."""
+        found = next((e for e in self.entries if key is not None and e.get("id") == key), None)
+        return None if found is None else (found, dict(ack_of(self.entries, found) or {}) or None)

@@ -222,6 +222,12 @@ class MainScreen(Screen):
             app.open_run(key)
         elif table == "journal-table" and key:
             app.open_entry(key)
+        elif table == "history-table" and key:
+            from rcs_tui.ui.console.history import HistoryPane  # imported already: its pane is built
+
+            found = self.query_one(HistoryPane).entry(key)
+            if found is not None:
+                app.open_history_entry(*found)
 
     def on_screen_resume(self) -> None:
         console_app(self).refresh_views()

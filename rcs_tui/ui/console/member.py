@@ -18,6 +18,7 @@ from rcs_tui.files.layout import Layout
 from rcs_tui.state.snapshot import Member, Scope
 from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.format import plain, pretty_json, rel
+from rcs_tui.ui.console.needs import Needs, member_item, why_text
 from rcs_tui.ui.console.scopes import iter_scope_views, scope_view
 from rcs_tui.ui.console.statusbar import StatusBar
 from rcs_tui.ui.console.typed_app import console_app
@@ -47,7 +48,9 @@ def transitions_text(scope: Scope | None) -> Text:
     return out
 
 
-def member_text(world: World, sid: str | None, mode: str) -> tuple[Text, Member | None]:
+def member_text(world: World, sid: str | None, mode: str, needs: Needs | None = None) -> tuple[Text, Member | None]:
+    """The member's page; `needs`: why it needs you (each verdict in full, reported or inferred,
+    acknowledged or not)."""
     snap = world.snapshot
     # Only the scope `sid` can list a member whose file lives there (root: root first, then the others).
     views = iter_scope_views(snap) if sid is None else iter([scope_view(snap, sid)] if sid in snap.sessions else [])
@@ -62,6 +65,9 @@ def member_text(world: World, sid: str | None, mode: str) -> tuple[Text, Member 
     out.append("health ", style="bold")
     out.append(f"{member.health}", style=HEALTH_STYLE.get(member.health, ""))
     out.append(f" — {plain(member.reason)}\n")
+    if needs is not None and needs.of(member_item(sid, mode)):
+        out.append_text(why_text(needs, member_item(sid, mode), full=True))
+        out.append("\n")
     f = member.file
     if f is not None:
         label = f.outcome
@@ -94,7 +100,7 @@ def member_text(world: World, sid: str | None, mode: str) -> tuple[Text, Member 
 
 
 class MemberScreen(Screen):
-    """Pushed by enter on a member row; `d` clears it, esc goes back."""
+    """Pushed by enter on a member row; `d` clears it, `a` acknowledges why it needs you, esc goes back."""
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
 
@@ -116,5 +122,5 @@ class MemberScreen(Screen):
         return Layout(console_app(self).root).mode_file(self.mode, self.sid), self.mode
 
     def show(self, world: World, now: float) -> None:
-        text, _ = member_text(world, self.sid, self.mode)
+        text, _ = member_text(world, self.sid, self.mode, console_app(self).needs)
         show_content(self.query_one("#member-text", Static), text)

@@ -10,13 +10,13 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Input, Static
 
-from rcs_tui.core.health import needs_operator
 from rcs_tui.core.words import plural
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.reader import compute_members
 from rcs_tui.state.session import Resolution
 from rcs_tui.state.snapshot import Member, Snapshot
 from rcs_tui.ui.console.format import age, age_of, plain, rel, short_sid, styled
+from rcs_tui.ui.console.needs import POINTER_ITEM, Needs, member_item, why_cell, why_text
 from rcs_tui.ui.console.table import Column, DrawnFrom, Row, project, set_columns
 from rcs_tui.ui.console.typed_app import console_app
 from rcs_tui.ui.linetable import LineTable
@@ -25,9 +25,11 @@ from rcs_tui.views.health import HEALTH_GLYPH, HEALTH_STYLE
 from rcs_tui.views.world import World
 
 COLLAPSE_OVER = 30  # scopes
-# At 80 columns all fit; at 60 iter and phase give way (the detail line still names the phase).
+# At 80 columns all but `why` fit (the detail line under the table says why the selected row needs you);
+# at 60 iter and phase give way too (the detail line still names the phase).
 COLUMNS = (Column("scope / mode", 19, 9, grow=9), Column("health", 11, 8), Column("phase", 12, 2, grow=8),
-           Column("iter", 5, 1), Column("label", 15, 6, grow=25), Column("age", 5, 3))
+           Column("iter", 5, 1), Column("label", 15, 6, grow=25), Column("age", 5, 3),
+           Column("why", 26, 0, grow=30))
 LABEL_WIDTH = COLUMNS[4].width
 
 
@@ -104,13 +106,21 @@ def row_scope(key: str) -> str | None:
     return (key.split(":", 1)[1] or None) if key.startswith("scope:") else key
 
 
+def row_item(key: str | None) -> str | None:
+    """The "needs you" entry a row shows: a member's (`root/forge`), the stale-dead pointer's; else None."""
+    if key == "pointer":
+        return POINTER_ITEM
+    parts = split_member_key(key)
+    return None if parts is None else member_item(parts[1], parts[2])
+
+
 def parse_member_key(key: str | None) -> tuple[str | None, str] | None:
     """(scope the member's file lives in, mode): what a clear acts on."""
     parts = split_member_key(key)
     return None if parts is None else (parts[1], parts[2])
 
 
-def member_cells(m: Member, now: float) -> list[Text]:
+def member_cells(m: Member, now: float, needs: Needs | None = None) -> list[Text]:
     f = m.file
     iteration = "-"
     if f and f.iteration is not None:
@@ -119,30 +129,33 @@ def member_cells(m: Member, now: float) -> list[Text]:
     glyph = HEALTH_GLYPH.get(m.health, "?")
     where = "  " + ("↳root " if m.scope is None and m.health == "root-survivor" else "") + m.mode
     health = Text(f"{glyph} {m.health.replace('root-', '')}", style=HEALTH_STYLE.get(m.health, ""))
+    why = why_cell(needs, member_item(m.scope, m.mode)) if needs is not None else Text("")
     if f is not None and f.error is not None:
         # What is on disk cannot be read: say so, and since when (the file's own write time), never older data.
         since = "-" if f.mtime is None else age(max(now - f.mtime, 0.0))
         return [styled(where), health, Text("unreadable", style="bold red"), Text("-"),
-                styled(f.error, "red"), Text(since)]
+                styled(f.error, "red"), Text(since), why]
     return [styled(where), health, styled(f.phase if f and f.phase else "-"), Text(iteration), styled(label),
-            Text(age_of(f.data if f else None, now))]
+            Text(age_of(f.data if f else None, now)), why]
 
 
 def scope_rows(world: World, now: float, needle: str = "", expanded: Collection[str | None] = (),
                cache: dict[str, tuple[object, bool, Row]] | None = None, how: bool = True,
-               fit: tuple[int, int] = (17, LABEL_WIDTH)) -> list[Row]:
+               fit: tuple[int, int] = (17, LABEL_WIDTH), needs: Needs | None = None) -> list[Row]:
     """Rows of the table. With more than COLLAPSE_OVER scopes (and no filter) only root, the current
     scope and the `expanded` ones list their members; the others are one row each, and their members
     are not even computed (at 1 000 sessions that is 1 000 rows instead of 11 000). `cache` keeps
     those one-row scopes between calls, keyed by the (immutable, reused) Scope they show. `how`:
     the phase column is shown, so the current scope's row says there how it was resolved. `fit`: the
-    cells a scope's id and its active set have (whole session ids whenever the column allows)."""
+    cells a scope's id and its active set have (whole session ids whenever the column allows). `needs`:
+    why each row needs the operator (the `why` column)."""
     snap = world.snapshot
     rows: list[Row] = []
     pointer = snap.resolution.pointer
     if pointer.stale_dead:
         rows.append(("pointer", [Text("⚠ session.json", style="bold yellow"), Text("stale-dead", style="bold yellow"),
-                                 styled(short_sid(pointer.session_id, 12)), Text(""), Text(""), Text("")]))
+                                 styled(short_sid(pointer.session_id, 12)), Text(""), Text(""), Text(""),
+                                 why_cell(needs, POINTER_ITEM) if needs is not None else Text("")]))
     collapse = not needle and collapsing(snap)
     layout = Layout(snap.root)
     kept: dict[str, tuple[object, bool, Row]] = {}
@@ -163,7 +176,7 @@ def scope_rows(world: World, now: float, needle: str = "", expanded: Collection[
         for m in view.members:
             if needle and needle not in m.mode:
                 continue
-            rows.append((member_key(view.session_id, m), member_cells(m, now)))
+            rows.append((member_key(view.session_id, m), member_cells(m, now, needs)))
     if cache is not None:
         cache.clear()
         cache.update(kept)
@@ -184,11 +197,12 @@ def scope_header(snap: Snapshot, sid: str | None, current: bool, *, collapsed: b
         Text(("current via" if how else "current") if current else ("stale-dead" if stale_ptr else ""),
              style="bold cyan" if current else "bold yellow"),
         Text(snap.resolution.source if current else "", style="dim"), Text(""),
-        Text(active_label(active, fit[1]), style="green" if active else "dim"), Text("")])
+        Text(active_label(active, fit[1]), style="green" if active else "dim"), Text(""), Text("")])
 
 
-def scope_detail(world: World, key: str | None) -> Text:
-    """The line under the table: why a member has its health, or what a scope holds."""
+def scope_detail(world: World, key: str | None, needs: Needs | None = None) -> Text:
+    """The line under the table: why a member has its health (and why it needs you, reported or inferred),
+    or what a scope holds."""
     snap = world.snapshot
     out = Text(no_wrap=False)
     if key == "pointer":
@@ -196,6 +210,7 @@ def scope_detail(world: World, key: str | None) -> Text:
         out.append("session.json ", style="bold")
         out.append(f"points at {plain(p.session_id)}: {plain(p.reason)} — never trusted; ", style="yellow")
         out.append("press D for the doctor")
+        _needs_line(out, needs, POINTER_ITEM)
         return out
     parsed = split_member_key(key)
     if parsed:
@@ -207,6 +222,7 @@ def scope_detail(world: World, key: str | None) -> Text:
         out.append(f"{m.mode} ", style="bold")
         out.append(f"{m.health}: ", style=HEALTH_STYLE.get(m.health, ""))
         out.append(plain(m.reason))
+        _needs_line(out, needs, member_item(m.scope, m.mode))
         out.append(f"\n{rel(m.file.path if m.file else None, snap.root)}", style="dim")
         return out
     if key and key.startswith("scope:"):
@@ -224,6 +240,12 @@ def scope_detail(world: World, key: str | None) -> Text:
         if collapsing(snap) and not view.current and sid is not None:
             out.append(f"   ({plural(len(view.members), 'member')}; enter shows or hides them)", style="dim")
     return out
+
+
+def _needs_line(out: Text, needs: Needs | None, item: str) -> None:
+    if needs is not None and needs.of(item):
+        out.append("\n")
+        out.append_text(why_text(needs, item))
 
 
 class ScopesPane(Vertical):
@@ -245,7 +267,8 @@ class ScopesPane(Vertical):
 
     def show(self, world: World, now: float) -> None:
         needle = self.query_one("#scopes-filter", Input).value.strip()
-        if self.drawn.same(now, world.snapshot, needle, frozenset(self.expanded), self.app.size.width):
+        needs = console_app(self).needs
+        if self.drawn.same(now, world.snapshot, needle, frozenset(self.expanded), self.app.size.width, needs):
             return
         table = self.query_one("#scopes-table", LineTable)
         shown = set_columns(table, COLUMNS, self.app.size.width)
@@ -254,38 +277,26 @@ class ScopesPane(Vertical):
         if fit != self._fit:  # cached one-row scopes were cut for other widths
             self._rows.clear()
             self._fit = fit
-        rows = scope_rows(world, now, needle, self.expanded, self._rows, how=COLUMNS[2] in shown, fit=fit)
+        rows = scope_rows(world, now, needle, self.expanded, self._rows, how=COLUMNS[2] in shown, fit=fit,
+                          needs=needs)
         table.set_rows(project(rows, COLUMNS, shown), group=row_scope)
-        show_content(self.query_one("#scopes-detail", Static), scope_detail(world, table.selected))
+        show_content(self.query_one("#scopes-detail", Static), scope_detail(world, table.selected, needs))
 
     def selected(self) -> str | None:
         return self.query_one("#scopes-table", LineTable).selected
 
-    def needs_you(self, world: World) -> list[str]:
-        """The shown rows that need the operator, in table order: the stale-dead session pointer and every
-        member whose health is not live (stale, orphan, root survivor, dead owner, unreadable)."""
+    def needs_you(self) -> list[str]:
+        """The shown rows that need the operator, in table order: every row with a verdict the operator
+        has not acknowledged in its present state (a member waiting, failed, stale, orphaned, a root
+        survivor, come back after a clear; the stale-dead session pointer)."""
+        needs = console_app(self).needs
         table = self.query_one("#scopes-table", LineTable)
-        views: dict[str | None, ScopeView] = {}
-        layout = Layout(world.snapshot.root)
-        out = []
-        for key in table.keys:
-            if key == "pointer":
-                out.append(key)
-                continue
-            parts = split_member_key(key)
-            if parts is None:
-                continue
-            view_sid, scope, mode = parts
-            if view_sid not in views:
-                views[view_sid] = scope_view(world.snapshot, view_sid, layout)
-            if any(m.mode == mode and m.scope == scope and needs_operator(m.health) for m in views[view_sid].members):
-                out.append(key)
-        return out
+        return [key for key in table.keys if needs.open(row_item(key))]
 
-    def jump(self, world: World, step: int) -> bool:
+    def jump(self, step: int) -> bool:
         """Move to the next (`step` 1) or previous (-1) row that needs the operator, wrapping; False: none."""
         table = self.query_one("#scopes-table", LineTable)
-        wanted = self.needs_you(world)
+        wanted = self.needs_you()
         if not wanted:
             return False
         here = table.cursor
@@ -311,4 +322,6 @@ class ScopesPane(Vertical):
     def on_line_table_highlighted(self, event: LineTable.Highlighted) -> None:
         world = getattr(self.app, "world", None)
         if world is not None:
-            show_content(self.query_one("#scopes-detail", Static), scope_detail(world, event.key))
+            show_content(self.query_one("#scopes-detail", Static),
+                         scope_detail(world, event.key, console_app(self).needs))
+        self.screen.refresh_bindings()  # `a` is offered only on a row that needs you

@@ -1,0 +1,143 @@
+"""`a` in the console: the selected row's "needs you" is acknowledged, recorded in the project's history in the
+very form the fleet's `a` writes (read-only too: it is rcs-tui's own record), shown as acknowledged, and
+passed by n / N until its state changes; a row that needs nothing says so; the footer offers `a` only where
+it acts; a later console reads the acknowledgement back from the history."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+from rcs_tui.fleet.acks import HistoryAcknowledger, item_id
+from rcs_tui.project.recorder import HISTORY_REL
+from rcs_tui.ui.linetable import LineTable
+from tests.console_fixtures import ACTOR, OTHER, SESSION, app, member_row, select_row, settle
+from tests.statefix import mode
+
+SIZES = [(80, 24), (120, 36)]
+BLUEPRINT = f"{SESSION}/blueprint"
+
+
+def history(root) -> list[dict]:
+    path = root / HISTORY_REL
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def toasts(console) -> list[str]:
+    return [str(n.message) for n in console._notifications]
+
+
+def footer_keys(console) -> set[str]:
+    return {key.key for key in console.screen.query("FooterKey")}
+
+
+async def select(pilot, key: str) -> None:
+    select_row(pilot.app, "scopes-table", key)
+    await settle(pilot)
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("readonly", [False, True])
+async def test_a_records_the_acknowledgement_as_the_fleet_does_and_shows_it(tmp_path, size, readonly):
+    console = app(tmp_path, readonly=readonly)
+    async with console.run_test(size=size) as pilot:
+        await settle(pilot)
+        await select(pilot, member_row("blueprint"))
+        await pilot.press("a")
+        await settle(pilot)
+        detail = str(console.screen.query_one("#scopes-detail").render())
+        assert "acknowledged: stale · inferred — blueprint is in the canonical set" in detail, detail
+        if size[0] >= 120:
+            row = " ".join(console.screen.query_one("#scopes-table", LineTable).drawn(member_row("blueprint")))
+            assert "✓ stale · inferred (acked)" in row
+        assert any("acknowledged" in t for t in toasts(console))
+    [entry] = history(console.root)
+    assert entry["kind"] == "ack" and entry["item"] == BLUEPRINT and entry["actor"] == ACTOR and entry["v"] == 1
+
+    # the fleet's `a` on the same entry of a copy of the project writes the same line, but for id and time
+    other = tmp_path / "copy"
+    shutil.copytree(console.root, other)
+    (other / HISTORY_REL).unlink()
+    HistoryAcknowledger().acknowledge(str(other), item_id("stale", BLUEPRINT), ACTOR)
+    [fleet] = history(other)
+    same = {k: v for k, v in fleet.items() if k not in ("id", "at", "ts")}
+    assert {k: v for k, v in entry.items() if k not in ("id", "at", "ts")} == same
+    assert set(entry) == set(fleet)
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_n_passes_an_acknowledged_member_by_until_it_changes(tmp_path, size):
+    console = app(tmp_path)
+    mode(console.root, "forge", OTHER)  # an orphan in the other session, beside the stale blueprint
+    async with console.run_test(size=size) as pilot:
+        await settle(pilot)
+        table = console.screen.query_one("#scopes-table", LineTable)
+        await select(pilot, member_row("blueprint"))
+        await pilot.press("a")
+        await settle(pilot)
+        visited = set()
+        for _ in range(4):
+            await pilot.press("n")
+            visited.add(table.selected)
+            await pilot.press("N")
+            visited.add(table.selected)
+        assert visited == {member_row("forge", OTHER, OTHER)}  # only the orphan now
+        await select(pilot, member_row("forge", OTHER, OTHER))
+        await pilot.press("a")
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        assert toasts(console)[-1] == "nothing needs you here: what is left is acknowledged until it changes"
+
+        # blueprint's file is written again: a new state, so it needs you again
+        path = console.root / ".rcs" / "state" / "sessions" / SESSION / "blueprint-state.json"
+        later = history(console.root)[-1]["ts"] + 60
+        os.utime(path, (later, later))
+        await pilot.press("r")
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        assert table.selected == member_row("blueprint")
+        assert "needs you: stale · inferred" in str(console.screen.query_one("#scopes-detail").render())
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_a_on_a_row_that_needs_nothing_says_so_and_writes_nothing(tmp_path, size):
+    console = app(tmp_path)
+    async with console.run_test(size=size) as pilot:
+        await settle(pilot)
+        await select(pilot, member_row("team"))
+        assert "a" not in footer_keys(console)  # offered only where it acts
+        await pilot.press("a")
+        await settle(pilot)
+        assert toasts(console)[-1] == "nothing to acknowledge here: this row needs nothing from you"
+        await select(pilot, member_row("blueprint"))
+        assert "a" in footer_keys(console)
+        await pilot.press("a")
+        await settle(pilot)
+        assert "a" not in footer_keys(console)  # acknowledged: nothing left to acknowledge on it
+        await pilot.press("a")
+        await settle(pilot)
+        assert toasts(console)[-1] == f"{BLUEPRINT} is acknowledged already: it needs you again when it changes"
+        await pilot.press("3")  # the tasks view: `a` acts on nothing there
+        await settle(pilot)
+        assert "a" not in footer_keys(console)
+    assert [e["kind"] for e in history(console.root)] == ["ack"]
+
+
+async def test_a_later_console_reads_the_acknowledgement_back(tmp_path):
+    console = app(tmp_path)
+    async with console.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await select(pilot, member_row("blueprint"))
+        await pilot.press("a")
+        await settle(pilot)
+    again = app(tmp_path)
+    async with again.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await select(pilot, member_row("blueprint"))
+        assert "acknowledged: stale · inferred" in str(again.screen.query_one("#scopes-detail").render())
+        assert "a" not in footer_keys(again)
