@@ -181,6 +181,21 @@ async def test_doctor_repairs_the_one_finding_chosen_and_only_its_file(tmp_path,
         assert "✓ repaired stale:root:team" in screen_text(doctor)
 
 
+async def test_a_read_only_fleet_lists_the_findings_and_repairs_nothing(tmp_path):
+    root = two_findings(tmp_path / "api")
+    found, _ = expand_projects([str(root)])
+    app = FleetApp(found, live=False, readonly=True)
+    app.rows[found[0].key].take(SnapshotFeed(root).document(), time.time())
+    before = tree_digest(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        doctor = await open_doctor(app, pilot)
+        assert len(doctor.findings) == 2 and "repair" not in screen_text(doctor).split("\n")[-1]
+        await pilot.press("enter", "a", "A", "D")
+        await pilot.pause(0.2)
+        assert app.screen is doctor
+    assert tree_digest(root) == before
+
+
 async def test_doctor_repairs_all_even_two_in_one_file_and_refuses_a_plan_that_moved(tmp_path):
     root = tmp_path / "api"
     mode(root, "forge", phase="execute")

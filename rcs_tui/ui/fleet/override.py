@@ -32,8 +32,7 @@ def task_choices(doc: dict[str, Any]) -> list[tuple[str, str]]:
 class TaskOverrideForm(OverrideDialog):
     """Dismisses with (task id, target phase, reason, the project's dry run) once the project planned it."""
 
-    KEYS = ("↑/↓ pick · enter next field · enter in the reason or ctrl+s previews the plan · "
-            "tab/shift+tab move · esc cancel")
+    KEYS = "↑/↓ pick · enter next field · ctrl+s previews the plan · esc cancel"
     APPLY_LABEL = "Preview plan (ctrl+s)"
 
     def __init__(self, project: str, doc: dict[str, Any], check: Check, *, task: str | None = None,
@@ -55,7 +54,10 @@ class TaskOverrideForm(OverrideDialog):
         if not reason.strip():
             out.append("A reason is required: it is recorded in the task's transcript.", style="yellow")
             return out, False
-        out.append("Nothing is written yet: the project's rcs-tui plans it and you confirm that plan.", style="dim")
+        if self.error:  # the refusal above says what to change instead
+            out.rstrip()
+        else:
+            out.append("Nothing is written yet: you confirm the project's plan next.", style="dim")
         return out, True
 
     def submit(self) -> None:
