@@ -134,8 +134,16 @@ async def test_a_refused_override_keeps_the_task_phase_and_reason_entered(tmp_pa
         assert form.chosen_task() == ("t1", "codegen") and form.phase() == "review"
         assert form.query_one("#override-reason", Input).value == "because"
         assert tree_digest(root) == before
-        await pilot.press("escape")
-        await until(lambda: isinstance(app.screen, ProjectScreen))
+        row = next(iter(app.rows.values()))
+        row.take(SnapshotFeed(root).document(), time.time())  # the fleet's document catches up with the files
+        await pilot.press("ctrl+s")  # refused again: now the form shows the phase the task is in
+        await until(lambda: not form.checking and form.chosen_task() == ("t1", "done"))
+        await pilot.pause()
+        assert form.targets == [] and form.query_one("#apply", Button).disabled
+        text = screen_text(form)
+        assert "not reachable" in text and "No phase is reachable from done" in text
+        assert form.query_one("#override-reason", Input).value == "because"
+        assert tree_digest(root) == before
 
 
 def two_findings(root: Path) -> Path:

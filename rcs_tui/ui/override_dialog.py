@@ -105,6 +105,22 @@ class OverrideDialog(ModalScreen[Any]):
         if self.targets:
             options.highlighted = self.targets.index(keep) if keep in self.targets else 0
 
+    def set_tasks(self, tasks: list[tuple[str, str]]) -> None:
+        """Show the tasks as they are now (a refusal may come from a phase that moved on); the task, the
+        phase (while it is still reachable) and the reason stay chosen."""
+        if not self.pick_task or tasks == self.tasks:
+            return
+        task, phase = self.chosen_task(), self.phase()
+        self.tasks = tasks
+        options = self.query_one("#override-task", OptionList)
+        with self.prevent(OptionList.OptionHighlighted):
+            options.clear_options()
+            options.add_options([Option(f"{tid}  ({now})", id=tid) for tid, now in tasks])
+            ids = [tid for tid, _ in tasks]
+            if tasks:
+                options.highlighted = ids.index(task[0]) if task and task[0] in ids else 0
+            self._fill_phases(phase)
+
     # -- values ------------------------------------------------------------------------------
     def chosen_task(self) -> tuple[str, str] | None:
         """(task id, its phase) chosen."""
@@ -128,23 +144,18 @@ class OverrideDialog(ModalScreen[Any]):
         raise NotImplementedError
 
     def show_preview(self) -> None:
-        shown = self.query_one("#override-preview", Static)
-        apply = self.query_one("#apply", Button)
         task, to = self.chosen_task(), self.phase()
         if task is None:
-            shown.update(Text("This project lists no tasks.", style="yellow"))
-            apply.disabled = True
-            return
-        if to is None:
-            shown.update(Text(f"No phase is reachable from {strip_controls(task[1])}; a terminal task reopens "
-                              "with redo.", style="yellow"))
-            apply.disabled = True
-            return
-        text, ok = self.preview(task, to, self.reason())
-        if self.error:
+            text, ok = Text("This project lists no tasks.", style="yellow"), False
+        elif to is None:
+            text, ok = Text(f"No phase is reachable from {strip_controls(task[1])}; a terminal task reopens "
+                            "with redo.", style="yellow"), False
+        else:
+            text, ok = self.preview(task, to, self.reason())
+        if self.error:  # the last refusal first, until a value changes
             text = Text(self.error + "\n", style="bold yellow").append_text(text)
-        shown.update(text)
-        apply.disabled = not ok
+        self.query_one("#override-preview", Static).update(text)
+        self.query_one("#apply", Button).disabled = not ok
 
     def refused(self, message: str) -> None:
         """Say why the values were refused; everything entered stays for the operator to correct."""

@@ -36,10 +36,12 @@ class TaskOverrideForm(OverrideDialog):
     APPLY_LABEL = "Preview plan (ctrl+s)"
 
     def __init__(self, project: str, doc: dict[str, Any], check: Check, *, task: str | None = None,
-                 phase: str | None = None, reason: str = "") -> None:
+                 phase: str | None = None, reason: str = "",
+                 doc_now: Callable[[], dict[str, Any]] | None = None) -> None:
         super().__init__(f"Override a task's phase in {inert(project, 60)}", task_choices(doc), pick_task=True,
                          task=task, phase=phase, reason=reason)
         self.check = check
+        self.doc_now = doc_now  # the project's document as the fleet has it now
         self.checking = False
 
     def preview(self, task: tuple[str, str], to: str, reason: str) -> tuple[Text, bool]:
@@ -71,6 +73,8 @@ class TaskOverrideForm(OverrideDialog):
         def answered(preview: dict[str, Any] | None, error: BaseException | None) -> None:
             self.checking = False
             if error is not None or preview is None:
+                if self.doc_now is not None:
+                    self.set_tasks(task_choices(self.doc_now()))
                 self.refused(str(error))
                 return
             self.dismiss((task[0], to, reason, preview))

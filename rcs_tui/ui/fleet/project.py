@@ -284,5 +284,6 @@ class ProjectScreen(Screen):
                 lambda r: f"task {task} is now {to}; journal {inert(r.get('journal_id'), 40)}", preview=preview)
 
         self.app.push_screen(TaskOverrideForm(self.row.project.name, self.row.doc or {},
-                                              lambda task, to, reason: acts.override(task, to, reason, dry_run=True)),
+                                              lambda task, to, reason: acts.override(task, to, reason, dry_run=True),
+                                              doc_now=lambda: self.row.doc or {}),
                              chosen)
