@@ -150,3 +150,38 @@ def test_a_repair_whose_plan_changed_after_an_earlier_repair_is_not_applied(tmp_
     ultraqa = json.loads((root / ".rcs" / "state" / "ultraqa-state.json").read_text())
     assert ultraqa.get("active") is not False  # the live member was not cleared
     assert json.loads(before_canonical.read_text())["active_skills"][1]["skill"] == "ultraqa"
+
+
+def test_two_confirmed_repairs_of_one_file_are_both_applied(run_cli, tmp_path):
+    """The second repair of a file is planned on what the first wrote; it is still the repair confirmed."""
+    root = tmp_path / "p"
+    mode(root, "forge", phase="execute")
+    canonical(root, ["forge", "team", "ultrawork"])  # two stale entries in one canonical set
+    report = json.loads(run_cli("doctor", "--json", "--root", str(root)).stdout)
+    args = ["doctor", "--fix", "--json", "--root", str(root)]
+    for f in report["findings"]:
+        args += ["--only", f["id"], "--expect-plan", f["plan"]["plan_fingerprint"]]
+    done = json.loads(run_cli(*args).stdout)
+    assert [a["id"] for a in done["fix"]["applied"]] == ["stale:root:team", "stale:root:ultrawork"]
+    assert done["fix"]["failed"] == [] and done["remaining"] == []
+    skills = json.loads((root / ".rcs/state/skill-active-state.json").read_text())["active_skills"]
+    assert [e["skill"] for e in skills] == ["forge"]
+
+
+def test_an_undo_preview_names_the_entry_and_each_file_now_and_after(run_cli, tmp_path):
+    root = project(tmp_path / "p")
+    forge = root / ".rcs/state/forge-state.json"
+    canon = root / ".rcs/state/skill-active-state.json"
+    sizes = {"forge": len(forge.read_bytes()), "canon": len(canon.read_bytes())}
+    assert run_cli("state", "clear", "--mode", "forge", "--in-root", "--root", str(root)).code == 0
+    entry = json.loads((root / JOURNAL).read_text().splitlines()[0])
+    dry = json.loads(run_cli("undo", "--dry-run", "--root", str(root)).stdout)
+    assert dry["entry"] == {k: entry[k] for k in ("id", "action", "at", "actor")}
+    assert dry["file_sizes"] == [
+        {"path": ".rcs/state/forge-state.json", "now": None, "after": sizes["forge"]},
+        {"path": ".rcs/state/skill-active-state.json", "now": len(canon.read_bytes()), "after": sizes["canon"]}]
+    done = run_cli("undo", "--expect-plan", dry["plan_fingerprint"], "--root", str(root))
+    assert done.code == 0, done.stderr
+    redo = json.loads(run_cli("redo", "--dry-run", "--root", str(root)).stdout)
+    assert redo["entry"]["id"] == entry["id"] and redo["file_sizes"][0] == {
+        "path": ".rcs/state/forge-state.json", "now": sizes["forge"], "after": None}

@@ -236,3 +236,72 @@ async def test_garbage_stalls_hostile_text_and_old_contracts_cost_only_their_row
         assert rows["good"].error is None and rows["good"].doc["active_set"] == ["forge"]
     finally:
         await hub.stop()
+
+
+async def test_the_project_view_s_pickers_and_previews_act_on_the_host(server, tmp_path):
+    """Over ssh as locally: a phase picked from the list, one finding repaired (only its file changes), an
+    undo that names its entry and files and restores them."""
+    from textual.widgets import OptionList
+
+    from rcs_tui.state.journal import read_journal
+    from rcs_tui.ui.fleet.doctor import FleetDoctor
+    from rcs_tui.ui.fleet.override import TaskOverrideForm
+    from rcs_tui.ui.fleet.project import ProjectScreen
+    from tests.conftest import tree_digest
+    from tests.fixtures_tasks import make_task, transcript
+    from tests.test_fleet_project_dialogs import confirmation, pick, screen_text
+
+    root = tmp_path / "svc"
+    mode(root, "forge", phase="execute")
+    canonical(root, ["forge", "team"])
+    canonical(root, ["ultrawork"], session="s1")
+    make_task(root, "t1", phase="codegen")
+    state = root / ".rcs/tasks/t1/state.json"
+    app = remote_app(server, root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_project_view(app, pilot)
+        view = app.screen
+        assert isinstance(view, ProjectScreen)
+
+        await pilot.press("o")
+        await until(lambda: isinstance(app.screen, TaskOverrideForm))
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, TaskOverrideForm)
+        await pilot.press("enter")
+        await pick(pilot, form.query_one("#override-phase", OptionList), "review", form.targets)
+        await pilot.press("enter", *"remote", "enter")
+        confirm = await confirmation(app, pilot)
+        assert f"Override task t1 to review on {ALIAS}" in confirm.title_text
+        await pilot.press("y")
+        await until(lambda: json.loads(state.read_text())["phase"] == "review")
+        assert transcript(root / ".rcs/tasks/t1")[-1]["reason"] == "remote"
+
+        await until(lambda: app.screen is view and not view.busy)
+        await pilot.press("D")
+        await until(lambda: isinstance(app.screen, FleetDoctor) and app.screen.diagnosed)
+        doctor = app.screen
+        assert [f.id for f in doctor.findings] == ["stale:root:team", "stale:s1:ultrawork"]
+        doctor.query_one("#doctor-table").select_key("stale:s1:ultrawork")
+        before = tree_digest(root / ".rcs/state")
+        await pilot.press("enter")
+        await confirmation(app, pilot)
+        await pilot.press("y")
+        await until(lambda: doctor.last_result is not None and not doctor.applying)
+        after = tree_digest(root / ".rcs/state")
+        assert {p for p in after if after[p] != before.get(p)} == {"sessions/s1/skill-active-state.json"}
+        assert [f.id for f in doctor.findings] == ["stale:root:team"]
+        await pilot.press("escape")
+
+        await until(lambda: app.screen is view)
+        entry = read_journal(root)[-1]
+        session_set = root / ".rcs/state/sessions/s1/skill-active-state.json"
+        await pilot.press("u")
+        confirm = await confirmation(app, pilot)
+        body = screen_text(confirm)
+        assert confirm.title_text == f"Undo: undo {entry['action']} on {ALIAS}"
+        assert f"Undoes {entry['action']}" in body and entry["at"][:19].replace("T", " ") in body
+        assert ".rcs/state/sessions/s1/skill-active-state.json" in body and "now " in body
+        await pilot.press("y")
+        await until(lambda: tree_digest(root / ".rcs/state") == before)
+        assert json.loads(session_set.read_text())["active_skills"][0]["skill"] == "ultrawork"

@@ -358,6 +358,15 @@ def evaluate(phase: str, artifacts: Artifacts, machine: StateMachine | None = No
     return tuple(out)
 
 
+def override_targets(phase: str, machine: StateMachine | None = None) -> list[str]:
+    """The phases an override may move a task in `phase` to: every phase the lifecycle reaches from it by
+    some path, in the lifecycle's order, not the phase itself (re-running a phase is a redo). The override's
+    plan checks the same rule again, so a list made from an older reading of the phase cannot slip past it."""
+    m = machine or load_task_lifecycle()
+    reach = m.reachable_from(phase) if phase in m.states else frozenset()
+    return [s for s in m.states if s in reach and s != phase]
+
+
 def is_terminal(phase: str, machine: StateMachine | None = None) -> bool:
     """`done` (no outgoing edge): the task advances no further unless reopened with redo."""
     return phase in (machine or load_task_lifecycle()).sinks()

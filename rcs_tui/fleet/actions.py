@@ -35,7 +35,7 @@ class PlanChangedError(ActionError):
 
 
 class CliActions:
-    """clear / undo / override / doctor for one project, through its source (local or remote alike)."""
+    """clear / undo / redo / override / doctor for one project, through its source (local or remote alike)."""
 
     def __init__(self, project: Project, ssh: Ssh | None = None, timeout: float = TIMEOUT,
                  source: ProjectSource | None = None) -> None:
@@ -91,6 +91,9 @@ class CliActions:
 
     def undo(self, entry: str | None = None, *, dry_run: bool = False, expect: str | None = None) -> dict[str, Any]:
         return self.run(["undo", *([entry] if entry else []), *(["--dry-run"] if dry_run else self._expect(expect))])
+
+    def redo(self, entry: str | None = None, *, dry_run: bool = False, expect: str | None = None) -> dict[str, Any]:
+        return self.run(["redo", *([entry] if entry else []), *(["--dry-run"] if dry_run else self._expect(expect))])
 
     def override(self, task: str, to: str, reason: str, *, dry_run: bool = False, expect: str | None = None
                  ) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any
 from rcs_tui.core.attention import dead_worker_findings
 from rcs_tui.core.lifecycle import handoff_softeners
 from rcs_tui.core.words import plural
-from rcs_tui.files.io import rel_of
+from rcs_tui.files.io import digest, rel_of
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.metrics import parse_time
 from rcs_tui.state.ops import ROOT_SCOPE, Operation, PlanReads, plan_clear, plan_delete_pointer, plan_drop_entry
@@ -335,19 +335,26 @@ def _run_repairs(root: Path, chosen: list[Finding], actor: str | None, applied: 
     not applied, each saying why)."""
     from rcs_tui.state.txn import PLAN_CHANGED
 
+    rewound: dict[Path, tuple[str | None, str | None]] = {}  # files this run wrote: (what it wrote, before it)
     for n, finding in enumerate(chosen):
         try:
             op = finding.plan()  # type: ignore[misc]
             fingerprint = op.plan.fingerprint(root) if confirmed is not None else None
-            if confirmed is not None and fingerprint not in confirmed:
+            # planned on what the earlier repairs of this run wrote: checked as planned on what was confirmed
+            as_confirmed = op.plan.fingerprint(root, rewound) if confirmed is not None else None
+            if confirmed is not None and as_confirmed not in confirmed:
                 failed.append({"id": finding.id, "kind": "plan_changed",
                                "error": f"{PLAN_CHANGED} (the repair planned now is not one you confirmed)"})
                 failed += [{"id": f.id, "kind": "not_run", "error": f"not run: the repair of {finding.id} "
                             "was no longer the plan you confirmed"} for f in chosen[n + 1:]]
                 return False
-            if confirmed is not None and fingerprint is not None:
-                confirmed.remove(fingerprint)
+            if confirmed is not None and as_confirmed is not None:
+                confirmed.remove(as_confirmed)
             result = op.run(root, actor=actor, expect_plan=fingerprint)
+            for change in op.plan.changes:
+                data = change.data() if change.action == "write" else None
+                rewound[change.path] = (None if data is None else digest(data),
+                                        rewound.get(change.path, (None, change.expect))[1])
             applied.append({"id": finding.id, "journal_id": result.get("journal_id")})  # None: nothing to change
         except Exception as exc:  # noqa: BLE001 - report each refusal, continue with the rest
             failed.append({"id": finding.id, "error": str(exc)})

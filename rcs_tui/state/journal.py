@@ -404,13 +404,28 @@ def plan_undo(root: Path, entry: dict[str, Any], *, exact: bool = False) -> Plan
     return Plan(action=f"undo {entry.get('action')}", changes=tuple(changes), summary=summary)
 
 
+def entry_about(root: Path, entry: dict[str, Any], plan: Plan) -> dict[str, Any]:
+    """What an undo or redo preview shows beside its plan, so the operator sees what is being undone:
+    the journal entry (its action, when, by whom) and each planned file's size now and after (None: the
+    file is absent). The sizes come from the same files the plan read; none of this is journaled."""
+    sizes = []
+    for change in plan.changes:
+        try:
+            now: int | None = os.lstat(change.path).st_size
+        except OSError:
+            now = None
+        after = None if change.action == "delete" else len(change.data() or b"")
+        sizes.append({"path": change.describe(root)["path"], "now": now, "after": after})
+    return {"entry": {key: entry.get(key) for key in ("id", "action", "at", "actor")}, "file_sizes": sizes}
+
+
 def undo(root: Path, entry_id: str | None = None, *, actor: str | None = None,
          dry_run: bool = False, expect_plan: str | None = None) -> dict[str, Any]:
     """Undo `entry_id` (else the newest undoable action); `expect_plan`: see `Plan.confirm`."""
     entry = find_entry(root, entry_id)
     plan = plan_undo(root, entry)
     if dry_run:
-        return {"dry_run": True, **plan.describe(root)}
+        return {"dry_run": True, **plan.describe(root), **entry_about(root, entry, plan)}
     plan.confirm(root, expect_plan)
     applied = apply(root, plan, actor=actor, extra={"undoes": entry["id"]})
     result = {"undone": entry["id"], "journal_id": applied["id"], "restored": plan.summary["restores"]}
@@ -420,4 +435,4 @@ def undo(root: Path, entry_id: str | None = None, *, actor: str | None = None,
 
 
 __all__ = ["read_journal", "load", "scan", "interrupted", "find_interrupted", "find_entry", "pick_entry",
-           "plan_undo", "undo"]
+           "plan_undo", "undo", "entry_about"]

@@ -34,14 +34,17 @@ class PolicyDenied(TxnError):
 
 @dataclass(frozen=True)
 class Operation:
-    """A plan plus the JSON the command prints once it is applied."""
+    """A plan plus the JSON the command prints once it is applied.
+
+    `extra` is journaled with the entry; `shown` only joins the preview (an undo's entry and file sizes)."""
 
     plan: Plan
     result: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    shown: dict[str, Any] = field(default_factory=dict)
 
     def preview(self, root: Path) -> dict[str, Any]:
-        return {"dry_run": True, **self.plan.describe(root)}
+        return {"dry_run": True, **self.plan.describe(root), **self.shown}
 
     def run(self, root: Path, actor: str | None = None, expect_plan: str | None = None) -> dict[str, Any]:
         """Apply the plan; a plan that changes nothing is not applied and leaves no journal entry.

@@ -13,7 +13,7 @@ from typing import Any
 
 from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core.history import undone_ids
-from rcs_tui.state.journal import pick_entry, plan_undo, read_journal
+from rcs_tui.state.journal import entry_about, pick_entry, plan_undo, read_journal
 from rcs_tui.state.ops import Operation
 from rcs_tui.state.txn import Plan, TxnError
 
@@ -26,7 +26,8 @@ def undo_operation(root: Path, entry_id: str | None = None) -> Operation:
 def undo_entry_operation(root: Path, entry: dict[str, Any]) -> Operation:
     """Undo of one journal entry (also the doctor's rollback of an interrupted one)."""
     plan = plan_undo(root, entry)
-    return Operation(plan, {"undone": entry["id"], "restored": plan.summary["restores"]}, {"undoes": entry["id"]})
+    return Operation(plan, {"undone": entry["id"], "restored": plan.summary["restores"]}, {"undoes": entry["id"]},
+                     entry_about(root, entry, plan))
 
 
 def pick_redo(entries: list[dict[str, Any]], entry_id: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -75,4 +76,5 @@ def redo_operation(root: Path, entry_id: str | None = None) -> Operation:
         raise TxnError(f"cannot redo {target['id']}: {reason}", kind=kinds.kind_of(exc)) from None
     plan = Plan(action=f"redo {target.get('action')}", changes=undo_plan.changes,
                 summary={"redoes": target["id"], "restores": undo_plan.summary["restores"]})
-    return Operation(plan, {"redone": target["id"], "restored": plan.summary["restores"]}, {"redoes": target["id"]})
+    return Operation(plan, {"redone": target["id"], "restored": plan.summary["restores"]}, {"redoes": target["id"]},
+                     entry_about(root, target, plan))

@@ -20,7 +20,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -121,14 +121,22 @@ class Plan:
         out["plan_fingerprint"] = self.fingerprint(root)
         return out
 
-    def fingerprint(self, root: Path) -> str:
+    def fingerprint(self, root: Path, rewound: Mapping[Path, tuple[str | None, str | None]] | None = None) -> str:
         """A digest of what an operator confirms: the action, each file's path, action, reason and the
         digest it must still have when written (its before-image), each append's file and reason, and the
         summary (the active set after, the scopes touched…). Planned again from the same files for the
         same request it is the same; the after-images follow from those, differing only in the time and
-        actor they record, which is why they are not part of it."""
+        actor they record, which is why they are not part of it.
+
+        `rewound`: files that earlier plans of the same confirmed batch wrote (path → (the digest they
+        wrote, the digest before the batch)). A file that still holds what the batch wrote counts as the
+        bytes the operator saw, so the second repair of one file is recognised as the one confirmed."""
+        def expected(c: FileChange) -> str | None:
+            wrote, before = (rewound or {}).get(c.path, (None, None))
+            return before if rewound and c.path in rewound and c.expect == wrote else c.expect
+
         body = {"action": self.action,
-                "changes": [[rel_of(root, c.path), c.action, c.expect, c.why] for c in self.changes],
+                "changes": [[rel_of(root, c.path), c.action, expected(c), c.why] for c in self.changes],
                 "appends": [[rel_of(root, a.path), a.why] for a in self.appends],
                 "summary": self.summary}
         raw = json.dumps(body, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")

@@ -48,9 +48,31 @@ def active_words(names: list[str] | tuple[str, ...]) -> str:
     return " + ".join(plain(n) for n in names) or "(none)"
 
 
-def effect_text(preview: dict[str, Any]) -> Text:
-    """What the plan does to the active sets (before → after): the first thing a dialog shows."""
+def size_words(size: object) -> str:
+    return f"{size} bytes" if isinstance(size, int) else "absent"
+
+
+def acted_on_text(preview: dict[str, Any]) -> Text:
+    """What an undo or redo acts on (the journal entry: action, when, by whom), or a task's phase move."""
     out = Text()
+    entry = preview.get("entry")
+    if isinstance(entry, dict):
+        out.append("Redoes " if "redoes" in preview else "Undoes ", style="bold")
+        out.append(plain(entry.get("action")) + "\n", style="bold cyan")
+        when = plain(str(entry.get("at") or "?")[:19].replace("T", " "))
+        out.append(f"  done {when} by {plain(entry.get('actor'))}\n  journal entry {plain(entry.get('id'))}\n",
+                   style="dim")
+    if preview.get("task") and preview.get("from") is not None and preview.get("to") is not None:
+        out.append("Task ", style="bold")
+        out.append(f"{plain(preview['task'])}: {plain(preview['from'])} → ")
+        out.append(plain(preview["to"]) + "\n", style="green")
+    return out
+
+
+def effect_text(preview: dict[str, Any]) -> Text:
+    """What the plan does (what it undoes, a task's phase, the active sets before → after): the first thing
+    a dialog shows."""
+    out = acted_on_text(preview)
     scopes = preview.get("scopes") or []
     if scopes:
         out.append("Active set, before → after\n", style="bold")
@@ -73,6 +95,7 @@ def files_text(preview: dict[str, Any]) -> Text:
     """How the plan does it: files and how they change, lines appended, entries removed, what it restores."""
     out = Text()
     changes = preview.get("changes") or []
+    sizes = {s.get("path"): s for s in preview.get("file_sizes") or [] if isinstance(s, dict)}
     if changes:
         out.append("Files\n", style="bold")
         for c in changes:
@@ -80,6 +103,10 @@ def files_text(preview: dict[str, Any]) -> Text:
             out.append(f"  {word}", style="bold red" if word == "DELETE" else "bold yellow")
             out.append(f" — {plain(c.get('why'))}\n" if c.get("why") else "\n", style="dim")
             out.append(f"    {plain(c.get('path'))}\n")
+            size = sizes.get(c.get("path"))
+            if size is not None:
+                out.append(f"      now {size_words(size.get('now'))} → after {size_words(size.get('after'))}\n",
+                           style="dim")
         if any(change_word(c) == "TOMBSTONE" for c in changes):
             out.append("  (tombstone: the session's copy becomes an inactive marker, so the root copy cannot\n"
                        "   make the mode come back in this session)\n", style="dim")

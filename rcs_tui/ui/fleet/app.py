@@ -34,6 +34,7 @@ from rcs_tui.fleet.hub import FleetHub
 from rcs_tui.fleet.projects import Project
 from rcs_tui.fleet.rows import Row, sorted_rows
 from rcs_tui.fleet.transport import Ssh
+from rcs_tui.ui.console.background import Answered
 from rcs_tui.ui.fleet.help import FleetHelp
 from rcs_tui.ui.fleet.table import cell_widths, columns_for, row_cells, shown_cells
 from rcs_tui.ui.hud_app import stylesheet
@@ -136,6 +137,10 @@ class FleetApp(App):
     def on_resize(self) -> None:
         """Another width fits other columns: work them out at once, not at the next change."""
         self.call_after_refresh(self.redraw)
+
+    def on_answered(self, message: Answered) -> None:
+        """The answer of a call a dialog ran off the UI thread (the doctor's, an override's dry run)."""
+        message.deliver()
 
     async def on_unmount(self) -> None:
         if self._froze:

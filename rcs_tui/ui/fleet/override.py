@@ -1,23 +1,25 @@
-"""The fleet's task override form: which task, which phase, and the reason (required, recorded).
+"""The fleet's task override: the shared override dialog over every task of a project.
 
-The form only gathers the three values; the project's own `rcs-tui task override … --dry-run --json`
-then checks them (phase reachable, task readable) and its plan is confirmed with focus on Cancel before
-the real call, locally or over ssh, exactly as the other fleet actions are.
+The task and its phase are picked from lists (the phases the lifecycle reaches from the task's phase, as
+in the console); the preview says from → to and that the reason is recorded. `Preview plan` asks the
+project's own `rcs-tui task override … --dry-run --json` (over ssh for a remote one) while the dialog stays
+open: a refusal is shown in the dialog with everything entered still there; a plan closes it and goes to
+the confirmation (focus on Cancel).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
-from textual.widgets import Button, Input, OptionList, Static
-from textual.widgets.option_list import Option
 
+from rcs_tui.fleet.actions import ActionError
 from rcs_tui.fleet.rows import inert
+from rcs_tui.ui.console.background import off_thread
+from rcs_tui.ui.override_dialog import OverrideDialog
+
+Check = Callable[[str, str, str], dict[str, Any]]
 
 
 def task_choices(doc: dict[str, Any]) -> list[tuple[str, str]]:
@@ -27,64 +29,55 @@ def task_choices(doc: dict[str, Any]) -> list[tuple[str, str]]:
     return [(inert(t["id"], 80), inert(t.get("phase") or "unreadable", 30)) for t in tasks]
 
 
-class TaskOverrideForm(ModalScreen[tuple[str, str, str] | None]):
-    """Dismisses with (task id, target phase, reason) once all three are given, else None."""
+class TaskOverrideForm(OverrideDialog):
+    """Dismisses with (task id, target phase, reason, the project's dry run) once the project planned it."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    KEYS = "↑/↓ pick · enter next field · ctrl+s previews the plan · esc cancel"
+    APPLY_LABEL = "Preview plan (ctrl+s)"
 
-    def __init__(self, project: str, doc: dict[str, Any]) -> None:
-        super().__init__()
-        self.project = project
-        self.tasks = task_choices(doc)
+    def __init__(self, project: str, doc: dict[str, Any], check: Check, *, task: str | None = None,
+                 phase: str | None = None, reason: str = "",
+                 doc_now: Callable[[], dict[str, Any]] | None = None) -> None:
+        super().__init__(f"Override a task's phase in {inert(project, 60)}", task_choices(doc), pick_task=True,
+                         task=task, phase=phase, reason=reason)
+        self.check = check
+        self.doc_now = doc_now  # the project's document as the fleet has it now
+        self.checking = False
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog", classes="dialog"):
-            yield Static(Text(f"Override a task's phase in {inert(self.project, 60)}", style="bold"),
-                         id="dialog-title")
-            yield Static("Task:", classes="label")
-            yield OptionList(*[Option(f"{tid}  ({phase})", id=tid) for tid, phase in self.tasks], id="override-task")
-            yield Input(placeholder="to phase (must be reachable from the current one)", id="override-to")
-            yield Input(placeholder="reason (required, recorded)", id="override-reason")
-            yield Static(Text("enter next field · the plan is previewed before anything is written · esc cancel",
-                              style="dim"), id="override-keys")
-            with Horizontal(classes="buttons"):
-                yield Button("Cancel", id="cancel", variant="primary")
-                yield Button("Preview", id="apply", variant="warning", disabled=True)
-
-    def on_mount(self) -> None:
-        options = self.query_one("#override-task", OptionList)
-        if self.tasks:
-            options.highlighted = 0
-            options.focus()
+    def preview(self, task: tuple[str, str], to: str, reason: str) -> tuple[Text, bool]:
+        out = Text()
+        out.append(f"task {task[0]}: ", style="bold")
+        out.append(task[1], style="dim")
+        out.append(" → ")
+        out.append(to + "\n", style="bold green")
+        if self.checking:
+            out.append("asking the project's rcs-tui for the plan…", style="bold yellow")
+            return out, False
+        if not reason.strip():
+            out.append("A reason is required: it is recorded in the task's transcript.", style="yellow")
+            return out, False
+        if self.error:  # the refusal above says what to change instead
+            out.rstrip()
         else:
-            self.query_one("#override-keys", Static).update(Text("This project lists no tasks.", style="yellow"))
-            self.query_one("#cancel", Button).focus()
+            out.append("Nothing is written yet: you confirm the project's plan next.", style="dim")
+        return out, True
 
-    def values(self) -> tuple[str, str, str] | None:
-        options = self.query_one("#override-task", OptionList)
-        if options.highlighted is None or not self.tasks:
-            return None
-        to = self.query_one("#override-to", Input).value.strip()
-        reason = self.query_one("#override-reason", Input).value.strip()
-        if not to or not reason:
-            return None
-        return self.tasks[options.highlighted][0], to, reason
+    def submit(self) -> None:
+        task, to = self.chosen_task(), self.phase()
+        if task is None or to is None or self.checking:
+            return
+        reason = self.reason().strip()
+        self.checking = True
+        self.show_preview()
 
-    def on_input_changed(self, event: Input.Changed) -> None:
-        self.query_one("#apply", Button).disabled = self.values() is None
+        def answered(preview: dict[str, Any] | None, error: BaseException | None) -> None:
+            self.checking = False
+            if error is not None or preview is None:
+                if self.doc_now is not None:
+                    self.set_tasks(task_choices(self.doc_now()))
+                self.refused(str(error))
+                return
+            self.dismiss((task[0], to, reason, preview))
 
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.query_one("#override-to", Input).focus()
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id == "override-to":
-            self.query_one("#override-reason", Input).focus()
-        elif self.values() is not None:
-            self.dismiss(self.values())
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.dismiss(self.values() if event.button.id == "apply" else None)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+        off_thread(self, lambda: self.check(task[0], to, reason), answered, group="override-check",
+                   errors=(ActionError,))

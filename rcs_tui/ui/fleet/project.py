@@ -8,6 +8,7 @@ console shows one. Everything shown comes from the project's snapshot document a
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
@@ -23,6 +24,7 @@ from rcs_tui.fleet.rows import Row, inert
 from rcs_tui.ui.console.confirm import ConfirmPlan
 from rcs_tui.ui.console.format import STATUS_STYLE
 from rcs_tui.ui.console.notice import Notice
+from rcs_tui.ui.fleet.doctor import FleetDoctor
 from rcs_tui.ui.fleet.override import TaskOverrideForm
 from rcs_tui.ui.linetable import LineTable, content_widths
 from rcs_tui.ui.updates import show_content
@@ -57,7 +59,8 @@ class ProjectScreen(Screen):
         Binding("d", "clear", "Clear"),
         Binding("C", "clear_all", "Clear ALL sessions", show=False),
         Binding("u", "undo", "Undo"),
-        Binding("D", "doctor_fix", "Doctor fix"),
+        Binding("U", "redo", "Redo", show=False),
+        Binding("D", "doctor", "Doctor"),
         Binding("o", "override", "Override task"),
         Binding("c", "console", "Console"),
     ]
@@ -87,7 +90,7 @@ class ProjectScreen(Screen):
         self.query_one(LineTable).focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("clear", "clear_all", "undo", "doctor_fix", "override"):
+        if action in ("clear", "clear_all", "undo", "redo", "override"):
             return not (self.fleet.readonly or self.row.readonly_reason)
         return True
 
@@ -137,7 +140,7 @@ class ProjectScreen(Screen):
                 out.append(inert(run.get("question") or "", 160) + "\n")
         findings = (doc.get("doctor") or {}).get("findings") or []
         if findings:
-            out.append(f"doctor: {plural(len(findings), 'finding')} — D applies the repairs\n", style="bold")
+            out.append(f"doctor: {plural(len(findings), 'finding')} — D to review and repair them\n", style="bold")
             for f in findings[:5]:
                 if isinstance(f, dict):
                     out.append(f"  {inert(f.get('id'), 80)}\n", style="dim")
@@ -172,18 +175,23 @@ class ProjectScreen(Screen):
         finally:
             self.busy = False
 
-    async def _preview_then_run(self, title: str, label: str, preview_call, run_call, done,
-                                warning: str | None = None) -> None:
-        """Dry run → confirm (Cancel focused) → run exactly the confirmed plan: `run_call(fingerprint)` passes
-        the dry run's plan fingerprint, and the project's rcs-tui refuses when the files changed in between;
-        then the new plan is shown for confirmation again."""
+    async def _preview_then_run(self, title: str | Callable[[dict[str, Any]], str], label: str, preview_call,
+                                run_call, done, warning: str | None = None,
+                                preview: dict[str, Any] | None = None) -> None:
+        """Dry run (unless `preview` is one just made) → confirm (Cancel focused) → run exactly the confirmed
+        plan: `run_call(fingerprint)` passes the dry run's plan fingerprint, and the project's rcs-tui refuses
+        when the files changed in between; then the new plan is shown for confirmation again. `title` may be a
+        function of the preview (an undo names the action it undoes)."""
         if self.busy:
             self.notify("an action is still running", severity="warning")
             return
-        ok, preview = await self._call(title, preview_call)
-        if not ok:
-            return
+        if preview is None:
+            ok, preview = await self._call(title if isinstance(title, str) else "Action", preview_call)
+            if not ok:
+                return
         fingerprint = preview.get("plan_fingerprint")
+        heading = title(preview) if callable(title) else title
+        verb = heading.split(":")[0]
 
         async def confirmed(yes: bool | None) -> None:
             if not yes:
@@ -197,14 +205,14 @@ class ProjectScreen(Screen):
                                              warning=f"{exc}. This is the new plan.")
                 return
             except ActionError as exc:
-                self._refuse(f"{title} refused", exc)
+                self._refuse(f"{verb} refused", exc)
                 return
             finally:
                 self.busy = False
             self.notify(done(result), timeout=5)
 
         where = f" on {self.row.project.host}" if self.row.project.remote else ""
-        self.app.push_screen(ConfirmPlan(f"{title}{where}", preview, label, warning), confirmed)
+        self.app.push_screen(ConfirmPlan(f"{heading}{where}", preview, label, warning), confirmed)
 
     async def action_clear(self, everywhere: bool = False) -> None:
         member = self.current_member()
@@ -223,54 +231,59 @@ class ProjectScreen(Screen):
     async def action_clear_all(self) -> None:
         await self.action_clear(everywhere=True)
 
-    async def action_undo(self) -> None:
+    async def _history(self, verb: str) -> None:
+        """Undo (`u`) or redo (`U`) the project's last action: the confirmation names the journal entry (its
+        action, when, by whom) and each file now → after, as the console's does."""
         acts = self.actions()
+        call = acts.undo if verb == "Undo" else acts.redo
+        key = "undoes" if verb == "Undo" else "redoes"
         holder: dict[str, Any] = {}
 
         def preview() -> dict[str, Any]:
             holder.clear()
-            holder.update(acts.undo(dry_run=True))
+            holder.update(call(dry_run=True))
             return holder
 
-        await self._preview_then_run(
-            "Undo the last action", "Undo", preview, lambda fp: acts.undo(holder.get("undoes"), expect=fp),
-            lambda r: f"undone {inert(r.get('undoes') or holder.get('undoes'), 40)}: restored "
-                      f"{', '.join(inert(p, 80) for p in r.get('restored') or [])}")
-
-    async def action_doctor_fix(self) -> None:
-        acts = self.actions()
-        chosen: dict[str, str] = {}  # finding id -> its repair's plan fingerprint
-
-        def preview() -> dict[str, Any]:
-            report = acts.doctor()
-            found = [f for f in report.get("findings") or [] if isinstance(f, dict) and f.get("plan")]
-            if not found:
-                raise ActionError("the doctor has no repair to apply")
-            chosen.clear()
-            chosen.update({str(f["id"]): str(f["plan"].get("plan_fingerprint")) for f in found})
-            changes = [c for f in found for c in (f["plan"].get("changes") or [])]
-            return {"changes": changes, "plan_fingerprint": "doctor"}
+        def done(r: dict[str, Any]) -> str:
+            target = r.get("undone") or r.get("redone") or holder.get(key)
+            restored = ", ".join(inert(p, 80) for p in r.get("restored") or []) or "nothing"
+            return f"{'undone' if verb == 'Undo' else 'redone'} {inert(target, 40)}: restored {restored}"
 
         await self._preview_then_run(
-            "Apply the doctor's repairs", "Repair", preview,
-            lambda _fp: acts.doctor(fix=True, only=tuple(chosen), expect=tuple(chosen.values())),
-            lambda r: f"repaired {plural(len((r.get('fix') or {}).get('applied') or []), 'finding')}")
+            lambda p: f"{verb}: {inert(p.get('action'), 80)}", verb, preview,
+            lambda fp: call(holder.get(key), expect=fp), done)
+
+    async def action_undo(self) -> None:
+        await self._history("Undo")
+
+    async def action_redo(self) -> None:
+        await self._history("Redo")
+
+    def action_doctor(self) -> None:
+        """The project's findings: repair one (`a`/enter) or all (`A`/`D`), each plan confirmed first."""
+        where = f" on {self.row.project.host}" if self.row.project.remote else ""
+        self.app.push_screen(FleetDoctor(self.actions(), bool(self.fleet.readonly or self.row.readonly_reason),
+                                         f"Doctor — {inert(self.row.project.name, 60)}{where}"))
 
     def action_override(self) -> None:
-        """Task, phase and reason in a form, then the project's own dry run, confirmed, then the override."""
+        """Task and phase picked from lists, a reason; the project's own dry run checks them while the form
+        stays open (a refusal keeps what was entered), then the plan is confirmed and applied."""
         if self.busy:
             self.notify("an action is still running", severity="warning")
             return
         acts = self.actions()
 
-        async def chosen(values: tuple[str, str, str] | None) -> None:
+        async def chosen(values: tuple[str, str, str, dict[str, Any]] | None) -> None:
             if values is None:
                 return
-            task, to, reason = values
+            task, to, reason, preview = values
             await self._preview_then_run(
                 f"Override task {task} to {to}", "Override",
                 lambda: acts.override(task, to, reason, dry_run=True),
                 lambda fp: acts.override(task, to, reason, expect=fp),
-                lambda r: f"task {task} is now {to}; journal {inert(r.get('journal_id'), 40)}")
+                lambda r: f"task {task} is now {to}; journal {inert(r.get('journal_id'), 40)}", preview=preview)
 
-        self.app.push_screen(TaskOverrideForm(self.row.project.name, self.row.doc or {}), chosen)
+        self.app.push_screen(TaskOverrideForm(self.row.project.name, self.row.doc or {},
+                                              lambda task, to, reason: acts.override(task, to, reason, dry_run=True),
+                                              doc_now=lambda: self.row.doc or {}),
+                             chosen)
