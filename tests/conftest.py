@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -192,3 +193,14 @@ def pytest_sessionfinish(session, exitstatus):
         else:
             print(*lines, sep="\n")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture
+def utc(monkeypatch):
+    """Times of day on screen are shown in UTC, whatever this machine's zone (pictures and texts that hold
+    clock times come out the same everywhere)."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.delenv("TZ")
+    time.tzset()

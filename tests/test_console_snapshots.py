@@ -5,7 +5,6 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -13,15 +12,7 @@ import pytest
 from tests.console_fixtures import SESSION, app, member_row, select_row, settle
 from tests.statefix import mode
 
-
-@pytest.fixture(autouse=True)
-def _utc(monkeypatch):
-    """Times of day on screen (the run timeline's) are shown in UTC, whatever this machine's zone."""
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.delenv("TZ")
-    time.tzset()
+pytestmark = pytest.mark.usefixtures("utc")
 
 
 @pytest.fixture

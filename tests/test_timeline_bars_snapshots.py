@@ -3,8 +3,6 @@ time zone fixed: the axis shows UTC times, the console's clock is 2026-11-25 21:
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from tests.barsfix import RUN, TASK, build_night
@@ -13,13 +11,7 @@ from tests.console_fixtures import app, select_row, settle
 SIZES = [(80, 24), (120, 36)]
 
 
-@pytest.fixture(autouse=True)
-def _utc(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.delenv("TZ")
-    time.tzset()
+pytestmark = pytest.mark.usefixtures("utc")
 
 
 @pytest.fixture
