@@ -17,9 +17,10 @@ from textual.widgets import Input, Static, TabbedContent, TabPane
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.txn import JOURNAL_REL
 from rcs_tui.ui.console.footer import FittedFooter
-from rcs_tui.ui.console.scopes import ScopesPane, parse_member_key, split_member_key
+from rcs_tui.ui.console.scopes import ScopesPane, parse_member_key, row_item, split_member_key
 from rcs_tui.ui.console.statusbar import StatusBar
 from rcs_tui.ui.console.typed_app import console_app
+from rcs_tui.ui.console.walk import AFTER, Stop, run_item, stops
 from rcs_tui.ui.linetable import LineTable
 
 TABS = ("scopes", "team", "tasks", "rp1", "journal", "history")
@@ -121,6 +122,64 @@ class MainScreen(Screen):
         if self.tab != "scopes":
             return None
         return parse_member_key(self.query_one(ScopesPane).selected())
+
+    def needs_item(self) -> str | None:
+        """The "needs you" entry of the selected row: a member or the stale-dead pointer (scopes), a worker
+        (team, its workers' table), a run (rp1); None elsewhere."""
+        tab = self.tab
+        if tab == "scopes":
+            return row_item(self.query_one(ScopesPane).selected())
+        focused = self.focused
+        if tab == "team" and isinstance(focused, LineTable) and focused.id == "team-workers":
+            return focused.selected
+        if tab == "rp1" and self.views_built:
+            from rcs_tui.ui.console.runs import RunsPane  # imported already: its pane is built
+
+            run = self.query_one(RunsPane).selected()
+            return run_item(run) if run else None
+        return None
+
+    def walk(self) -> tuple[list[Stop], tuple[int, int]]:
+        """Every row that needs you across the views, in the order n / N walk them, and where the cursor is in
+        that order (see `walk`)."""
+        app = console_app(self)
+        scopes = self.query_one("#scopes-table", LineTable)
+        workers: list[str] = []
+        worker_keys: list[str] = []
+        run_keys: list[str] = []
+        tabs: tuple[str, ...] = ("scopes",)
+        if self.views_built and app.world is not None:
+            from rcs_tui.ui.console.team import worker_keys as all_workers  # imported already: built
+
+            workers = all_workers(app.world)
+            worker_keys = list(self.query_one("#team-workers", LineTable).keys)
+            run_keys = list(self.query_one("#runs-table", LineTable).keys)
+            tabs = TABS
+        walk = stops(app.needs, tabs, scopes.keys, row_item, workers, worker_keys, run_keys)
+        tab = self.tab
+        focused = self.focused
+        row = -1
+        if tab in ("scopes", "rp1") or (tab == "team" and isinstance(focused, LineTable)):
+            table = focused if tab == "team" else self.query_one(
+                "#scopes-table" if tab == "scopes" else "#runs-table", LineTable)
+            assert isinstance(table, LineTable)
+            row = AFTER if table.id == "team-tasks" else table.cursor
+        return walk, (TABS.index(tab), row)
+
+    def go_to(self, stop: Stop) -> None:
+        """Show the view holding `stop` and select its row."""
+        self.show_tab(stop.view)
+        if stop.view == "scopes":
+            self.query_one("#scopes-table", LineTable).select_key(stop.key)
+        elif stop.view == "team":
+            from rcs_tui.ui.console.team import TeamPane  # imported already: its pane is built
+
+            self.query_one(TeamPane).reveal(stop.key)
+        elif stop.view == "rp1":
+            from rcs_tui.ui.console.runs import RunsPane  # imported already: its pane is built
+
+            self.query_one(RunsPane).reveal(stop.key)
+        self.refresh_bindings()
 
     def current_task(self) -> str | None:
         panes = self.query("#tasks-pane")
