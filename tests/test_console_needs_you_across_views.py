@@ -13,6 +13,7 @@ import pytest
 from rcs_tui.core.times import iso
 from rcs_tui.fleet.acks import HistoryAcknowledger, item_id
 from rcs_tui.project.recorder import HISTORY_REL
+from rcs_tui.state.metrics import parse_time
 from rcs_tui.ui.linetable import LineTable
 from tests.console_fixtures import (
     ACTOR,
@@ -217,3 +218,28 @@ async def test_a_on_the_workers_page_acknowledges_it(tmp_path):
         await press(pilot, "a")
         assert "acknowledged: dead worker · reported" in shown(console, "#detail-text")
     assert [e["item"] for e in history(console.root)] == [DEAD_WORKER]
+
+
+async def test_a_later_console_reads_the_runs_acknowledgement_back(tmp_path):
+    """A waiting run needs you since rp1 asked its question (rp1's own time): an acknowledgement recorded
+    after it holds in the next console, as a member's does."""
+    console = app(tmp_path)
+    async with console.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        [run] = console.rp1.feed(status="waiting", limit=5).runs
+        asked = parse_time(run.projection.pending_prompts[0].created_at)
+        [verdict] = [v for v in console.needs.verdicts if v.item == f"rp1/{WAITING_RUN}"]
+        assert asked is not None and verdict.since == asked
+        await press(pilot, "4")
+        select_row(console, "runs-table", WAITING_RUN)
+        await press(pilot, "a")
+    again = app(tmp_path)
+    async with again.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await press(pilot, "4")
+        select_row(again, "runs-table", WAITING_RUN)
+        await settle(pilot)
+        assert "acknowledged: waiting · reported" in shown(again, "#runs-note")
+        assert "✓ waiting · reported (acked)" in row(again, "#runs-table", WAITING_RUN)
+        await press(pilot, "n", "n", "n")
+        assert at(again)[0] != "rp1"  # passed by
