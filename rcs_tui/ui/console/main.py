@@ -141,29 +141,30 @@ class MainScreen(Screen):
 
     def walk(self) -> tuple[list[Stop], tuple[int, int]]:
         """Every row that needs you across the views, in the order n / N walk them, and where the cursor is in
-        that order (see `walk`)."""
+        that order (see `walk`): on the selected row of the view on screen; past the team's workers when its
+        tasks table has the focus."""
         app = console_app(self)
         scopes = self.query_one("#scopes-table", LineTable)
         workers: list[str] = []
         worker_keys: list[str] = []
         run_keys: list[str] = []
-        tabs: tuple[str, ...] = ("scopes",)
+        reach: tuple[str, ...] = ("scopes",)
         if self.views_built and app.world is not None:
             from rcs_tui.ui.console.team import worker_keys as all_workers  # imported already: built
 
             workers = all_workers(app.world)
             worker_keys = list(self.query_one("#team-workers", LineTable).keys)
             run_keys = list(self.query_one("#runs-table", LineTable).keys)
-            tabs = TABS
-        walk = stops(app.needs, tabs, scopes.keys, row_item, workers, worker_keys, run_keys)
-        tab = self.tab
-        focused = self.focused
-        row = -1
-        if tab in ("scopes", "rp1") or (tab == "team" and isinstance(focused, LineTable)):
-            table = focused if tab == "team" else self.query_one(
-                "#scopes-table" if tab == "scopes" else "#runs-table", LineTable)
-            assert isinstance(table, LineTable)
-            row = AFTER if table.id == "team-tasks" else table.cursor
+            reach = TABS
+        walk = stops(app.needs, TABS, reach, scopes.keys, row_item, workers, worker_keys, run_keys)
+        tab, focused = self.tab, self.focused
+        row = -1  # a view without rows that need you: before its place's first row
+        if tab == "scopes":
+            row = scopes.cursor
+        elif tab == "rp1" and self.views_built:
+            row = self.query_one("#runs-table", LineTable).cursor
+        elif tab == "team" and isinstance(focused, LineTable):
+            row = focused.cursor if focused.id == "team-workers" else AFTER
         return walk, (TABS.index(tab), row)
 
     def go_to(self, stop: Stop) -> None:

@@ -12,7 +12,7 @@ by. Pure: the caller hands in each table's keys.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from rcs_tui.ui.console.needs import Needs
@@ -45,25 +45,27 @@ def in_table_order(keys: Sequence[str], shown: Sequence[str]) -> list[tuple[int,
     return placed + [(len(shown) + i, k) for i, k in enumerate(rest)]
 
 
-def stops(needs: Needs, tabs: Sequence[str], scope_keys: Sequence[str], row_item: Callable[[str | None], str | None],
-          workers: Sequence[str], worker_keys: Sequence[str], run_keys: Sequence[str]) -> list[Stop]:
+def stops(needs: Needs, tabs: Sequence[str], reach: Collection[str], scope_keys: Sequence[str],
+          row_item: Callable[[str | None], str | None], workers: Sequence[str], worker_keys: Sequence[str],
+          run_keys: Sequence[str]) -> list[Stop]:
     """Every row that needs you and is not acknowledged in its present state, in walking order.
 
-    `scope_keys`: the scopes table's keys (`row_item` names each row's entry); `workers`: every worker's entry
-    (`team/worker`) in the team view's order, `worker_keys` the ones its table shows; `run_keys`: the run ids
-    the rp1 view's table shows (the runs needing you come from the verdicts)."""
+    `tabs`: the views in tab order; `reach`: the ones whose rows can be selected now (the others are built
+    after the first frame); `scope_keys`: the scopes table's keys (`row_item` names each row's entry);
+    `workers`: every worker's entry (`team/worker`) in the team view's order, `worker_keys` the ones its table
+    shows; `run_keys`: the run ids the rp1 view's table shows (the runs needing you come from the verdicts)."""
     out: list[Stop] = []
-    if "scopes" in tabs:
+    if "scopes" in reach:
         view = tabs.index("scopes")
         for i, key in enumerate(scope_keys):
             item = row_item(key)
             if item is not None and needs.open(item):
                 out.append(Stop("scopes", key, item, (view, i)))
-    if "team" in tabs:
+    if "team" in reach:
         view = tabs.index("team")
         out += [Stop("team", key, key, (view, i))
                 for i, key in in_table_order([w for w in workers if needs.open(w)], worker_keys)]
-    if "rp1" in tabs:
+    if "rp1" in reach:
         view = tabs.index("rp1")
         runs = list(dict.fromkeys(v.item[len(RUN_PREFIX):] for v in needs.verdicts
                                   if v.item.startswith(RUN_PREFIX) and needs.open(v.item)))
