@@ -104,6 +104,18 @@ def select_row(app, table_id: str, key: str) -> None:
     table.select_key(key)
 
 
+DEAD_WORKER = "login-flow/worker-1"  # `build`'s worker whose heartbeat says it is dead
+WAITING_RUN = "run-0002-review"  # `build_rp1`'s run waiting on a question
+
+
+def at(app) -> tuple[str, str | None]:
+    """The view on screen and the row selected in it (the workers' table of the team view)."""
+    screen = app.screen
+    tab = screen.tab
+    table = {"scopes": "scopes-table", "team": "team-workers", "rp1": "runs-table", "tasks": "tasks-table"}.get(tab)
+    return tab, screen.query_one(f"#{table}").selected if table else None
+
+
 def member_row(mode_name: str, view: str | None = SESSION, scope: str | None = SESSION) -> str:
     return f"member:{view or ''}:{scope or ''}:{mode_name}"
 

@@ -14,7 +14,18 @@ import pytest
 from rcs_tui.fleet.acks import HistoryAcknowledger, item_id
 from rcs_tui.project.recorder import HISTORY_REL
 from rcs_tui.ui.linetable import LineTable
-from tests.console_fixtures import ACTOR, OTHER, SESSION, app, member_row, select_row, settle
+from tests.console_fixtures import (
+    ACTOR,
+    DEAD_WORKER,
+    OTHER,
+    SESSION,
+    WAITING_RUN,
+    app,
+    at,
+    member_row,
+    select_row,
+    settle,
+)
 from tests.statefix import mode
 
 SIZES = [(80, 24), (120, 36)]
@@ -79,18 +90,22 @@ async def test_n_passes_an_acknowledged_member_by_until_it_changes(tmp_path, siz
         await pilot.press("a")
         await settle(pilot)
         visited = set()
-        for _ in range(4):
-            await pilot.press("n")
-            visited.add(table.selected)
-            await pilot.press("N")
-            visited.add(table.selected)
-        assert visited == {member_row("forge", OTHER, OTHER)}  # only the orphan now
-        await select(pilot, member_row("forge", OTHER, OTHER))
-        await pilot.press("a")
-        await settle(pilot)
+        for key in "nnnnNNNN":
+            await pilot.press(key)
+            await settle(pilot)
+            visited.add(at(console))
+        # the orphan, the dead worker and the waiting run: blueprint no more
+        assert visited == {("scopes", member_row("forge", OTHER, OTHER)), ("team", DEAD_WORKER), ("rp1", WAITING_RUN)}
+        for view, key in sorted(visited):
+            await pilot.press({"scopes": "1", "team": "2", "rp1": "4"}[view])
+            await settle(pilot)
+            select_row(console, {"scopes": "scopes-table", "team": "team-workers", "rp1": "runs-table"}[view], key)
+            await settle(pilot)
+            await pilot.press("a")
+            await settle(pilot)
         await pilot.press("n")
         await settle(pilot)
-        assert toasts(console)[-1] == "nothing needs you here: what is left is acknowledged until it changes"
+        assert toasts(console)[-1] == "nothing needs you: what is left is acknowledged until it changes"
 
         # blueprint's file is written again: a new state, so it needs you again
         path = console.root / ".rcs" / "state" / "sessions" / SESSION / "blueprint-state.json"

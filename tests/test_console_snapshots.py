@@ -159,6 +159,14 @@ class TestWide:
     def test_member_acknowledged(self, console, snap_compare):
         assert snap_compare(console, terminal_size=(120, 36), run_before=_keys("n", "a"))
 
+    def test_worker_acknowledged(self, console, snap_compare):
+        """n goes on from the scopes to the dead worker; `a` acknowledges it (ticked, dim)."""
+        assert snap_compare(console, terminal_size=(120, 36), run_before=_keys("n", "n", "a"))
+
+    def test_run_needing_you_says_why(self, console, snap_compare):
+        """Then to the run waiting for an answer: `waiting · reported`, the question whole under the table."""
+        assert snap_compare(console, terminal_size=(120, 36), run_before=_keys("n", "n", "n"))
+
     def test_journal(self, tmp_path, snap_compare):
         a = app(tmp_path)
         _journal_with_a_clear(a.root)

@@ -12,7 +12,7 @@ from rcs_tui.ui.console.confirm import ConfirmPlan
 from rcs_tui.ui.console.details import ScopeScreen, WorkerScreen
 from rcs_tui.ui.console.main import MainScreen
 from rcs_tui.ui.linetable import LineTable, sort_key
-from tests.console_fixtures import OTHER, app, member_row, select_row, settle
+from tests.console_fixtures import DEAD_WORKER, OTHER, WAITING_RUN, app, at, member_row, select_row, settle
 from tests.statefix import mode
 from tests.test_fleet import snapshot_app
 
@@ -265,29 +265,34 @@ async def test_the_fleet_sorts_by_project_and_its_footer_follows_the_tab(tmp_pat
 
 
 @pytest.mark.parametrize("size", SIZES)
-async def test_n_and_N_walk_the_members_that_need_you_from_any_view(tmp_path, size):
+async def test_n_and_N_walk_every_row_that_needs_you_from_any_view(tmp_path, size):
     console = app(tmp_path)
     mode(console.root, "forge", OTHER)  # an orphan in the other session, beside the stale blueprint
     async with console.run_test(size=size) as pilot:
         await settle(pilot)
-        await pilot.press("3")  # from another view: n comes back to the scopes
+        await pilot.press("3")  # from the tasks view, n goes on to the next view holding one: rp1's waiting run
         await settle(pilot)
         await pilot.press("n")
         await settle(pilot)
-        table = pilot.app.screen.query_one("#scopes-table", LineTable)
-        assert table.display and table.selected is not None
+        assert at(console) == ("rp1", WAITING_RUN)
         visited = []
-        for _ in range(len(table.keys) + 1):
-            visited.append(table.selected)
+        for _ in range(5):
             await pilot.press("n")
-        shown = [lines_for(table, k) for k in visited]
+            await settle(pilot)
+            visited.append(at(console))
+        # wrapping round: the scopes view's rows top down, the team's dead worker, the run, and again
+        assert visited == [("scopes", member_row("blueprint")), ("scopes", member_row("forge", OTHER, OTHER)),
+                           ("team", DEAD_WORKER), ("rp1", WAITING_RUN), ("scopes", member_row("blueprint"))]
+        table = pilot.app.screen.query_one("#scopes-table", LineTable)
+        shown = [lines_for(table, k) for v, k in visited if v == "scopes"]
         assert all("live" not in row for row in shown), shown  # only rows that need you
-        assert {k.rsplit(":", 1)[1] for k in visited} == {"forge", "blueprint"}  # each of them, wrapping
-        first = visited[0]
-        table.select_key(first)
-        await pilot.press("N")
-        await pilot.press("n")
-        assert table.selected == first
+        backwards = []
+        for _ in range(4):
+            await pilot.press("N")
+            await settle(pilot)
+            backwards.append(at(console))
+        assert backwards == [("rp1", WAITING_RUN), ("team", DEAD_WORKER), ("scopes", member_row("forge", OTHER, OTHER)),
+                             ("scopes", member_row("blueprint"))]
 
 
 def lines_for(table: LineTable, key: str) -> str:

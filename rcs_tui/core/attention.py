@@ -240,10 +240,11 @@ def _verdict(kind: str, item: str, files: Mapping[str, Any], runs: Mapping[str, 
         run = runs.get(item) or {}
         where = f"rp1 run {run.get('id', item[4:])}" + (f" ({run['flow']})" if run.get("flow") else "")
         step = f" at step {run['step']}" if run.get("step") else ""
+        since = parse_time(run.get("since"))  # rp1's own time for the question (or the failure)
         if kind == "waiting":
             question = f": {run['question']}" if run.get("question") else ""
-            return Verdict(kind, item, f"{where} waits for your answer{step}{question}", REPORTED)
-        return Verdict(kind, item, f"{where} failed{step}", REPORTED)
+            return Verdict(kind, item, f"{where} waits for your answer{step}{question}", REPORTED, since)
+        return Verdict(kind, item, f"{where} failed{step}", REPORTED, since)
     if kind in ("waiting", "failed"):
         outcome = getattr(getattr(f, "outcome", None), "value", kind)
         said = "waits for your answer" if kind == "waiting" else "failed"

@@ -34,7 +34,7 @@ def judge(doc: dict[str, Any], snap: Any, now: float) -> tuple[Lists, list[Verdi
 
 def rp1_part(source: Any, path: Path | None) -> dict[str, Any]:
     """A project's rp1 runs as the snapshot document carries them: counts by status, the waiting and failed
-    runs (the first pending question of each), the current run and the newest activity."""
+    runs (the first pending question of each, and since when), the current run and the newest activity."""
     base: dict[str, Any] = {"db": None if path is None else str(path), "status": "missing", "message": None,
                             "counts": dict.fromkeys(RP1_STATUSES, 0), "waiting": [], "failed": [],
                             "current": None, "last_activity": None}
@@ -55,13 +55,21 @@ def rp1_part(source: Any, path: Path | None) -> dict[str, Any]:
                 base[status].append({"id": s.run.id, "flow": s.run.flow, "step": s.projection.current_step,
                                      "question": None if prompt is None else str(
                                          next((prompt.data[k] for k in ("message", "question", "prompt", "text")
-                                               if isinstance(prompt.data.get(k), str)), ""))[:200]})
+                                               if isinstance(prompt.data.get(k), str)), ""))[:200],
+                                     "since": _since(prompt, s.projection.last_activity)})
     current = source.current()
     if current is not None:
         base["current"] = {"id": current.run.id, "flow": current.run.flow, "status": current.status,
                            "step": current.projection.current_step}
     base.update(status="ok", last_activity=iso(newest))
     return base
+
+
+def _since(prompt: Any, last_activity: str | None) -> str | None:
+    """Since when a waiting or failed run needs the operator, as rp1 recorded it: the pending question's time
+    (a new question is a new state, to alert about and acknowledge anew), else the run's last activity."""
+    at = getattr(prompt, "created_at", None)
+    return at if isinstance(at, str) and at else last_activity
 
 
 def doctor_part(world: World, cache: dict[Any, Any] | None = None, *, journal: bool = True) -> dict[str, Any]:

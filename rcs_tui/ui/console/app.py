@@ -39,7 +39,7 @@ from rcs_tui.ui.console.main import TABS, MainScreen
 from rcs_tui.ui.console.needs import Needs, member_item
 from rcs_tui.ui.console.notice import Notice
 from rcs_tui.ui.console.refusals import Refusal, busy_writer_advice, refusal_record
-from rcs_tui.ui.console.scopes import ScopesPane, row_item
+from rcs_tui.ui.console.scopes import ScopesPane
 from rcs_tui.ui.console.statusbar import StatusBar
 from rcs_tui.ui.hud_app import stylesheet
 from rcs_tui.ui.watcher import WatchStatus, WorldUpdated, start_watcher
@@ -272,11 +272,14 @@ class ConsoleApp(App):
         self.screen.refresh_bindings()
 
     def selected_item(self) -> str | None:
-        """The "needs you" entry of the selected Scopes row (a member's, the stale-dead pointer's) or of the
-        member's page on screen."""
+        """The "needs you" entry of what is selected: the row of the view on screen (a member, the stale-dead
+        pointer, a worker, a run) or the page on screen (a member's, a worker's, a run's)."""
         screen = self.screen
         if isinstance(screen, MainScreen):
-            return row_item(screen.query_one(ScopesPane).selected()) if screen.tab == "scopes" else None
+            return screen.needs_item()
+        getter = getattr(screen, "needs_item", None)
+        if getter is not None:
+            return getter()
         member = getattr(screen, "current_member", None)
         if member is None:
             return None
@@ -462,15 +465,25 @@ class ConsoleApp(App):
             self.screen.show_tab(tab)
 
     def action_needs_you(self, step: int) -> None:
-        """n / N: to the next / previous member that needs you (and has not been acknowledged in its present
-        state), from any view (the scopes view shows it)."""
+        """n / N: to the next / previous row that needs you (and has not been acknowledged in its present state),
+        from any view, across the views: the scopes view's pointer and members, the team's workers, the rp1 runs
+        (see `walk`); the view holding it is shown with its row selected."""
         if self.world is None:
             return
-        self.action_tab("scopes")
-        if isinstance(self.screen, MainScreen) and not self.screen.query_one(ScopesPane).jump(step):
+        while not isinstance(self.screen, MainScreen) and len(self.screen_stack) > 2:
+            self.pop_screen()
+        screen = self.screen
+        if not isinstance(screen, MainScreen):
+            return
+        from rcs_tui.ui.console.walk import next_stop
+
+        target = next_stop(*screen.walk(), step)
+        if target is None:
             acked = any(self.acked.covers(v) for v in self.needs.verdicts)
-            self.notify("nothing needs you here" + (": what is left is acknowledged until it changes" if acked
-                                                    else ""), timeout=3)
+            self.notify("nothing needs you" + (": what is left is acknowledged until it changes" if acked else ""),
+                        timeout=3)
+            return
+        screen.go_to(target)
 
     def action_acknowledge(self) -> None:
         """a: the operator has seen why the selected row needs them. Recorded in the project's history as the

@@ -74,6 +74,11 @@ class OneAtATime:
         self.busy = False
         self._next: tuple[Callable[[], Any], Then] | None = None
 
+    @property
+    def queued(self) -> bool:
+        """Another read waits for the one in flight: what that one answers is not the newest."""
+        return self._next is not None
+
     def run(self, node: DOMNode, call: Callable[[], Any], then: Then) -> None:
         if self.busy:
             self._next = (call, then)

@@ -20,6 +20,7 @@ from rcs_tui.files.layout import Layout
 from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.format import age, plain, rel
 from rcs_tui.ui.console.member import transitions_text
+from rcs_tui.ui.console.needs import why_text
 from rcs_tui.ui.console.scopes import scope_detail, scope_view
 from rcs_tui.ui.console.statusbar import StatusBar
 from rcs_tui.ui.console.team import heartbeat
@@ -126,5 +127,15 @@ class WorkerScreen(DetailScreen):
     def selection(self) -> tuple[Path | None, str | None]:
         return None, self.key
 
+    def needs_item(self) -> str:
+        """The worker's "needs you" entry: `a` acknowledges it here too."""
+        return self.key
+
     def text(self, world: World, now: float) -> Text:
-        return worker_text(world, self.key, now)
+        out = worker_text(world, self.key, now)
+        needs = console_app(self).needs
+        if needs.of(self.key):
+            out.append("\n")
+            out.append_text(why_text(needs, self.key, full=True))
+            out.append("\n")
+        return out

@@ -17,9 +17,10 @@ from textual.widgets import Input, Static, TabbedContent, TabPane
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.txn import JOURNAL_REL
 from rcs_tui.ui.console.footer import FittedFooter
-from rcs_tui.ui.console.scopes import ScopesPane, parse_member_key, split_member_key
+from rcs_tui.ui.console.scopes import ScopesPane, parse_member_key, row_item, split_member_key
 from rcs_tui.ui.console.statusbar import StatusBar
 from rcs_tui.ui.console.typed_app import console_app
+from rcs_tui.ui.console.walk import AFTER, Stop, run_item, stops
 from rcs_tui.ui.linetable import LineTable
 
 TABS = ("scopes", "team", "tasks", "rp1", "journal", "history")
@@ -121,6 +122,65 @@ class MainScreen(Screen):
         if self.tab != "scopes":
             return None
         return parse_member_key(self.query_one(ScopesPane).selected())
+
+    def needs_item(self) -> str | None:
+        """The "needs you" entry of the selected row: a member or the stale-dead pointer (scopes), a worker
+        (team, its workers' table), a run (rp1); None elsewhere."""
+        tab = self.tab
+        if tab == "scopes":
+            return row_item(self.query_one(ScopesPane).selected())
+        focused = self.focused
+        if tab == "team" and isinstance(focused, LineTable) and focused.id == "team-workers":
+            return focused.selected
+        if tab == "rp1" and self.views_built:
+            from rcs_tui.ui.console.runs import RunsPane  # imported already: its pane is built
+
+            run = self.query_one(RunsPane).selected()
+            return run_item(run) if run else None
+        return None
+
+    def walk(self) -> tuple[list[Stop], tuple[int, int]]:
+        """Every row that needs you across the views, in the order n / N walk them, and where the cursor is in
+        that order (see `walk`): on the selected row of the view on screen; past the team's workers when its
+        tasks table has the focus."""
+        app = console_app(self)
+        scopes = self.query_one("#scopes-table", LineTable)
+        workers: list[str] = []
+        worker_keys: list[str] = []
+        run_keys: list[str] = []
+        reach: tuple[str, ...] = ("scopes",)
+        if self.views_built and app.world is not None:
+            from rcs_tui.ui.console.team import worker_keys as all_workers  # imported already: built
+
+            workers = all_workers(app.world)
+            worker_keys = list(self.query_one("#team-workers", LineTable).keys)
+            run_keys = list(self.query_one("#runs-table", LineTable).keys)
+            reach = TABS
+        walk = stops(app.needs, TABS, reach, scopes.keys, row_item, workers, worker_keys, run_keys)
+        tab, focused = self.tab, self.focused
+        row = -1  # a view without rows that need you: before its place's first row
+        if tab == "scopes":
+            row = scopes.cursor
+        elif tab == "rp1" and self.views_built:
+            row = self.query_one("#runs-table", LineTable).cursor
+        elif tab == "team" and isinstance(focused, LineTable):
+            row = focused.cursor if focused.id == "team-workers" else AFTER
+        return walk, (TABS.index(tab), row)
+
+    def go_to(self, stop: Stop) -> None:
+        """Show the view holding `stop` and select its row."""
+        self.show_tab(stop.view)
+        if stop.view == "scopes":
+            self.query_one("#scopes-table", LineTable).select_key(stop.key)
+        elif stop.view == "team":
+            from rcs_tui.ui.console.team import TeamPane  # imported already: its pane is built
+
+            self.query_one(TeamPane).reveal(stop.key)
+        elif stop.view == "rp1":
+            from rcs_tui.ui.console.runs import RunsPane  # imported already: its pane is built
+
+            self.query_one(RunsPane).reveal(stop.key)
+        self.refresh_bindings()
 
     def current_task(self) -> str | None:
         panes = self.query("#tasks-pane")

@@ -285,28 +285,6 @@ class ScopesPane(Vertical):
     def selected(self) -> str | None:
         return self.query_one("#scopes-table", LineTable).selected
 
-    def needs_you(self) -> list[str]:
-        """The shown rows that need the operator, in table order: every row with a verdict the operator
-        has not acknowledged in its present state (a member waiting, failed, stale, orphaned, a root
-        survivor, come back after a clear; the stale-dead session pointer)."""
-        needs = console_app(self).needs
-        table = self.query_one("#scopes-table", LineTable)
-        return [key for key in table.keys if needs.open(row_item(key))]
-
-    def jump(self, step: int) -> bool:
-        """Move to the next (`step` 1) or previous (-1) row that needs the operator, wrapping; False: none."""
-        table = self.query_one("#scopes-table", LineTable)
-        wanted = self.needs_you()
-        if not wanted:
-            return False
-        here = table.cursor
-        order = [table.keys.index(k) for k in wanted]
-        after = [i for i in order if (i - here) * step > 0]
-        target = (min(after, key=lambda i: (i - here) * step) if after
-                  else (order[0] if step > 0 else order[-1]))
-        table.move_cursor(target)
-        return True
-
     def toggle(self, key: str | None) -> bool:
         """Expand or collapse the scope row `key` (only when the table collapses scopes)."""
         world = getattr(self.app, "world", None)
