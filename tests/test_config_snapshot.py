@@ -143,7 +143,7 @@ class TestSnapshotDocument:
         root = project(tmp_path / "p")
         mode(root, "autopilot", active=False, lifecycle_outcome="askuserQuestion", question="go?")
         doc = run_cli("snapshot", "--json", "--root", str(root)).json
-        assert doc["version"] == "1.2" and doc["kind"] == "snapshot" and doc["seq"] == 1
+        assert doc["version"] == "1.3" and doc["kind"] == "snapshot" and doc["seq"] == 1
         assert doc["active_set"] == ["forge"] and doc["health"] == {"live": 1}
         for key in ("team", "tasks", "tasks_by_phase", "rp1", "doctor", "attention", "last_activity", "badges"):
             assert key in doc
@@ -157,7 +157,7 @@ class TestSnapshotDocument:
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             first = json.loads(proc.stdout.readline())
-            assert first["seq"] == 1 and first["version"] == "1.2" and first["active_set"] == ["forge"]
+            assert first["seq"] == 1 and first["version"] == "1.3" and first["active_set"] == ["forge"]
             time.sleep(0.8)  # past the start-up re-read
             mode(root, "team", phase="team-exec")
             canonical(root, ["forge", "team"])
@@ -180,7 +180,7 @@ class TestSnapshotDocument:
         try:
             json.loads(proc.stdout.readline())
             beat = json.loads(proc.stdout.readline())
-            assert beat == {"version": "1.2", "kind": "heartbeat", "seq": 1}
+            assert beat == {"version": "1.3", "kind": "heartbeat", "seq": 1}
         finally:
             proc.stdin.close()
             proc.wait(10)

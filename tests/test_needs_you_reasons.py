@@ -38,7 +38,7 @@ def test_snapshot_json_says_why_each_entry_needs_you_and_how_sure(run_cli, tmp_p
     res = run_cli("snapshot", "--json", "--root", str(root))
     assert res.code == 0, res.stderr
     doc = res.json
-    assert doc["version"] == "1.2"
+    assert doc["version"] == "1.3"
     got = {(v["kind"], v["item"]): v for v in doc["needs_you"]}
     listed = {(k, item) for k in att.KEYS if k != "running" for item in doc["attention"][k]}
     assert set(got) == listed  # one verdict per listed entry, no more

@@ -14,7 +14,7 @@ from typing import Any
 from rcs_tui.core import times
 from rcs_tui.views.world import World
 
-CONTRACT_VERSION = "1.2"
+CONTRACT_VERSION = "1.3"
 CONTRACT_MAJOR = 1
 RP1_STATUSES = ("waiting", "failed", "running")
 SUMMARY_MODE_KEYS = ("active", "outcome", "phase", "iteration", "tombstone")
