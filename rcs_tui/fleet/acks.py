@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
@@ -67,3 +68,15 @@ class HistoryAcknowledger:
             acknowledge(Path(root), member, actor)
             return
         self.fallback.acknowledge(root, item_id, actor)
+
+
+def record_all(acknowledger: Acknowledger, root: str, item_ids: Iterable[str], actor: str) -> OSError | None:
+    """Record each acknowledgement; one that cannot be written does not stop the others. The last failure
+    (None: every one recorded), for the operator to be told that the acknowledgement holds only here."""
+    failed: OSError | None = None
+    for ident in item_ids:
+        try:
+            acknowledger.acknowledge(root, ident, actor)
+        except OSError as exc:
+            failed = exc
+    return failed

@@ -493,17 +493,12 @@ class ConsoleApp(App):
         if item is None or not verdicts:
             self.action_acknowledge_nothing()
             return
-        from rcs_tui.fleet.acks import HistoryAcknowledger, item_id
+        from rcs_tui.fleet.acks import HistoryAcknowledger, item_id, record_all
 
         self.needs.acknowledge(item)
         self.needs = Needs(self.needs.verdicts, self.acked)  # a new object: the views draw it again
-        acknowledger = HistoryAcknowledger()
-        failed: OSError | None = None
-        for v in verdicts:
-            try:
-                acknowledger.acknowledge(str(self.root.absolute()), item_id(v.kind, v.item), self.actor)
-            except OSError as exc:
-                failed = exc
+        failed = record_all(HistoryAcknowledger(), str(self.root.absolute()),
+                            [item_id(v.kind, v.item) for v in verdicts], self.actor)
         if failed is not None:
             self.notify(f"acknowledged here, but not recorded: {failed}", severity="warning")
         else:

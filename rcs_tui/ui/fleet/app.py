@@ -28,7 +28,7 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
 from rcs_tui.core.attention import NEEDS_YOU
 from rcs_tui.core.words import plural
-from rcs_tui.fleet.acks import Acknowledger, HistoryAcknowledger, item_id
+from rcs_tui.fleet.acks import Acknowledger, HistoryAcknowledger, item_id, record_all
 from rcs_tui.fleet.alerts import Alert, AlertSettings, AlertTracker
 from rcs_tui.fleet.hub import FleetHub
 from rcs_tui.fleet.projects import Project
@@ -353,14 +353,10 @@ class FleetApp(App):
             self.notify("nothing to acknowledge here", timeout=3)
             return
         entries = [(k.key, item) for k in NEEDS_YOU for item in row.attention.get(k.key, [])]
-        failed = None
         for kind, item in entries:
             self.tracker.acknowledge(key, kind, item)
-            try:
-                self.acknowledger.acknowledge(row.project.path if not row.project.remote else key,
-                                              item_id(kind, item), self.actor)
-            except OSError as exc:
-                failed = exc
+        failed = record_all(self.acknowledger, row.project.path if not row.project.remote else key,
+                            [item_id(kind, item) for kind, item in entries], self.actor)
         if failed is not None:
             self.notify(f"acknowledged here, but not recorded: {failed}", severity="warning")
         else:
