@@ -15,6 +15,7 @@ from rcs_tui.files.layout import Layout
 from rcs_tui.state.reader import compute_members
 from rcs_tui.state.session import Resolution
 from rcs_tui.state.snapshot import Member, Snapshot
+from rcs_tui.ui.column_fit import cell_width, content_widths
 from rcs_tui.ui.console.format import age, age_of, plain, rel, short_sid, styled
 from rcs_tui.ui.console.needs import POINTER_ITEM, Needs, member_item, why_cell, why_text
 from rcs_tui.ui.console.table import Column, DrawnFrom, Row, project, set_columns
@@ -263,6 +264,7 @@ class ScopesPane(Vertical):
         self.expanded: set[str | None] = set()
         self._rows: dict[str, tuple[object, bool, Row]] = {}
         self._fit: tuple[int, int] = (17, LABEL_WIDTH)
+        self._hint: list[int] | None = None  # the widths the last drawing's rows wanted
         self.drawn = DrawnFrom()
 
     def show(self, world: World, now: float) -> None:
@@ -271,16 +273,48 @@ class ScopesPane(Vertical):
         if self.drawn.same(now, world.snapshot, needle, frozenset(self.expanded), self.app.size.width, needs):
             return
         table = self.query_one("#scopes-table", LineTable)
-        shown = set_columns(table, COLUMNS, self.app.size.width)
-        fit = ((table.column_width(COLUMNS[0].label) or COLUMNS[0].width) - 2,
-               table.column_width(COLUMNS[4].label) or LABEL_WIDTH)
+        width = self.app.size.width
+        # Fitted to the widths the last drawing's rows wanted (the first drawing: as wide as each may grow);
+        # when these rows want others, fitted again and, if a scope's id or active set now gets more or
+        # fewer cells, built again: no column is cut while another has cells to spare.
+        shown = set_columns(table, COLUMNS, width, content=self._hint)
+        fit = self._fit_of(table)
         if fit != self._fit:  # cached one-row scopes were cut for other widths
             self._rows.clear()
             self._fit = fit
         rows = scope_rows(world, now, needle, self.expanded, self._rows, how=COLUMNS[2] in shown, fit=fit,
                           needs=needs)
+        content = self._content(rows, world)
+        if content != self._hint:
+            self._hint = content
+            refit = set_columns(table, COLUMNS, width, content=content)
+            if self._fit_of(table) != fit or (COLUMNS[2] in refit) != (COLUMNS[2] in shown):
+                self._fit = fit = self._fit_of(table)
+                self._rows.clear()
+                rows = scope_rows(world, now, needle, self.expanded, self._rows, how=COLUMNS[2] in refit,
+                                  fit=fit, needs=needs)
+            shown = refit
         table.set_rows(project(rows, COLUMNS, shown), group=row_scope)
         show_content(self.query_one("#scopes-detail", Static), scope_detail(world, table.selected, needs))
+
+    @staticmethod
+    def _fit_of(table: LineTable) -> tuple[int, int]:
+        """The cells a scope's id and its active set have in the table as fitted now."""
+        return ((table.column_width(COLUMNS[0].label) or COLUMNS[0].width) - 2,
+                table.column_width(COLUMNS[4].label) or LABEL_WIDTH)
+
+    def _content(self, rows: list[Row], world: World) -> list[int]:
+        """Each column's widest cell, whole: measured on the rows of listed scopes and members; a one-row
+        scope (cached, thousands of them at scale) counts by its whole session id and its active set's cell."""
+        collapsed = {id(kept[2]) for kept in self._rows.values()}
+        content = content_widths([row[1] for row in rows if id(row) not in collapsed], len(COLUMNS))
+        if collapsed:
+            content[0] = max(content[0], 2 + max((len(sid) for sid in world.snapshot.sessions), default=0))
+            content[1] = max(content[1], len("stale-dead"))
+            content[4] = max(content[4], max(cell_width(kept[2][1][4]) for kept in self._rows.values()))
+        else:
+            content[0] = max(content[0], 2 + max((len(sid) for sid in world.snapshot.sessions), default=0))
+        return content
 
     def selected(self) -> str | None:
         return self.query_one("#scopes-table", LineTable).selected

@@ -15,13 +15,15 @@ __all__ = ["Column", "DrawnFrom", "Row", "matches", "project", "set_columns"]
 
 
 def set_columns(table: LineTable, columns: Sequence[Column], width: int,
-                rows: Sequence[Row] | None = None) -> tuple[Column, ...]:
+                rows: Sequence[Row] | None = None, content: list[int] | None = None) -> tuple[Column, ...]:
     """Show the columns of `columns` that fit `width` (`column_fit.fit`), each as wide as its content in
     `rows` allows (full rows: a cell for every column; an empty table: each column at its `width`; rows
-    not known yet: as wide as each may grow). The table keeps its rows and cursor; the caller hands it the
-    rows cut to these columns (`project`) next."""
-    content = (None if rows is None else [c.width for c in columns] if not rows
-               else content_widths([cells for _, cells in rows], len(columns)))
+    not known yet: as wide as each may grow), or as `content` says (each column's widest cell, when the
+    caller knows it without measuring every row). The table keeps its rows and cursor; the caller hands it
+    the rows cut to these columns (`project`) next."""
+    if content is None:
+        content = (None if rows is None else [c.width for c in columns] if not rows
+                   else content_widths([cells for _, cells in rows], len(columns)))
     index, widths = fit(columns, content, width, SORT_MARK if table.sortable else 0)
     shown = tuple(columns[i] for i in index)
     table.set_columns([c.label for c in shown], widths)
