@@ -306,6 +306,7 @@ def test_an_unknown_mode_is_refused_naming_the_known_modes(tmp_path: Path) -> No
 
 @pytest.mark.parametrize("where", ["file in a session", "canonical entry", "canonical skill"])
 def test_a_mode_known_only_from_the_tree_is_cleared_quietly(tmp_path: Path, where: str) -> None:
+    (state_dir(tmp_path) / "sessions" / "a bad name").mkdir(parents=True)  # listed first, passed over
     if where == "file in a session":
         write(state_dir(tmp_path, "s1") / "mymode-state.json", {"active": False})
     elif where == "canonical entry":
@@ -548,3 +549,69 @@ def test_an_operation_with_journal_bookkeeping_only_is_journaled(tmp_path: Path)
     entry = read_journal(tmp_path)[-1]
     assert out == {"ok": True, "journal_id": entry["id"]} and entry["undoes"] == "x"
     assert ops.Operation(ops.Plan("a")).preview(tmp_path)["dry_run"] is True
+
+
+def test_a_mode_is_known_from_any_valid_session_past_an_invalid_directory_name(tmp_path: Path) -> None:
+    (state_dir(tmp_path) / "sessions" / "a bad name").mkdir(parents=True)
+    write(state_dir(tmp_path, "s1") / "mymode-state.json", {"active": False, "current_phase": "cleared"})
+    write(state_dir(tmp_path) / "mymode-state.json", {"active": True})
+    op = ops.plan_clear(tmp_path, "mymode", "s1")
+    assert op.result["message"] == "nothing to clear: mymode is already cleared (tombstoned) in s1"
+
+
+def test_a_canonical_set_naming_other_modes_or_leading_outside_does_not_make_a_mode_known(tmp_path: Path) -> None:
+    write(state_dir(tmp_path) / "skill-active-state.json", {"skill": "forge", "active_skills": [{"skill": "forge"}]})
+    outside = write(tmp_path / "elsewhere.json", {"skill": "mymode", "active_skills": [{"skill": "mymode"}]})
+    (state_dir(tmp_path, "s1")).mkdir(parents=True)
+    os.symlink(outside, state_dir(tmp_path, "s1") / "skill-active-state.json")
+    message, _ = _refusal(ops.plan_clear, tmp_path, "mymode", ROOT)
+    assert message.startswith("unknown mode 'mymode'")
+
+
+def test_a_tombstone_that_is_not_usable_state_is_written_again(tmp_path: Path) -> None:
+    mode(tmp_path, "forge")
+    canonical(tmp_path, ["forge"])
+    path = state_dir(tmp_path, "s1") / "forge-state.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"active": false, "current_phase": "cleared", "mode": "forge", "session_id": "s1", '
+                    '"note": "\\ud800"}')
+    op = ops.plan_clear(tmp_path, "forge", "s1")
+    assert [c.why for c in op.plan.changes] == ["tombstone (root copy exists)"]
+
+
+def test_clearing_in_every_session_refuses_a_file_it_cannot_read(tmp_path: Path) -> None:
+    (state_dir(tmp_path, "s1")).mkdir(parents=True)
+    os.mkfifo(state_dir(tmp_path, "s1") / "forge-state.json")
+    assert _refusal(ops.plan_clear, tmp_path, "forge", all_sessions=True)[0] == (
+        ".rcs/state/sessions/s1/forge-state.json: not a regular file (a FIFO); not read; refusing to plan a change "
+        "to a file that could not be read (nothing was changed)")
+
+
+def test_reading_a_mode_nowhere_lists_every_scope_searched(tmp_path: Path) -> None:
+    assert ops.read_mode(tmp_path, "forge", "s9") == {
+        "exists": False, "mode": "forge",
+        "_scope": {"searched": [str(state_dir(tmp_path, "s9") / "forge-state.json"),
+                                str(state_dir(tmp_path) / "forge-state.json")]}}
+
+
+def test_reading_a_mode_file_linked_outside_the_project_is_refused(tmp_path: Path) -> None:
+    outside = write(tmp_path / "elsewhere.json", {"active": True})
+    (state_dir(tmp_path)).mkdir(parents=True)
+    os.symlink(outside, state_dir(tmp_path) / "forge-state.json")
+    assert _refusal(ops.read_mode, tmp_path, "forge", ROOT)[0] == (
+        ".rcs/state/forge-state.json: symlink leads outside .rcs/; not followed")
+
+
+def test_status_of_an_explicit_session_is_that_session_alone_each_field_named(tmp_path: Path) -> None:
+    mode(tmp_path, "team", None, current_phase="team-exec")
+    mode(tmp_path, "forge", "s1", current_phase="verifying", iteration=2)
+    write(state_dir(tmp_path, "s1") / "ultrawork-state.json", "{torn")
+    status = ops.get_status(read_snapshot(tmp_path, "s1"))["statuses"]
+    forge_path = state_dir(tmp_path, "s1") / "forge-state.json"
+    assert status["forge"] == {"active": True, "phase": "verifying", "path": str(forge_path),
+                               "data": {"active": True, "current_phase": "verifying", "iteration": 2},
+                               "scope": "session", "session_id": "s1", "fallback": False}
+    assert list(status["forge"]) == ["active", "phase", "path", "data", "scope", "session_id", "fallback"]
+    assert status["ultrawork"]["error"].startswith("invalid JSON at line 1 column 2")
+    assert "team" not in status
+    assert ops.get_status(read_snapshot(tmp_path, "s9"))["statuses"]["team"]["fallback"] is True
