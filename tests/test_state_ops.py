@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core.modes import TRACKED_MODES, BadName
 from rcs_tui.core.policy import is_approved_set
+from rcs_tui.files.io import digest
 from rcs_tui.state import ops
 from rcs_tui.state.journal import read_journal, undo
 from rcs_tui.state.ops import PolicyDenied, plan_clear, plan_write
@@ -615,3 +616,133 @@ def test_status_of_an_explicit_session_is_that_session_alone_each_field_named(tm
     assert status["ultrawork"]["error"].startswith("invalid JSON at line 1 column 2")
     assert "team" not in status
     assert ops.get_status(read_snapshot(tmp_path, "s9"))["statuses"]["team"]["fallback"] is True
+
+
+def test_plans_shown_together_share_one_read_of_each_file(tmp_path: Path) -> None:
+    write(state_dir(tmp_path, "s1") / "forge-state.json", {"active": False, "current_phase": "complete"})
+    canonical(tmp_path, ["forge", "team"], "s1")
+    pointer(tmp_path, "s1")
+    reads = ops.PlanReads()
+    first = ops.plan_drop_entry(tmp_path, "forge", "s1", reads)
+    canon = state_dir(tmp_path, "s1") / "skill-active-state.json"
+    canon.write_text(canon.read_text() + " ")  # changed after the shared read: the shared plans do not see it
+    again = ops.plan_drop_entry(tmp_path, "forge", "s1", reads)
+    assert again.plan.changes[0].expect == first.plan.changes[0].expect != read_target_sha(canon)
+    assert ops.plan_drop_entry(tmp_path, "forge", None).plan.changes[0].expect == read_target_sha(canon)
+    pointer_reads = ops.PlanReads()
+    before = ops.plan_delete_pointer(tmp_path, pointer_reads)
+    pointer(tmp_path, "s2")
+    assert ops.plan_delete_pointer(tmp_path, pointer_reads).plan.changes == before.plan.changes
+    snap = read_snapshot(tmp_path)
+    reads.use(snap)
+    assert reads.scope(ops.Layout(tmp_path), "s1") is snap.scope("s1")
+
+
+def read_target_sha(path: Path) -> str:
+    return digest(path.read_bytes())
+
+
+def test_a_pointer_plan_removes_only_a_pointer_there_and_refuses_an_unreadable_one(tmp_path: Path) -> None:
+    (state_dir(tmp_path)).mkdir(parents=True)
+    op = ops.plan_delete_pointer(tmp_path)
+    assert op.plan.changes == () and op.result == {"removed": False}
+    assert op.preview(tmp_path) == {"dry_run": True, "action": "remove stale-dead session.json", "changes": [],
+                                    "plan_fingerprint": op.plan.fingerprint(tmp_path)}
+    os.mkfifo(state_dir(tmp_path) / "session.json")
+    assert _refusal(ops.plan_delete_pointer, tmp_path)[0] == (
+        ".rcs/state/session.json: not a regular file (a FIFO); not read; refusing to plan a change to a file that "
+        "could not be read (nothing was changed)")
+
+
+def test_a_dropped_entry_leaves_a_timestamped_canonical_set(tmp_path: Path) -> None:
+    write(state_dir(tmp_path) / "forge-state.json", {"active": False, "current_phase": "complete"})
+    write(state_dir(tmp_path) / "skill-active-state.json", {"skill": "forge", "active": True})
+    ops.plan_drop_entry(tmp_path, "forge", ROOT).run(tmp_path)
+    canon = read(state_dir(tmp_path) / "skill-active-state.json")
+    assert canon["active"] is False and canon["updated_at"].endswith("Z")
+
+
+def test_clearing_an_unknown_mode_in_every_session_is_refused(tmp_path: Path) -> None:
+    (state_dir(tmp_path, "s1")).mkdir(parents=True)
+    message, kind = _refusal(ops.plan_clear, tmp_path, "nosuch", all_sessions=True)
+    assert message.startswith("unknown mode 'nosuch'") and kind == kinds.NOT_FOUND
+
+
+def test_clearing_in_every_session_says_which_mode(tmp_path: Path) -> None:
+    mode(tmp_path, "team", "s1", current_phase="team-exec")
+    write(state_dir(tmp_path) / "skill-active-state.json", {"skill": "team", "active": True})
+    op = ops.plan_clear(tmp_path, "team", all_sessions=True)
+    assert op.plan.summary["mode"] == "team" and op.plan.action == "state clear team --all-sessions"
+    op.run(tmp_path)
+    assert read(state_dir(tmp_path) / "skill-active-state.json")["updated_at"].endswith("Z")
+    empty = ops.plan_clear(tmp_path, "team", all_sessions=True)
+    assert empty.plan.changes == ()
+
+
+def test_a_write_names_a_bad_session_id(tmp_path: Path) -> None:
+    with pytest.raises(BadName) as caught:
+        ops.plan_write(tmp_path, "forge", {"active": True}, "../x")
+    assert str(caught.value) == "invalid session id '../x': must match ^[A-Za-z0-9_-]{1,64}$"
+
+
+def test_a_write_into_a_new_session_activates_there(tmp_path: Path) -> None:
+    (tmp_path / ".rcs").mkdir()
+    op = ops.plan_write(tmp_path, "forge", {"active": True, "current_phase": "executing"}, "s9")
+    op.run(tmp_path)
+    canon = read(state_dir(tmp_path, "s9") / "skill-active-state.json")
+    assert canon["source"] == "rcs-tui" and canon["session_id"] == "s9"
+    assert canon["active_skills"][0]["phase"] == "executing" and canon["active_skills"][0]["session_id"] == "s9"
+    ops.plan_write(tmp_path, "ultrawork", {"active": True}, "s9", source="cli test").run(tmp_path)
+    canon = read(state_dir(tmp_path, "s9") / "skill-active-state.json")
+    assert [e["skill"] for e in canon["active_skills"]] == ["forge", "ultrawork"] and canon["source"] == "cli test"
+
+
+def test_a_write_that_changes_nothing_is_named_as_a_write(tmp_path: Path) -> None:
+    mode(tmp_path, "forge", current_phase="executing")
+    canonical(tmp_path, ["forge"])
+    assert ops.plan_write(tmp_path, "forge", {"active": True}, ROOT).plan.action == "state write forge"
+
+
+def test_deactivating_without_a_canonical_set_writes_only_the_mode_file(tmp_path: Path) -> None:
+    mode(tmp_path, "forge", current_phase="executing")
+    op = ops.plan_write(tmp_path, "forge", {"active": False}, ROOT)
+    assert [c.path.name for c in op.plan.changes] == ["forge-state.json"]
+
+
+def test_deactivating_in_a_session_drops_only_that_session_s_entry(tmp_path: Path) -> None:
+    mode(tmp_path, "team", "s1", current_phase="team-exec")
+    write(state_dir(tmp_path, "s1") / "skill-active-state.json",
+          {"skill": "team", "active": True, "session_id": "s1",
+           "active_skills": [{"skill": "team", "active": True, "session_id": "s2"},
+                             {"skill": "team", "active": True, "session_id": "s1"}]})
+    ops.plan_write(tmp_path, "team", {"active": False}, "s1").run(tmp_path)
+    entries = read(state_dir(tmp_path, "s1") / "skill-active-state.json")["active_skills"]
+    assert entries == [{"skill": "team", "active": True, "session_id": "s2"}]
+
+
+def test_a_loopback_from_a_review_that_is_not_clean_completes_autopilot(tmp_path: Path) -> None:
+    mode(tmp_path, "autopilot", current_phase="code-review", code_review_verdict="changes requested")
+    canonical(tmp_path, ["autopilot"])
+    op = ops.plan_write(tmp_path, "blueprint", {"active": True}, ROOT, source="runtime")
+    message = op.plan.summary["decision"]["message"]
+    assert op.plan.summary["decision"]["decision"] == "auto-complete"
+    assert op.plan.changes[0].why == f"auto-completed ({message})"
+    op.run(tmp_path)
+    done = read(state_dir(tmp_path) / "autopilot-state.json")
+    assert (done["active"], done["transition_source"], done["transition_target_mode"]) == (
+        False, "runtime", "blueprint")
+    assert done["completed_at"].endswith("Z")
+
+
+def test_an_auto_completion_in_a_session_also_ends_the_active_root_copy(tmp_path: Path) -> None:
+    mode(tmp_path, "blueprint", None, current_phase="planning", iteration=4)
+    canonical(tmp_path, ["blueprint"])
+    mode(tmp_path, "blueprint", "s1", current_phase="planning")
+    canonical(tmp_path, ["blueprint"], "s1")
+    ops.plan_write(tmp_path, "forge", {"active": True}, "s1", source="runtime").run(tmp_path)
+    root_copy = read(state_dir(tmp_path) / "blueprint-state.json")
+    assert root_copy["iteration"] == 4
+    assert (root_copy["active"], root_copy["transition_source"], root_copy["transition_target_mode"]) == (
+        False, "runtime", "forge")
+    root_canon = read(state_dir(tmp_path) / "skill-active-state.json")
+    assert root_canon["active_skills"] == [] and root_canon["updated_at"].endswith("Z")
