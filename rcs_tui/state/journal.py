@@ -352,7 +352,8 @@ def _unappend(tree: Tree, root: Path, entry: dict[str, Any], item: dict[str, Any
     if at < 0:
         return None
     cut = current[:at] + current[at + len(ours):]
-    if at == len(current) - len(ours) and at > 0 and start == at - 1:
+    if at == len(current) - len(ours) and start > 0 and start == at - 1:
+        # our append began with a newline only if the file it met was not empty and did not end with one
         cut = cut[:-1] if cut.endswith(b"\n") and not current[:start].endswith(b"\n") else cut
     if not cut and item.get("created") is True:
         return FileChange(root / rel, "delete", expect=digest(current), why="remove the file the action created")

@@ -394,3 +394,87 @@ def test_undo_of_the_append_that_created_a_transcript_removes_it(tmp_path: Path)
     [change] = _unappend_plan(root, b"ours\n", "ours", 0, created=False).changes
     assert (change.action, change.content) == ("write", b"")
     assert _unappend_plan(root, b"", "ours", 0, created=False).changes == ()
+
+
+def test_the_blocker_named_is_the_later_action_on_that_file_not_any_later_one(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / ".rcs/state/a.json").write_bytes(b"1")
+    (root / ".rcs/state/b.json").write_bytes(b"1")
+    first = _apply(root, ".rcs/state/a.json", b"2", "first")
+    later = _apply(root, ".rcs/state/a.json", b"3", "later")
+    _apply(root, ".rcs/state/b.json", b"2", "other")
+    entries = read_journal(root)
+    assert blocking_entry(entries, entries[0], ".rcs/state/a.json")["id"] == later["id"]
+    with pytest.raises(TxnError) as caught:
+        undo(root, first["id"])
+    assert f"undo {later['id']} (later) first" in str(caught.value)
+
+
+def test_a_before_image_with_stray_characters_is_damaged(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / ".rcs/state/a.json").write_bytes(b"2")
+    entry = {"id": "e1", "files": [{"path": ".rcs/state/a.json", "before_b64": "MQ==!", "after_sha": digest(b"2")}]}
+    with pytest.raises(TxnError) as caught:
+        plan_undo(root, entry)
+    assert str(caught.value) == "journal entry e1 has a damaged before-image for '.rcs/state/a.json'"
+
+
+def test_an_entry_naming_an_unsafe_file_or_transcript_is_refused_whole(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    for entry in ({"id": "e1", "files": [{"path": "../x"}]},
+                  {"id": "e1", "files": [], "appends": [{"path": "../x", "line": "l", "size_before": 0}]}):
+        with pytest.raises(TxnError) as caught:
+            plan_undo(root, entry)
+        assert str(caught.value).startswith("journal entry e1 names an unsafe path '../x' (")
+
+
+def test_a_transcript_that_cannot_be_read_stops_the_undo(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    rel = ".rcs/tasks/t1/transcript.jsonl"
+    (root / rel).parent.mkdir(parents=True)
+    (root / rel).write_bytes(b" " * (8 * 1024 * 1024 + 1))
+    entry = {"id": "e1", "files": [], "appends": [{"path": rel, "line": "x", "size_before": 0}]}
+    with pytest.raises(TxnError) as caught:
+        plan_undo(root, entry)
+    assert str(caught.value) == f"cannot undo e1: {rel}: too large (8388609 bytes > 8388608); nothing was changed"
+
+
+@pytest.mark.parametrize(("content", "line", "size", "after"), [
+    (b"a\nours \n", "ours \n", 2, b"a\n"),                    # trailing spaces are part of the line
+    (b"a\nlineX\n", "lineX", 2, b"a\n"),
+    (b"ours\nmid\nours\n", "ours", 9, b"ours\nmid\n"),        # the one appended after size_before
+    (b"a\nours\nb\nours\n", "ours", 2, b"a\nb\nours\n"),      # the first one from there
+    (b"a\nxours\nours\nb\nours\n", "ours", 2, b"a\nxours\nb\nours\n"),
+    (b"x\n\n", "", 0, b"x\n"),                                # an empty line is found too
+    (b"xyz\nours\n", "ours", 3, b"xyz"),                      # the newline our append added goes too
+    (b"a\n\nours\n", "ours", 2, b"a\n\n"),                    # a blank line another writer put there stays
+    (b"\nours\n", "ours", 0, b"\n"),                            # so does a newline before ours in a file once empty
+])
+def test_undo_of_an_append_removes_only_our_line(tmp_path: Path, content: bytes, line: str, size: int,
+                                                  after: bytes) -> None:
+    [change] = _unappend_plan(_project(tmp_path), content, line, size).changes
+    assert change.content == after
+
+
+def test_undo_goes_on_past_a_file_already_back(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / ".rcs/state/a.txt").write_bytes(b"a1")
+    (root / ".rcs/state/b.txt").write_bytes(b"b1")
+    apply(root, Plan("two", (FileChange(root / ".rcs/state/a.txt", "write", b"a2", digest(b"a1")),
+                             FileChange(root / ".rcs/state/b.txt", "write", b"b2", digest(b"b1")))))
+    (root / ".rcs/state/a.txt").write_bytes(b"a1")
+    plan = plan_undo(root, read_journal(root)[0])
+    assert [(c.path.name, c.content) for c in plan.changes] == [("b.txt", b"b1")]
+
+
+def test_undo_applies_only_the_plan_confirmed_and_records_who(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / ".rcs/state/a.json").write_bytes(b"1")
+    _apply(root, ".rcs/state/a.json", b"2", "first")
+    with pytest.raises(TxnError) as caught:
+        undo(root, expect_plan="sha256:another")
+    assert caught.value.error_kind == kinds.PLAN_CHANGED and (root / ".rcs/state/a.json").read_bytes() == b"2"
+    shown = undo(root, dry_run=True)
+    out = undo(root, expect_plan=shown["plan_fingerprint"], actor="carol")
+    assert (root / ".rcs/state/a.json").read_bytes() == b"1"
+    assert read_journal(root)[-1]["id"] == out["journal_id"] and read_journal(root)[-1]["actor"] == "carol"
