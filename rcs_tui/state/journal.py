@@ -51,8 +51,8 @@ def _gen_rel(gen: int) -> str:
     return str(JOURNAL_REL.parent / rotated_name(gen))
 
 
-def _lines_backwards(fd: int, size: int, floor: int = 0,
-                     wanted: Callable[[bytes], bool] | None = None) -> Iterator[tuple[int, bytes | None]]:
+def _lines_backwards(fd: int, size: int, floor: int,
+                     wanted: Callable[[bytes], bool] | None) -> Iterator[tuple[int, bytes | None]]:
     """(offset, line) from the end of the file down to `floor`; line None for a line over MAX_LINE (skipped
     unread). A line is kept as its pieces until its start is found, so a long one costs one copy, not one
     per block; above `floor` the first, cut line is dropped. `wanted`: a test that holds for a line only if
@@ -72,7 +72,7 @@ def _lines_backwards(fd: int, size: int, floor: int = 0,
         idx = block.rfind(b"\n", 0, end)
         quiet = wanted is not None and idx != -1 and not wanted(block)
         while idx != -1:
-            if overlong:
+            if overlong or held + end - idx - 1 > MAX_LINE:  # its pieces and the part in this block
                 yield pos + idx + 1, None
             else:
                 line = block[idx + 1:end] + b"".join(reversed(parts)) if parts else block[idx + 1:end]
@@ -165,7 +165,7 @@ def scan(root: Path, scan_state: JournalScan | None = None,
 
 
 def _entries(fd: int, size: int, st: JournalScan, bad: list[tuple[int, str]],
-             floor: int = 0, wanted: Callable[[bytes], bool] | None = None) -> Iterator[dict[str, Any]]:
+             floor: int, wanted: Callable[[bytes], bool] | None) -> Iterator[dict[str, Any]]:
     for offset, raw in _lines_backwards(fd, size, floor, wanted):
         if raw is None:
             bad.append((offset, f"longer than {MAX_LINE} bytes"))

@@ -478,3 +478,46 @@ def test_undo_applies_only_the_plan_confirmed_and_records_who(tmp_path: Path) ->
     out = undo(root, expect_plan=shown["plan_fingerprint"], actor="carol")
     assert (root / ".rcs/state/a.json").read_bytes() == b"1"
     assert read_journal(root)[-1]["id"] == out["journal_id"] and read_journal(root)[-1]["actor"] == "carol"
+
+
+@pytest.mark.parametrize("block", [7, 33, 1 << 20])
+def test_a_line_of_exactly_the_longest_length_is_read_one_byte_more_is_not(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch,
+                                                                          block: int) -> None:
+    monkeypatch.setattr(journal, "BLOCK", block)
+    monkeypatch.setattr(journal, "MAX_LINE", 100)
+
+    def sized(eid: str, n: int) -> str:
+        text = json.dumps(_entry(eid, action=""))
+        return json.dumps(_entry(eid, action="x" * (n - len(text))))
+
+    _write(tmp_path, [sized("first", 101), sized("a", 100), sized("b", 101), sized("c", 100), sized("d", 101)])
+    entries, warnings = load(tmp_path)
+    assert [e["id"] for e in entries] == ["a", "c"]
+    assert warnings == [f".rcs/logs/rcs-tui-journal.jsonl line {n}: longer than 100 bytes; skipped" for n in (1, 3, 5)]
+    _write(tmp_path, [sized("first", 100), sized("a", 101)])
+    assert [e["id"] for e in load(tmp_path)[0]] == ["first"]
+
+
+@pytest.mark.parametrize("block", [1, 3, 8, 1 << 20])
+def test_skipped_lines_are_numbered_right_across_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        block: int) -> None:
+    monkeypatch.setattr(journal, "BLOCK", block)
+    _write(tmp_path, ["", "{t1", "", _entry("a"), "[2]", "", "", "{t3", _entry("b"), "{t4"])
+    assert load(tmp_path)[1] == [f".rcs/logs/rcs-tui-journal.jsonl line {n}: {why}; skipped" for n, why in (
+        (2, "not JSON (torn or foreign line)"), (5, "not a JSON object"), (8, "not JSON (torn or foreign line)"),
+        (10, "not JSON (torn or foreign line)"))]
+
+
+def test_read_journal_keeps_the_newest_entries(tmp_path: Path) -> None:
+    _write(tmp_path, [_entry(f"e{n}") for n in range(5)])
+    assert [e["id"] for e in read_journal(tmp_path, 2)] == ["e3", "e4"]
+
+
+def test_a_missing_id_after_one_rotation_says_older_entries_are_dropped(tmp_path: Path) -> None:
+    _write(tmp_path, [_entry("old")], ".rcs/logs/rcs-tui-journal.1.jsonl")
+    _write(tmp_path, [_entry("new")])
+    with pytest.raises(TxnError) as caught:
+        find_entry(tmp_path, "gone")
+    assert str(caught.value).endswith("; older entries are dropped when the journal rotates (the newest 4 files are "
+                                      "kept)")
