@@ -315,3 +315,50 @@ def test_append_line_starts_a_new_line_when_the_file_lacks_one(tmp_path: Path) -
 def test_fsync_dir_is_best_effort(tmp_path: Path) -> None:
     fsync_dir(tmp_path / "none")
     fsync_dir(tmp_path)
+
+
+def test_a_huge_number_is_named_by_its_first_forty_characters() -> None:
+    text = "1" * 45 + "e999"
+    with pytest.raises(ValueError) as caught:
+        loads_strict(f"[{text}]")
+    assert str(caught.value) == f"number {text[:40]} is too large for a float"
+
+
+def test_nesting_of_exactly_the_cap_is_allowed_among_many_brackets() -> None:
+    doc = "[" * 99 + "[],[]" + "]" * 99  # 100 levels, 101 brackets: the depth walk runs
+    assert loads_strict(doc) is not None
+    with pytest.raises(NestedTooDeep):
+        loads_strict("[" * 100 + "[],[]" + "]" * 100)
+    assert loads_strict("[" + "[[1]]," * 60 + "1]") is not None
+
+
+def test_atomic_writes_make_missing_directories_and_stage_beside_the_file(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "d" / "e" / "a.json"
+    staged: list[str] = []
+    real = os.replace
+
+    def replace(src: str, dst: object) -> None:
+        staged.append(src)
+        real(src, dst)
+
+    monkeypatch.setattr(io.os, "replace", replace)
+    atomic_write(path, b"one")
+    monkeypatch.undo()
+    assert path.read_bytes() == b"one"
+    [src] = staged
+    assert Path(src).parent == path.parent and Path(src).name.startswith(".a.json.") and src.endswith(".tmp")
+    append_line(tmp_path / "f" / "g" / "log", "x")
+    assert (tmp_path / "f" / "g" / "log").read_bytes() == b"x\n"
+
+
+def test_append_line_keeps_the_line_as_given_and_creates_files_0644(tmp_path: Path) -> None:
+    path = tmp_path / "log"
+    old = os.umask(0o022)
+    try:
+        append_line(path, "spaces  \n")
+        append_line(path, "endsX")
+    finally:
+        os.umask(old)
+    assert path.read_bytes() == b"spaces  \nendsX\n"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644

@@ -418,3 +418,86 @@ def test_renameat2_reports_the_failure_with_the_destination(tmp_path: Path) -> N
         assert caught.value.filename == "b"
         fsafe.renameat2(dfd, "a", "b", fsafe._RENAME_EXCHANGE)
     assert (tmp_path / STATE / "a").read_bytes() == b"b" and (tmp_path / STATE / "b").read_bytes() == b"a"
+
+
+def test_a_refusal_is_an_operation_not_permitted_naming_the_path() -> None:
+    exc = Refused(".rcs/state/a.json", "is a symlink; not followed")
+    assert (exc.errno, exc.strerror, exc.filename) == (errno.EPERM, "is a symlink; not followed", ".rcs/state/a.json")
+
+
+def test_same_inode_looks_at_the_name_itself_not_a_link_s_target(tmp_path: Path) -> None:
+    tree = _tree(tmp_path)
+    (tmp_path / STATE / "a").write_bytes(b"x")
+    os.symlink("a", tmp_path / STATE / "l")
+    ino = os.stat(tmp_path / STATE / "a").st_ino
+    with tree.parent(f"{STATE}/a") as (dfd, _name):
+        assert fsafe._same_inode(dfd, "a", ino) is True
+        assert fsafe._same_inode(dfd, "l", ino) is False
+        assert fsafe._same_inode(dfd, "gone", ino) is False
+
+
+def test_a_plain_swap_that_cannot_look_or_rename_leaves_no_temp(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = _tree(tmp_path)
+    (tmp_path / STATE / "d").mkdir()
+    with tree.parent(f"{STATE}/d") as (dfd, name):
+        tmp = fsafe.stage(dfd, name, b"new")
+        with pytest.raises(Refused):
+            fsafe._swap_plain(dfd, name, tmp, digest(b"old"), f"{STATE}/d")
+        assert _temps(tmp_path) == []
+        (tmp_path / STATE / "a").write_bytes(b"old")
+        tmp = fsafe.stage(dfd, "a", b"new")
+
+        def no_rename(*args: object, **kwargs: object) -> None:
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+        monkeypatch.setattr(fsafe.os, "rename", no_rename)
+        with pytest.raises(OSError):
+            fsafe._swap_plain(dfd, "a", tmp, digest(b"old"), f"{STATE}/a")
+        monkeypatch.undo()
+    assert _temps(tmp_path) == [] and (tmp_path / STATE / "a").read_bytes() == b"old"
+
+
+def test_discarding_a_temp_never_fails(tmp_path: Path) -> None:
+    tree = _tree(tmp_path)
+    (tmp_path / STATE / ".d.rcs-tui.tmp").mkdir()
+    with tree.parent(f"{STATE}/a") as (dfd, _name):
+        fsafe.discard_temp(dfd, ".gone.rcs-tui.tmp")
+        fsafe.discard_temp(dfd, ".d.rcs-tui.tmp")  # a directory: left for the doctor
+    assert os.listdir(tmp_path / STATE) == [".d.rcs-tui.tmp"]
+
+
+def test_renameat2_is_found_in_the_c_library_or_through_the_system_call(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import ctypes
+    import platform
+
+    if platform.system() != "Linux":
+        pytest.skip("renameat2 is Linux-only")
+    tree = _tree(tmp_path)
+    (tmp_path / STATE / "a").write_bytes(b"a")
+    (tmp_path / STATE / "b").write_bytes(b"b")
+
+    def exchanged(func: object) -> bool:
+        before = (tmp_path / STATE / "b").read_bytes()
+        with tree.parent(f"{STATE}/a") as (dfd, _name):
+            rc = func(dfd, b"a", dfd, b"b", fsafe._RENAME_EXCHANGE)  # type: ignore[operator]
+        return rc == 0 and (tmp_path / STATE / "a").read_bytes() == before
+
+    assert exchanged(fsafe._load_renameat2())
+    real = ctypes.CDLL
+
+    class NoWrapper:
+        """A C library without the renameat2 wrapper (older glibc): only `syscall`."""
+
+        def __init__(self, name: object, use_errno: bool = False) -> None:
+            self.syscall = real(name, use_errno=use_errno).syscall
+
+    monkeypatch.setattr(ctypes, "CDLL", NoWrapper)
+    if platform.machine() in fsafe._SYS_RENAMEAT2:
+        assert exchanged(fsafe._load_renameat2())  # swaps a and b back
+        assert (tmp_path / STATE / "a").read_bytes() == b"a"
+    monkeypatch.setattr(platform, "machine", lambda: "vax")
+    assert fsafe._load_renameat2() is None
+    monkeypatch.setattr(platform, "system", lambda: "Darwin")
+    assert fsafe._load_renameat2() is None
