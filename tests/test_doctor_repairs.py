@@ -3,6 +3,7 @@ and what `fix` reports and leaves on disk."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -237,8 +238,10 @@ def test_each_confirmed_plan_is_used_once(tmp_path: Path) -> None:
 def test_a_confirmed_rollback_that_changed_stops_every_repair(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _interrupt(tmp_path, monkeypatch)
     mode(tmp_path, "ultrawork", "s1", current_phase="executing")
+    mode(tmp_path, "team", None, current_phase="team-exec")  # a root survivor seen from s1 only
     found = diagnose(tmp_path, "s1")
     result = fix(tmp_path, found, session_id="s1", expected=["sha256:not-this-one"])
+    assert "root-survivor:root:team" in result["remaining"]
     assert result["applied"] == [] and [x["kind"] for x in result["failed"]] == ["plan_changed"]
     assert (state_dir(tmp_path, "s1") / "ultrawork-state.json").exists()
     assert any(r.startswith("interrupted:") for r in result["remaining"])
@@ -348,3 +351,78 @@ def test_a_fix_whose_repair_did_not_hold_says_so(tmp_path: Path) -> None:
     assert result["applied"] == [{"id": f.id, "journal_id": None, "held": False}]
     assert result["remaining"] == [f.id]
     assert read(state_dir(tmp_path) / "forge-state.json")["active"] is True
+
+
+def _survivor_in_s1(tmp_path: Path) -> None:
+    mode(tmp_path, "team", None, current_phase="team-exec")
+    canonical(tmp_path, [], "s1")
+    mode(tmp_path, "forge", "s1", current_phase="executing")
+    canonical(tmp_path, ["forge"], "s1")
+
+
+def test_fix_judges_what_remains_from_the_session_it_was_asked_for(tmp_path: Path) -> None:
+    _survivor_in_s1(tmp_path)
+    mode(tmp_path, "ultrawork", "s1", current_phase="executing")
+    found = diagnose(tmp_path, "s1")
+    result = fix(tmp_path, found, ["orphan:s1:ultrawork"], session_id="s1", actor="carol")
+    assert result["remaining"] == ["root-survivor:root:team"]
+    assert [e["actor"] for e in read_journal(tmp_path)] == ["carol"]
+
+
+def test_after_a_rollback_the_session_s_other_repairs_are_made(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    _interrupt(tmp_path, monkeypatch)
+    mode(tmp_path, "team", None, current_phase="team-exec")  # a root survivor seen from s1
+    mode(tmp_path, "ultrawork", "s1", current_phase="executing")
+    write(state_dir(tmp_path) / "autopilot-state.json", "[1]")  # a finding without a repair
+    found = diagnose(tmp_path, "s1")
+    wanted = [f.id for f in found if f.kind in ("interrupted-action", "root-survivor")]
+    result = fix(tmp_path, found, wanted, session_id="s1", actor="dave")
+    assert sorted(a["id"].split(":")[0] for a in result["applied"]) == ["interrupted", "root-survivor"]
+    assert result["failed"] == []
+    assert (state_dir(tmp_path, "s1") / "ultrawork-state.json").exists()
+    assert [e["actor"] for e in read_journal(tmp_path) if e.get("undoes")] == ["dave"]
+    everything = fix(tmp_path, diagnose(tmp_path, "s1"), session_id="s1")
+    assert everything["failed"] == [] and "file-error:.rcs/state/autopilot-state.json" in everything["remaining"]
+
+
+def test_one_confirmation_confirms_one_repair_even_when_two_plans_are_the_same(tmp_path: Path) -> None:
+    base = state_dir(tmp_path)
+    base.mkdir(parents=True)
+    (base / ".a.rcs-tui.tmp").write_text("")
+    f = _one(diagnose(tmp_path), "leftover-temp")
+    twice = Finding(**{**f.__dict__, "id": "again"})
+    result = fix(tmp_path, [f, twice], expected=[f.plan().plan.fingerprint(tmp_path)])  # type: ignore[misc]
+    assert [a["id"] for a in result["applied"]] == ["leftover-temps"]
+    assert [(x["id"], x["kind"]) for x in result["failed"]] == [("again", "plan_changed")]
+
+
+def test_temp_cleanup_holds_the_store_lock_as_its_actor(tmp_path: Path) -> None:
+    base = state_dir(tmp_path)
+    base.mkdir(parents=True)
+    op = doctor._temp_cleanup([])
+    op.run(tmp_path, actor="erin")
+    assert json.loads((tmp_path / ".rcs/logs/rcs-tui.lock").read_text())["holder"] == "erin"
+    op.run(tmp_path)
+    assert json.loads((tmp_path / ".rcs/logs/rcs-tui.lock").read_text())["holder"] == txn.default_actor()
+
+
+def test_temp_cleanup_under_a_busy_lock_says_who_holds_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rcs_tui.core import error_kinds as kinds
+    from rcs_tui.files.fsafe import Tree
+    from rcs_tui.state import lock
+
+    (tmp_path / ".rcs").mkdir()
+    monkeypatch.setattr(lock, "LOCK_TIMEOUT_S", 0.1)
+    with lock.store_lock(Tree(tmp_path), "holder-x"):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                doctor._temp_cleanup([]).run(tmp_path)
+                os._exit(1)
+            except txn.TxnError as exc:
+                ok = exc.error_kind == kinds.LOCK_BUSY and str(exc).startswith(
+                    "another rcs-tui process holds .rcs/logs/rcs-tui.lock (held by holder-x")
+                os._exit(0 if ok else 2)
+        _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
