@@ -746,3 +746,60 @@ def test_an_auto_completion_in_a_session_also_ends_the_active_root_copy(tmp_path
         False, "runtime", "forge")
     root_canon = read(state_dir(tmp_path) / "skill-active-state.json")
     assert root_canon["active_skills"] == [] and root_canon["updated_at"].endswith("Z")
+
+
+def test_an_operation_runs_only_the_plan_confirmed(tmp_path: Path) -> None:
+    mode(tmp_path, "forge", current_phase="executing")
+    canonical(tmp_path, ["forge"])
+    op = ops.plan_clear(tmp_path, "forge", ROOT)
+    with pytest.raises(TxnError) as caught:
+        op.run(tmp_path, expect_plan="sha256:other")
+    assert caught.value.error_kind == kinds.PLAN_CHANGED and (state_dir(tmp_path) / "forge-state.json").exists()
+    op.run(tmp_path, expect_plan=op.plan.fingerprint(tmp_path))
+    assert not (state_dir(tmp_path) / "forge-state.json").exists()
+
+
+def test_a_named_session_must_be_a_valid_name(tmp_path: Path) -> None:
+    with pytest.raises(BadName) as caught:
+        ops.plan_clear(tmp_path, "forge", "../x")
+    assert str(caught.value) == "invalid session id '../x': must match ^[A-Za-z0-9_-]{1,64}$"
+
+
+@pytest.mark.parametrize(("count", "suffix"), [(20, ""), (21, ", … (21 in all)")])
+def test_twenty_known_sessions_are_all_named(tmp_path: Path, count: int, suffix: str) -> None:
+    for n in range(count):
+        (state_dir(tmp_path, f"s{n:02d}")).mkdir(parents=True)
+    message, _ = _refusal(ops.require_session, ops.Layout(tmp_path), "x")
+    assert f"s19{suffix}); nothing was changed" in message
+
+
+def test_a_dropped_entry_in_a_session_shows_that_session_s_active_set(tmp_path: Path) -> None:
+    mode(tmp_path, "team", "s1", current_phase="team-exec")
+    write(state_dir(tmp_path, "s1") / "forge-state.json", {"active": False, "current_phase": "complete"})
+    canonical(tmp_path, ["forge", "team"], "s1")
+    assert ops.plan_drop_entry(tmp_path, "forge", "s1").plan.summary["active_after"] == ["team"]
+    write(state_dir(tmp_path) / "forge-state.json", {"active": False, "current_phase": "complete"})
+    canonical(tmp_path, ["forge"])
+    assert ops.plan_drop_entry(tmp_path, "forge", ROOT).plan.summary["scope"] == "root"
+
+
+def test_plans_shown_with_a_diagnosis_show_the_active_sets_it_read(tmp_path: Path) -> None:
+    mode(tmp_path, "team", "s1", current_phase="team-exec")
+    mode(tmp_path, "ultrawork", "s1", current_phase="executing")
+    write(state_dir(tmp_path, "s1") / "forge-state.json", {"active": False, "current_phase": "complete"})
+    canonical(tmp_path, ["forge", "team"], "s1")
+    reads = ops.PlanReads()
+    reads.use(read_snapshot(tmp_path))
+    mode(tmp_path, "team", "s1", active=False, current_phase="complete")  # changed after the diagnosis read
+    assert ops.plan_drop_entry(tmp_path, "forge", "s1", reads).plan.summary["active_after"] == ["team", "ultrawork"]
+    scopes = ops.plan_clear(tmp_path, "ultrawork", "s1", reads=reads).plan.summary["scopes"]
+    assert scopes == [{"scope": "s1", "before": ["team", "ultrawork"], "after": ["team"]}]
+
+
+def test_a_preview_lists_root_first_then_sessions_by_name(tmp_path: Path) -> None:
+    mode(tmp_path, "team", "s2", current_phase="team-exec")
+    mode(tmp_path, "team", "s1", current_phase="team-exec")
+    layout = ops.Layout(tmp_path)
+    changes = [ops.FileChange(layout.mode_file("team", sid), "delete", None, None) for sid in ("s2", "s9", None, "s1")]
+    assert [(s["scope"], s["before"], s["after"]) for s in ops.scope_changes(layout, changes)] == [
+        ("root", [], []), ("s1", ["team"], []), ("s2", ["team"], []), ("s9", [], [])]
