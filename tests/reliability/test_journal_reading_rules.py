@@ -521,3 +521,23 @@ def test_a_missing_id_after_one_rotation_says_older_entries_are_dropped(tmp_path
         find_entry(tmp_path, "gone")
     assert str(caught.value).endswith("; older entries are dropped when the journal rotates (the newest 4 files are "
                                       "kept)")
+
+
+def test_the_newest_line_of_exactly_the_longest_length_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(journal, "BLOCK", 16)
+    monkeypatch.setattr(journal, "MAX_LINE", 100)
+    text = json.dumps(_entry("z", action=""))
+    _write(tmp_path, [json.dumps(_entry("z", action="x" * (100 - len(text))))])
+    assert [e["id"] for e in load(tmp_path)[0]] == ["z"]
+
+
+def test_an_overlong_line_past_the_read_limit_is_named_by_its_byte_offset(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(journal, "BLOCK", 16)
+    monkeypatch.setattr(journal, "MAX_LINE", 100)
+    monkeypatch.setattr(journal, "READ_LIMIT", 400)
+    lines = [json.dumps(_entry(f"e{n}")) for n in range(4)]
+    _write(tmp_path, [*lines, "y" * 150, lines[0]])
+    offset = sum(len(x) + 1 for x in lines)
+    assert load(tmp_path)[1][1:] == [
+        f".rcs/logs/rcs-tui-journal.jsonl at byte {offset}: longer than 100 bytes; skipped"]
