@@ -426,3 +426,16 @@ def test_temp_cleanup_under_a_busy_lock_says_who_holds_it(tmp_path: Path, monkey
                 os._exit(0 if ok else 2)
         _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_plans_shown_with_findings_are_made_from_the_diagnosis_s_read(tmp_path: Path) -> None:
+    from rcs_tui.state.ops import PlanReads
+
+    mode(tmp_path, "forge", current_phase="executing")
+    canonical(tmp_path, [])
+    reads = PlanReads()
+    f = _one(diagnose(tmp_path, reads=reads), "orphan")
+    shown = f.as_json(tmp_path, with_plan=True, reads=reads)["plan"]
+    mode(tmp_path, "forge", current_phase="verifying")  # changed after the diagnosis
+    assert f.as_json(tmp_path, with_plan=True, reads=reads)["plan"] == shown
+    assert f.as_json(tmp_path, with_plan=True)["plan"]["plan_fingerprint"] != shown["plan_fingerprint"]
