@@ -362,3 +362,56 @@ def test_append_line_keeps_the_line_as_given_and_creates_files_0644(tmp_path: Pa
         os.umask(old)
     assert path.read_bytes() == b"spaces  \nendsX\n"
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+def test_every_answer_names_the_path_asked_and_keeps_the_stat_it_took(files: Path) -> None:
+    from rcs_tui.files import inputs
+
+    rcs = files / ".rcs"
+    (files / "f").write_bytes(b"x")
+    cases = {"missing": (rcs / "none.json", {}), "unstattable": (files / "f" / "below", {}),
+             "no-follow": (rcs / "in-link.json", {"follow_links": False}),
+             "outside": (rcs / "out-link.json", {"within": rcs}), "fifo": (rcs / "fifo.json", {}),
+             "dir": (rcs / "dir.json", {}), "regular": (rcs / "ok.json", {}),
+             "dangling": (rcs / "dangling", {})}
+    os.symlink(rcs / "nowhere", rcs / "dangling")
+    recorder = inputs.Recorder((str(files),), str(files))
+    with inputs.recording(recorder):
+        got = {name: read_bounded(path, **kw) for name, (path, kw) in cases.items()}
+    for name, (path, _kw) in cases.items():
+        assert got[name].path == path, name
+        assert str(path) in recorder.inputs, name
+    assert [name for name, g in got.items() if g.stat is not None] == ["no-follow", "outside", "fifo", "dir",
+                                                                      "regular"]
+
+
+@pytest.mark.parametrize(("swapped_in", "error", "kind"), [
+    ("symlink", "became a symlink while being read; not followed", "symlink"),
+    ("fifo", "not a regular file (a FIFO); not read", "FIFO"),
+    ("socket", "not a regular file (a socket); not read", "socket"),
+])
+def test_a_file_swapped_for_something_else_after_its_check_is_refused(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch,
+                                                                      swapped_in: str, error: str,
+                                                                      kind: str) -> None:
+    regular = tmp_path / "regular"
+    regular.write_bytes(b"{}")
+    path = tmp_path / "a.json"
+    sock = None
+    if swapped_in == "symlink":
+        os.symlink(regular, path)
+    elif swapped_in == "fifo":
+        os.mkfifo(path)
+    else:
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(path))
+    real = os.lstat
+    monkeypatch.setattr(io.os, "lstat", lambda p: real(regular) if os.fspath(p) == str(path) else real(p))
+    try:
+        got = read_bounded(path)
+    finally:
+        monkeypatch.undo()
+        if sock is not None:
+            sock.close()
+    assert (got.exists, got.raw, got.error, got.kind) == (True, None, error, kind)
+    assert got.path == path
