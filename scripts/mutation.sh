@@ -6,7 +6,9 @@
 # Usage: scripts/mutation.sh [MODULE...]   (a core module by name, or a dotted path under rcs_tui such as
 #        rp1.projection; default: every module of rcs_tui/core, then rp1.projection and the write path's
 #        modules listed below)
-# Env: MUTATION_JOBS (parallel mutants, default 2), MUTATION_TIMEOUT (seconds per module, default 1800).
+# Env: MUTATION_JOBS (parallel mutants, default 2), MUTATION_TIMEOUT (seconds per module, default 1800),
+#      RCS_TUI_MUTATION_INPROCESS=1 (judge by the in-process tests alone: the tests' `rcs-tui` subprocesses are
+#      skipped, which makes the write path's modules several times faster to run).
 # Runs under `nice -n 10`; prints a per-module score table (scripts/mutation_score.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
