@@ -141,7 +141,8 @@ def test_read_json_parses_through_the_confined_reader(tmp_path: Path) -> None:
     (tmp_path / STATE / "a.json").write_bytes(b"[1]")
     got = tree.read_json(tmp_path / STATE / "a.json")
     assert got.error == "expected a JSON object, got list"
-    assert tree.read_json(f"{STATE}/a.json", expect=list).data == [1]
+    as_list = tree.read_json(f"{STATE}/a.json", expect=list)
+    assert (as_list.data, as_list.error) == ([1], None)
 
 
 def test_lstat_sees_the_link_itself_and_none_when_absent(tmp_path: Path) -> None:
@@ -501,3 +502,50 @@ def test_renameat2_is_found_in_the_c_library_or_through_the_system_call(tmp_path
     assert fsafe._load_renameat2() is None
     monkeypatch.setattr(platform, "system", lambda: "Darwin")
     assert fsafe._load_renameat2() is None
+
+
+@needs_renameat2
+def test_remove_if_falls_back_to_a_plain_rename_where_renameat2_is_refused(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = _tree(tmp_path)
+    path = tmp_path / STATE / "a.json"
+    path.write_bytes(b"ours")
+
+    def unsupported(*args: object) -> None:
+        raise OSError(errno.EINVAL, "Invalid argument")
+
+    monkeypatch.setattr(fsafe, "renameat2", unsupported)
+    with tree.parent(f"{STATE}/a.json") as (dfd, name):
+        assert fsafe.remove_if(dfd, name, digest(b"ours"), "a") == fsafe.SwapResult(True, digest(b"ours"))
+    assert os.listdir(tmp_path / STATE) == []
+
+    def broken(*args: object) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    path.write_bytes(b"ours")
+    monkeypatch.setattr(fsafe, "renameat2", broken)
+    with tree.parent(f"{STATE}/a.json") as (dfd, name), pytest.raises(OSError) as caught:
+        fsafe.remove_if(dfd, name, digest(b"ours"), "a")
+    assert caught.value.errno == errno.EIO and path.read_bytes() == b"ours"
+
+
+def test_a_file_set_aside_that_cannot_be_looked_at_is_put_back(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = _tree(tmp_path)
+    path = tmp_path / STATE / "a.json"
+    path.write_bytes(b"runtime")
+
+    def unreadable(*args: object) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(fsafe, "_digest_at", unreadable)
+    with tree.parent(f"{STATE}/a.json") as (dfd, name), pytest.raises(OSError):
+        fsafe.remove_if(dfd, name, digest(b"runtime"), "a")
+    assert os.listdir(tmp_path / STATE) == ["a.json"] and path.read_bytes() == b"runtime"
+
+
+def test_leftover_temps_are_not_looked_for_through_a_linked_rcs_directory(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere" / "state").mkdir(parents=True)
+    (tmp_path / "elsewhere" / "state" / ".a.rcs-tui.tmp").write_text("")
+    os.symlink(tmp_path / "elsewhere", tmp_path / ".rcs")
+    assert fsafe.leftover_temps(tmp_path) == []
