@@ -803,3 +803,22 @@ def test_a_preview_lists_root_first_then_sessions_by_name(tmp_path: Path) -> Non
     changes = [ops.FileChange(layout.mode_file("team", sid), "delete", None, None) for sid in ("s2", "s9", None, "s1")]
     assert [(s["scope"], s["before"], s["after"]) for s in ops.scope_changes(layout, changes)] == [
         ("root", [], []), ("s1", ["team"], []), ("s2", ["team"], []), ("s9", [], [])]
+
+
+def test_a_preview_s_after_set_follows_the_planned_bytes_of_each_mode_file(tmp_path: Path) -> None:
+    mode(tmp_path, "forge", current_phase="executing")
+    mode(tmp_path, "ultrawork", current_phase="executing")
+    mode(tmp_path, "team", "s1", current_phase="team-exec")
+    layout = ops.Layout(tmp_path)
+
+    def planned(mode_name: str, sid: str | None, doc: dict) -> ops.FileChange:
+        return ops.FileChange(layout.mode_file(mode_name, sid), "write", json.dumps(doc).encode(), None)
+
+    changes = [planned("forge", None, {"active": False, "current_phase": "complete"}),
+               planned("blueprint", None, {"active": True, "current_phase": "planning"}),
+               planned("mymode", None, {"active": True}),
+               planned("autopilot", None, {"active": False}),
+               planned("ultraqa", "s1", {"active": True, "current_phase": "qa"}),
+               ops.FileChange(layout.mode_file("team", "s1"), "delete", None, None)]
+    assert [(s["scope"], s["before"], s["after"]) for s in ops.scope_changes(layout, changes)] == [
+        ("root", ["forge", "ultrawork"], ["blueprint", "ultrawork"]), ("s1", ["team"], ["ultraqa"])]
