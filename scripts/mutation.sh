@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# Mutation testing of the rules: mutmut changes rcs_tui/core, the rp1 status derivation and the write path's
-# journal rules and undo/redo one small edit
+# Mutation testing of the rules: mutmut changes rcs_tui/core, the rp1 status derivation and the write path
+# (the transaction, state operations, journal, undo/redo, the file layer, the doctor's repairs) one small edit
 # at a time and runs the in-process tests that reach the changed function (config in pyproject.toml
 # [tool.mutmut]).
 # Usage: scripts/mutation.sh [MODULE...]   (a core module by name, or a dotted path under rcs_tui such as
-#        rp1.projection; default: every module of rcs_tui/core, then rp1.projection, state.journal_format and
-#        state.redo)
-# Env: MUTATION_JOBS (parallel mutants, default 2), MUTATION_TIMEOUT (seconds per module, default 1800).
+#        rp1.projection; default: every module of rcs_tui/core, then rp1.projection and the write path's
+#        modules listed below)
+# Env: MUTATION_JOBS (parallel mutants, default 2), MUTATION_TIMEOUT (seconds per module, default 1800),
+#      RCS_TUI_MUTATION_INPROCESS=1 (judge by the in-process tests alone: the tests' `rcs-tui` subprocesses are
+#      skipped, which makes the write path's modules several times faster to run).
 # Runs under `nice -n 10`; prints a per-module score table (scripts/mutation_score.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/venv.sh test,mutation
 if [ "$#" -eq 0 ]; then
   set -- $(ls rcs_tui/core/*.py | xargs -n1 basename | sed 's/\.py$//' | grep -v '^__init__$') rp1.projection \
-    state.journal_format state.redo files.inputs
+    state.journal_format state.redo files.inputs state.journal state.ops state.txn state.plans files.io \
+    files.fsafe project.doctor
 fi
 mkdir -p mutants
 for module in "$@"; do

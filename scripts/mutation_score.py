@@ -1,4 +1,4 @@
-"""Per-module mutation score of rcs_tui/core and the rp1 derivation from mutmut's results in mutants/.
+"""Per-module mutation score of rcs_tui/core, the rp1 derivation and the write path from mutmut's results in mutants/.
 
 Score = killed / (mutants - known equivalents). A timeout counts as killed (the change made the tests hang);
 a mutant not run yet (`unrun`, e.g. a run cut short by its time bound) counts as not killed.
@@ -18,6 +18,9 @@ from mutmut.stats import status_by_exit_code
 
 ROOT = Path(__file__).resolve().parent.parent
 EQUIVALENTS = ROOT / "scripts" / "mutation_equivalents.txt"
+# The write path and the file layer, after the core and rp1.projection in the default table.
+WRITE_PATH = ("state.journal_format", "state.redo", "files.inputs", "state.journal", "state.ops", "state.txn",
+              "state.plans", "files.io", "files.fsafe", "project.doctor")
 
 
 def equivalents() -> dict[str, str]:
@@ -52,15 +55,15 @@ def main(argv: list[str]) -> int:
                         help="list surviving mutants that are not known equivalents")
     args = parser.parse_args(argv)
     modules = args.modules or [*sorted(p.stem for p in (ROOT / "rcs_tui" / "core").glob("*.py")
-                                       if p.stem != "__init__"), "rp1.projection"]
+                                       if p.stem != "__init__"), "rp1.projection", *WRITE_PATH]
     known = equivalents()
     worst = 100.0
-    print(f"{'module':<16}{'mutants':>8}{'killed':>8}{'survived':>9}{'no tests':>9}{'unrun':>6}{'equiv':>6}"
+    print(f"{'module':<22}{'mutants':>8}{'killed':>8}{'survived':>9}{'no tests':>9}{'unrun':>6}{'equiv':>6}"
           f"{'score':>8}")
     for module in modules:
         found = statuses(module)
         if not found:
-            print(f"{module:<16} no results (run scripts/mutation.sh {module})")
+            print(f"{module:<22} no results (run scripts/mutation.sh {module})")
             worst = 0.0
             continue
         count = Counter("killed" if s == "timeout" else s for s in found.values())
@@ -69,7 +72,7 @@ def main(argv: list[str]) -> int:
         denominator = len(found) - len(live_equiv)
         score = 100.0 * count["killed"] / denominator if denominator else 100.0
         worst = min(worst, score)
-        print(f"{module:<16}{len(found):>8}{count['killed']:>8}{count['survived']:>9}{count['no tests']:>9}"
+        print(f"{module:<22}{len(found):>8}{count['killed']:>8}{count['survived']:>9}{count['no tests']:>9}"
               f"{count['not checked']:>6}{len(live_equiv):>6}{score:>7.1f}%")
         for name in equiv:
             if found[name] == "killed":

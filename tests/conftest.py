@@ -53,10 +53,16 @@ def _clean_env(monkeypatch, tmp_path_factory):
 
 @pytest.fixture
 def run_cli():
-    """Run `rcs-tui ARGS...` as a real subprocess; returns code, stdout, stderr."""
+    """Run `rcs-tui ARGS...` as a real subprocess; returns code, stdout, stderr.
+
+    With RCS_TUI_MUTATION_INPROCESS set (a mutation run that should judge by the in-process tests alone),
+    the test stops there as skipped: a command takes a second or more under load, and a mutation run repeats
+    it for every mutant of every function the test reaches."""
 
     def _run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
              input: str | None = None, timeout: float = 60) -> CliResult:
+        if os.environ.get("RCS_TUI_MUTATION_INPROCESS") and os.environ.get("MUTANT_UNDER_TEST"):
+            pytest.skip("runs rcs-tui as a subprocess; this mutation run judges by in-process tests")
         full_env = {k: v for k, v in os.environ.items()}
         if env:
             full_env.update(env)

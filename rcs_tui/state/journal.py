@@ -51,8 +51,8 @@ def _gen_rel(gen: int) -> str:
     return str(JOURNAL_REL.parent / rotated_name(gen))
 
 
-def _lines_backwards(fd: int, size: int, floor: int = 0,
-                     wanted: Callable[[bytes], bool] | None = None) -> Iterator[tuple[int, bytes | None]]:
+def _lines_backwards(fd: int, size: int, floor: int,
+                     wanted: Callable[[bytes], bool] | None) -> Iterator[tuple[int, bytes | None]]:
     """(offset, line) from the end of the file down to `floor`; line None for a line over MAX_LINE (skipped
     unread). A line is kept as its pieces until its start is found, so a long one costs one copy, not one
     per block; above `floor` the first, cut line is dropped. `wanted`: a test that holds for a line only if
@@ -72,7 +72,7 @@ def _lines_backwards(fd: int, size: int, floor: int = 0,
         idx = block.rfind(b"\n", 0, end)
         quiet = wanted is not None and idx != -1 and not wanted(block)
         while idx != -1:
-            if overlong:
+            if overlong or held + end - idx - 1 > MAX_LINE:  # its pieces and the part in this block
                 yield pos + idx + 1, None
             else:
                 line = block[idx + 1:end] + b"".join(reversed(parts)) if parts else block[idx + 1:end]
@@ -165,7 +165,7 @@ def scan(root: Path, scan_state: JournalScan | None = None,
 
 
 def _entries(fd: int, size: int, st: JournalScan, bad: list[tuple[int, str]],
-             floor: int = 0, wanted: Callable[[bytes], bool] | None = None) -> Iterator[dict[str, Any]]:
+             floor: int, wanted: Callable[[bytes], bool] | None) -> Iterator[dict[str, Any]]:
     for offset, raw in _lines_backwards(fd, size, floor, wanted):
         if raw is None:
             bad.append((offset, f"longer than {MAX_LINE} bytes"))
@@ -352,7 +352,8 @@ def _unappend(tree: Tree, root: Path, entry: dict[str, Any], item: dict[str, Any
     if at < 0:
         return None
     cut = current[:at] + current[at + len(ours):]
-    if at == len(current) - len(ours) and at > 0 and start == at - 1:
+    if at == len(current) - len(ours) and start > 0 and start == at - 1:
+        # our append began with a newline only if the file it met was not empty and did not end with one
         cut = cut[:-1] if cut.endswith(b"\n") and not current[:start].endswith(b"\n") else cut
     if not cut and item.get("created") is True:
         return FileChange(root / rel, "delete", expect=digest(current), why="remove the file the action created")

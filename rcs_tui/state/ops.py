@@ -151,7 +151,7 @@ def _mode_present(layout: Layout, mode: str) -> bool:
     for sid in (None, *_listing(layout.sessions)):
         if sid is not None and not NAME_RE.fullmatch(sid):
             continue
-        if os.path.lexists(layout.mode_file(mode, sid) if sid is None else layout.sessions / sid / filename):
+        if os.path.lexists(layout.scope_dir(sid) / filename):
             return True
         canon = read_json(layout.canonical_file(sid), within=layout.rcs)
         skills = canon.data.get("active_skills") if canon.ok else None
@@ -203,10 +203,10 @@ def _current(layout: Layout, path: Path, reads: PlanReads | None = None) -> tupl
 
 # ---------------------------------------------------------------- reads
 
-def _read_scope(layout: Layout, sid: str | None, resolved: str | None, path: Path) -> dict[str, Any]:
+def _read_scope(sid: str | None, resolved: str | None) -> dict[str, Any]:
     """Which scope answered a compatibility read, for the JSON."""
     return {"scope": "root" if sid is None else "session", "session_id": sid,
-            "fallback": sid is None and resolved is not None, "path": str(path)}
+            "fallback": sid is None and resolved is not None}
 
 
 def read_mode(root: Path, mode: str, session_id: str | None = None) -> dict[str, Any]:
@@ -231,7 +231,7 @@ def read_mode(root: Path, mode: str, session_id: str | None = None) -> dict[str,
             continue
         if read.error:
             raise TxnError(f"{rel_of(layout.root, path)}: {read.error}")
-        return {**read.data, "_scope": _read_scope(layout, sid, resolved, path)}
+        return {**read.data, "_scope": {**_read_scope(sid, resolved), "path": str(path)}}
     return {"exists": False, "mode": mode,
             "_scope": {"searched": [str(layout.mode_file(mode, sid)) for sid in scopes]}}
 
@@ -280,7 +280,7 @@ def get_status(snapshot: Snapshot, mode: str | None = None) -> dict[str, Any]:
             if (mode and name != mode) or name in statuses:
                 continue
             statuses[name] = {"active": f.active, "phase": f.phase, "path": str(f.path), "data": f.data,
-                              **{k: v for k, v in _read_scope(layout, sid, resolved, f.path).items() if k != "path"},
+                              **_read_scope(sid, resolved),
                               **({"error": f.error} if f.error else {})}
     return {"statuses": dict(sorted(statuses.items()))}
 

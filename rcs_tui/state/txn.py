@@ -216,9 +216,12 @@ def write_ahead(tree: Tree, line: bytes) -> int:
         begin, written = tree.append(rel, line)
         start = begin + len(written) - len(line)
         with tree.parent(rel) as (dfd, name):
-            fd = fsafe.open_leaf(dfd, name, os.O_RDONLY, rel)
+            fd = fsafe.open_leaf(dfd, name, os.O_RDWR, rel)
             try:
                 back = os.pread(fd, len(line), start)
+                if back != line:  # cut it off again: left there, it would read as an interrupted action
+                    os.ftruncate(fd, begin)
+                    os.fsync(fd)
             finally:
                 os.close(fd)
     except OSError as exc:
