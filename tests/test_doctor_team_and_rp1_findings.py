@@ -67,13 +67,27 @@ def test_idle_running_and_waiting_runs_are_listed_exactly_and_a_run_at_the_bound
         ("idle-run:bbbbbbbb-1111-2222-3333-444444444444", "idle-run", "info", "rp1", "pr-review bbbbbbbb",
          "rp1 run bbbbbbbb-1111-2222-3333-444444444444 (pr-review) is waiting but idle for 239 min; "
          "rp1 marks it inactive after 24 h", None)]
-    # 90 s idle: reported past 89 s, not at exactly 90 s, and 89.5 s reads as one minute
-    last = datetime.fromisoformat("2026-11-25T08:00:01+00:00").timestamp()
+    # the idle bound itself: reported only past it; the minutes are whole ones, rounded down
+    from rcs_tui.rp1.source import Rp1Source
+
+    [run] = [r for r in Rp1Source(str(db), root=tmp_path).feed(status="running").runs]
+    last = datetime.fromisoformat(run.projection.last_activity.replace("Z", "+00:00")).timestamp()
     assert [f.id for f in diagnose(tmp_path, rp1_db=str(db), now=last + 90, idle_seconds=90)
             if f.id.startswith("idle-run:aaaa")] == []
     [f] = [f for f in diagnose(tmp_path, rp1_db=str(db), now=last + 119.5, idle_seconds=90)
            if f.id.startswith("idle-run:aaaa")]
     assert "idle for 1 min" in f.message
+
+
+def test_the_doctor_names_at_most_200_idle_runs_of_each_status(tmp_path):
+    db = tmp_path / "rp1.db"
+    create_db(db)
+    with Rp1Writer(db, clock=FakeClock("2026-11-25T08:00:00.000Z")) as w:
+        for i in range(201):
+            w.step(w.start_run("build-fast", project_path=tmp_path, run_id=f"run-{i:03d}"), "plan", "running")
+    (tmp_path / ".rcs").mkdir()
+    now = datetime.fromisoformat("2026-11-26T08:00:00+00:00").timestamp()
+    assert len([f for f in diagnose(tmp_path, rp1_db=str(db), now=now) if f.kind == "idle-run"]) == 200
 
 
 def test_errors_come_before_warnings_before_notes_whatever_their_kinds(tmp_path):
