@@ -243,3 +243,27 @@ async def test_a_later_console_reads_the_runs_acknowledgement_back(tmp_path):
         assert "✓ waiting · reported (acked)" in row(again, "#runs-table", WAITING_RUN)
         await press(pilot, "n", "n", "n")
         assert at(again)[0] != "rp1"  # passed by
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_n_opens_a_scope_listed_as_one_row_and_selects_its_member_that_needs_you(tmp_path, size):
+    from tests.console_fixtures import build
+    from tests.statefix import canonical, mode
+
+    root = build(tmp_path)
+    for i in range(32):  # past 30 sessions, every other session is one row until opened
+        mode(root, "forge", f"s-{i:02d}", mode="forge", current_phase="executing")
+        canonical(root, ["forge"], f"s-{i:02d}")
+    mode(root, "blueprint", "s-17", active=False, mode="blueprint", current_phase="completed",
+         lifecycle_outcome="finished")
+    canonical(root, ["forge", "blueprint"], "s-17")  # blueprint finished but still in the set: stale
+    console = app(tmp_path)
+    async with console.run_test(size=size) as pilot:
+        await settle(pilot)
+        table = console.screen.query_one("#scopes-table", LineTable)
+        assert "scope:s-17" in table.keys and "member:s-17:s-17:blueprint" not in table.keys
+        await press(pilot, "n")
+        assert at(console) == ("scopes", member_row("blueprint"))  # the current session's first
+        await press(pilot, "n")
+        assert at(console) == ("scopes", "member:s-17:s-17:blueprint")
+        assert "stale" in row(console, "#scopes-table", "member:s-17:s-17:blueprint")

@@ -20,7 +20,7 @@ from rcs_tui.ui.console.footer import FittedFooter
 from rcs_tui.ui.console.scopes import ScopesPane, parse_member_key, row_item, split_member_key
 from rcs_tui.ui.console.statusbar import StatusBar
 from rcs_tui.ui.console.typed_app import console_app
-from rcs_tui.ui.console.walk import AFTER, Stop, run_item, stops
+from rcs_tui.ui.console.walk import AFTER, SCOPE_ROW, Stop, run_item, stops
 from rcs_tui.ui.linetable import LineTable
 
 TABS = ("scopes", "team", "tasks", "rp1", "journal", "history")
@@ -171,7 +171,14 @@ class MainScreen(Screen):
         """Show the view holding `stop` and select its row."""
         self.show_tab(stop.view)
         if stop.view == "scopes":
-            self.query_one("#scopes-table", LineTable).select_key(stop.key)
+            table = self.query_one("#scopes-table", LineTable)
+            if stop.key.startswith(SCOPE_ROW):  # a scope listed as one row: open it, then its member's row
+                sid, mode = stop.item.split("/", 1)
+                self.query_one(ScopesPane).toggle(stop.key)
+                member = f"member:{sid}:{sid}:{mode}"
+                table.select_key(member if member in table.keys else stop.key)
+            else:
+                table.select_key(stop.key)
         elif stop.view == "team":
             from rcs_tui.ui.console.team import TeamPane  # imported already: its pane is built
 

@@ -7,7 +7,8 @@ them: n then moves the way the operator reads the screen, and a view is finished
 order by urgency would jump between views on every key). A row that needs you but is not in its table (a
 filter hides it, the feed has not been read yet) comes after the rows shown, in the verdicts' order. Every
 entry comes from the verdicts already judged (`Needs`); an entry acknowledged in its present state is passed
-by. Pure: the caller hands in each table's keys.
+by. A scope listed as one row (past 30 sessions its members are not rows) stands for its first member that needs
+you: going there opens it. Pure: the caller hands in each table's keys.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 from rcs_tui.ui.console.needs import Needs
 
+SCOPE_ROW = "scope:"  # a scope's own row in the scopes view is `scope:<session id>` (`scope:` for root)
 RUN_PREFIX = "rp1/"  # a run's entry is `rp1/<run id>`; its row in the rp1 view is keyed by the run id
 AFTER = 1 << 30  # a place after every row of a view (its other table has the focus)
 
@@ -57,10 +59,17 @@ def stops(needs: Needs, tabs: Sequence[str], reach: Collection[str], scope_keys:
     out: list[Stop] = []
     if "scopes" in reach:
         view = tabs.index("scopes")
-        for i, key in enumerate(scope_keys):
-            item = row_item(key)
+        items = [row_item(key) for key in scope_keys]
+        rows = set(items)
+        for i, (key, item) in enumerate(zip(scope_keys, items, strict=True)):
             if item is not None and needs.open(item):
                 out.append(Stop("scopes", key, item, (view, i)))
+            elif key.startswith(SCOPE_ROW) and key != SCOPE_ROW:  # a scope's own row
+                inside = f"{key[len(SCOPE_ROW):]}/"
+                first = next((v.item for v in needs.verdicts if v.item.startswith(inside) and v.item not in rows
+                              and needs.open(v.item)), None)
+                if first is not None:  # listed as one row: its first member that needs you, reached by opening it
+                    out.append(Stop("scopes", key, first, (view, i)))
     if "team" in reach:
         view = tabs.index("team")
         out += [Stop("team", key, key, (view, i))
