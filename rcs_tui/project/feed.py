@@ -161,9 +161,9 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, gate: Any 
     def gated() -> Any:
         return gate if gate is not None else contextlib.nullcontext()
 
-    from rcs_tui.project.watch import native_batches, poll_batches, scan, watch_targets
+    from rcs_tui.project.watch import native_batches, poll_batches, watch_targets, written_since
 
-    started = time.time_ns() - 2_000_000_000  # file times are coarse: look a little earlier
+    started = time.time_ns()
     if first_look:
         yield await asyncio.to_thread(feed.first_look)
     async with gated():
@@ -172,7 +172,7 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, gate: Any 
 
     def written_since_start() -> frozenset[Path]:
         """Files written since just before the first read: what the watcher may have missed while starting."""
-        return frozenset(p for p, sig in scan(watch_targets(feed.loader)).items() if sig[2] >= started)
+        return written_since(watch_targets(feed.loader), started)
 
     queue: asyncio.Queue[frozenset[Path] | None] = asyncio.Queue()
 

@@ -315,6 +315,13 @@ def scan(targets: WatchTargets, limit: int = 20_000) -> dict[Path, tuple[int, in
     return out
 
 
+def written_since(targets: WatchTargets, since_ns: int) -> frozenset[Path]:
+    """The relevant files written since `since_ns` (wall clock, ns), a little earlier included (file times
+    are coarse): what a watcher placed after that moment may have missed."""
+    early = since_ns - 2_000_000_000
+    return frozenset(p for p, sig in scan(targets).items() if sig[2] >= early)
+
+
 async def poll_batches(targets: WatchTargets, interval: float | Callable[[], float] = POLL_MS / 1000, *,
                        resync: bool = False, on_ready: Callable[[], None] | None = None,
                        ) -> AsyncIterator[frozenset[Path]]:
