@@ -57,9 +57,8 @@ async def test_a_torn_mode_file_leaves_every_other_file_live_in_the_console(tmp_
         fresh = WorldLoader(root, rp1_db=False).load()
         assert console.world.snapshot.sessions == fresh.snapshot.sessions
         assert console.world.snapshot.members == fresh.snapshot.members
-        await pilot.pause(0.1)
         row = next(k for k in console.screen.query_one("#scopes-table").keys if k.endswith(":forge"))
-        assert "unreadable" in _cells(console, row)
+        await _until(pilot, lambda: "unreadable" in _cells(console, row), "the torn member is drawn unreadable")
 
 
 def test_an_unreadable_file_outranks_a_refusal_in_the_status_line():
