@@ -105,7 +105,7 @@ def start_watcher(node: DOMNode, loader: WorldLoader, *, force_polling: bool = F
                 if missed and node.app.is_running:
                     await deliver(missed)
             except Exception as exc:  # noqa: BLE001 - the watcher must never take the app down
-                node.post_message(WatchStatus("error", f"watcher error ({exc}); retrying"))
+                node.post_message(WatchStatus("error", f"watcher error ({exc}) reading what changed as it started"))
 
         async def flush_later(delay: float) -> None:
             nonlocal flush, last_flush
