@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -129,18 +131,26 @@ async def open_override(pilot, task_id: str = "login-api") -> None:
     await settle(pilot)
 
 
-async def settle(pilot, rounds: int = 100) -> None:
-    """Wait until the console's reads and writes run off the UI thread have answered and been drawn
-    (an answer may start another read: the loop ends after two idle passes). The live watcher's worker
-    runs for as long as the console does and is not waited for."""
+async def settle(pilot, timeout: float = 60.0) -> None:
+    """Wait until the console's views are built (they are mounted just after the first frame) and its reads
+    and writes run off the UI thread have answered and been drawn (an answer may start another read: the
+    loop ends after two idle passes). The live watcher's worker runs for as long as the console does and is
+    not waited for. The deadline is one only a hang reaches: a loaded machine takes seconds, not minutes."""
+    from rcs_tui.ui.console.main import MainScreen
+
     app = pilot.app
     idle = 0
-    for _ in range(rounds):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
         await pilot.pause()
         busy = [w for w in app.workers if w.group != "rcs-watcher" and not w.is_finished]
+        building = app.is_running and any(isinstance(s, MainScreen) and not s.views_built for s in app.screen_stack)
         if busy:
             idle = 0
             await app.workers.wait_for_complete(busy)
+        elif building:
+            idle = 0
+            await asyncio.sleep(0.01)
         else:
             idle += 1
             if idle == 2:

@@ -292,15 +292,13 @@ class TestFleetApp:
         app = FleetApp(found, alerts=settings)
         async with app.run_test(size=(120, 36)) as pilot:
             await until(lambda: all(r.doc is not None for r in app.rows.values()))
-            await pilot.pause(0.7)  # past the start-up re-read
             table = app.screen.query_one("#fleet-table", LineTable)
-            assert [Path(k).name for k in table.keys] == ["api", "billing", "docs", "web", "notes"]
+            await until(lambda: [Path(k).name for k in table.keys] == ["api", "billing", "docs", "web", "notes"])
             web = str(base / "web")
             mode(base / "web", "autopilot", active=False, lifecycle_outcome="askuserQuestion")
             await until(lambda: app.rows[web].rank == 0)
             await until(lambda: log.exists() and log.read_text() == "web waiting root/autopilot\n")
-            await pilot.pause(0.1)
-            assert [Path(k).name for k in table.keys][:2] == ["api", "web"]  # waiting rows first, by name
+            await until(lambda: [Path(k).name for k in table.keys][:2] == ["api", "web"])  # waiting first, by name
             write(base / "web" / ".rcs" / "state" / "forge-state.json", {"active": True, "current_phase": "verify"})
             await until(lambda: app.rows[web].doc["scopes"][0]["modes"]["forge"]["phase"] == "verify")
             await pilot.pause(0.2)
@@ -346,58 +344,65 @@ def snapshot_app(tmp_path: Path) -> FleetApp:
     return app
 
 
+def painted(table: LineTable) -> int:
+    """Paint every line the table shows, as the screen's next refresh does, and say how many rows have been
+    drawn since mount. A line already painted costs nothing (its row's strip is kept), so the count is what
+    the updates so far cost, whether or not the screen has refreshed yet."""
+    for y in range(table.size.height):
+        table.render_line(y)
+    return table.renders
+
+
+def on_screen(app: FleetApp) -> str:
+    """The terminal's text as the screen paints it now (a widget line not refreshed keeps its old text)."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
 class TestTableRedraw:
     async def test_a_change_redraws_its_row_only_and_an_age_refresh_only_what_changed_text(self, tmp_path):
         clock = [NOW]
         app = snapshot_app(tmp_path)
         app.clock = lambda: clock[0]
-        async with app.run_test(size=(120, 36)) as pilot:
-            await pilot.pause()
+        async with app.run_test(size=(120, 36)):
             table = app.screen.query_one("#fleet-table", LineTable)
-            before = table.renders
+            await until(lambda: len(table.keys) == len(app.rows))  # the first full drawing, after the first frame
+            before = painted(table)
             app._tick()  # same minute: every age reads the same, nothing is drawn again
-            await pilot.pause()
-            assert table.renders == before
+            assert painted(table) == before
             key = next(k for k in table.keys if Path(k).name == "notes")
             row = app.rows[key]
             doc = dict(row.doc or {})
             doc["active_set"] = ["ultrawork"]
             row.take(doc, NOW)
             app._row_changed(row)
-            await until(lambda: "ultrawork" in table.row_text(key))
-            await pilot.pause()
-            assert table.renders == before + 1  # that row alone
+            await until(lambda: "ultrawork" in on_screen(app))
+            assert painted(table) == before + 1  # that row alone
             clock[0] += 120  # two minutes on: every readable row's LAST ages, the error row's "since" too
             app._tick()
-            await pilot.pause()
-            assert table.renders == before + 1 + len(table.keys)
+            assert painted(table) == before + 1 + len(table.keys)
             assert table.row_text(key)[-1] == "6m"
-
 
     async def test_a_row_that_changes_before_the_others_were_ever_drawn_draws_them_all(self, tmp_path):
         # A fast row (a missing directory answers at once) may report before the first full drawing;
         # the rows not worked out yet are drawn too, instead of the fleet crashing on them.
         app = snapshot_app(tmp_path)
-        async with app.run_test(size=(120, 36)) as pilot:
-            await pilot.pause()
+        async with app.run_test(size=(120, 36)):
             table = app.screen.query_one("#fleet-table", LineTable)
+            await until(lambda: len(table.keys) == len(app.rows))
             app._cells.clear()  # as before the first full drawing
             key = next(k for k in table.keys if Path(k).name == "notes")
             app.redraw({key})
-            await pilot.pause()
             assert set(app._cells) == set(app.rows)
             assert len(table.keys) == len(app.rows)
 
     async def test_a_narrower_terminal_drops_columns_at_once(self, tmp_path):
         app = snapshot_app(tmp_path)
         async with app.run_test(size=(120, 36)) as pilot:
-            await pilot.pause()
             table = app.screen.query_one("#fleet-table", LineTable)
+            await until(lambda: len(table.keys) == len(app.rows))
             assert "TASKS" in table.labels and "HEALTH" in table.labels
             await pilot.resize_terminal(80, 24)
-            await pilot.pause()
-            await pilot.pause()
-            assert "TASKS" not in table.labels
+            await until(lambda: "TASKS" not in table.labels)
             assert {"STATE", "PROJECT", "NEEDS YOU"} <= set(table.labels)  # what needs you goes last
 
 

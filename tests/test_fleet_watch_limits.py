@@ -58,7 +58,6 @@ async def test_150_projects_share_one_inotify_instance_and_every_row_follows_cha
     try:
         await until(lambda: all(r.watch == "inotify" for r in hub.rows.values()), timeout=60)
         assert inotify_instances() - before == 1 and hub.watcher is not None and hub.watcher.instances == 1
-        await asyncio.sleep(0.7)  # past every project's start-up re-read
         for i in (0, 77, 149):  # a root file, then a session's: each reaches its own row only
             mode(tmp_path / "code" / f"p{i:03d}", "forge", current_phase=f"verify-{i}")
             mode(tmp_path / "code" / f"p{i:03d}", "forge", session=f"s{i}", current_phase=f"review-{i}")
@@ -80,7 +79,6 @@ async def test_a_new_session_in_a_watched_project_is_seen(tmp_path):
     try:
         await until(lambda: all(r.watch == "inotify" and r.doc and not r.doc.get("partial")
                                 for r in hub.rows.values()))
-        await asyncio.sleep(0.7)
         mode(tmp_path / "code" / "p002", "forge", session="fresh", current_phase="plan")
         row = hub.rows[str(tmp_path / "code" / "p002")]
         await until(lambda: phase(row, "fresh") == "plan")
@@ -95,16 +93,13 @@ async def test_a_project_that_cannot_be_watched_is_polled_and_says_why(tmp_path,
     monkeypatch.setattr(SharedWatcher, "subscribe", refuse)
     found = projects(tmp_path / "code", 2)
     app = FleetApp(found)
-    async with app.run_test(size=(160, 30)) as pilot:
+    async with app.run_test(size=(160, 30)):
         await until(lambda: all(r.watch == "poll" for r in app.rows.values()))
         row = app.rows[str(tmp_path / "code" / "p001")]
         assert row.watch_reason.startswith("inotify instances used up (fs.inotify.max_user_instances = ")
-        await asyncio.sleep(0.7)
         mode(tmp_path / "code" / "p001", "forge", current_phase="verify")
         await until(lambda: phase(row) == "verify")  # polled, but followed all the same
-        await pilot.pause(0.1)
-        status = str(app.screen.query_one("#fleet-status").render())
-        assert f"2 polled: {row.watch_reason}" in status
+        await until(lambda: f"2 polled: {row.watch_reason}" in str(app.screen.query_one("#fleet-status").render()))
         table = app.screen.query_one("#fleet-table", LineTable)
         assert table.drawn(table.keys[0])[2] == "polled"  # the HOST column
         assert app.hub.watcher.polled == 2 and app.hub.watcher.poll_interval() == 0.5

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from rcs_tui.files.io import atomic_write, dump_json
 from tests.conftest import RCS_TUI
 from tests.statefix import canonical, mode
 
@@ -31,13 +32,20 @@ def lines(root: Path) -> list[dict]:
     return out
 
 
-def wait_for(predicate, timeout: float = 60.0, what: str = "") -> None:  # a loaded 2-core CI box
+def wait_for(predicate, timeout: float = 60.0, what: str = "", shown=None) -> None:  # a loaded 2-core CI box
+    """Wait for `predicate`; on a timeout, say what `shown()` (what there is instead) returns."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
             return
         time.sleep(0.05)
-    pytest.fail(f"timed out waiting for {what}")
+    pytest.fail(f"timed out waiting for {what}" + (f"; instead: {shown()}" if shown else ""))
+
+
+def runtime_write(root: Path, **fields) -> None:
+    """forge's state file as the runtime writes it: a temp file renamed over the old one. A recorder never
+    reads it half-written (a torn file would rightly be recorded as unreadable for a moment)."""
+    atomic_write(root / ".rcs" / "state" / "forge-state.json", dump_json({"active": True, **fields}))
 
 
 def start_record(root: Path, log: Path) -> subprocess.Popen:
@@ -68,17 +76,21 @@ class TestRecord:
     def test_each_change_is_one_strict_versioned_line_and_history_json_prints_them(self, project, tmp_path, run_cli):
         log = tmp_path / "rec.log"
         proc = start_record(project, log)
+
+        def seen() -> tuple[list[dict], str]:
+            return lines(project), log.read_text()
+
         try:
-            wait_for(lambda: len(lines(project)) == 1, what="the baseline")
-            mode(project, "forge", current_phase="verifying", iteration=2, max_iterations=99)
-            wait_for(lambda: len(lines(project)) == 3, what="phase and iteration")
+            wait_for(lambda: len(lines(project)) == 1, what="the baseline", shown=seen)
+            runtime_write(project, current_phase="verifying", iteration=2, max_iterations=99)
+            wait_for(lambda: len(lines(project)) == 3, what="phase and iteration", shown=seen)
             res = run_cli("state", "clear", "--mode", "forge", "--root", str(project))
             assert res.code == 0, res.stderr
             journal_id = json.loads(res.stdout)["journal_id"]
-            wait_for(lambda: len(lines(project)) == 4, what="the clear")
-            mode(project, "forge", current_phase="executing", iteration=1, owner_rcs_session_id="rcs-other",
+            wait_for(lambda: len(lines(project)) == 4, what="the clear", shown=seen)
+            runtime_write(project, current_phase="executing", iteration=1, owner_rcs_session_id="rcs-other",
                  owner_pid=os.getpid())
-            wait_for(lambda: len(lines(project)) == 5, what="the comeback")
+            wait_for(lambda: len(lines(project)) == 5, what="the comeback", shown=seen)
         finally:
             stop(proc)
         got = lines(project)
@@ -144,7 +156,7 @@ class TestCrashes:
         wait_for(lambda: lines(project), what="the baseline")
         kills = 0
         for i in range(2, 61):
-            mode(project, "forge", current_phase="executing", iteration=i, max_iterations=99)
+            runtime_write(project, current_phase="executing", iteration=i, max_iterations=99)
             time.sleep(rng.choice([0.0, 0.01, 0.05]))
             if i % 7 == 0:
                 proc.send_signal(signal.SIGKILL)
@@ -172,7 +184,7 @@ class TestCrashes:
         rec = rec_mod.Recorder(project, checkpoint_every=0)
         rec.start()
         rec_mod.observe_feed(rec, feed, feed.document())
-        mode(project, "forge", current_phase="verifying", iteration=2, max_iterations=99)
+        runtime_write(project, current_phase="verifying", iteration=2, max_iterations=99)
 
         def die() -> None:
             raise KeyboardInterrupt  # the process ends right after the lines were appended
@@ -186,7 +198,7 @@ class TestCrashes:
         assert again.seq == 3
         assert rec_mod.observe_feed(again, SnapshotFeed(project, summary=True, scopes=False),
                                     feed.document()) == []
-        mode(project, "forge", current_phase="fixing", iteration=2, max_iterations=99)
+        runtime_write(project, current_phase="fixing", iteration=2, max_iterations=99)
         [e] = rec_mod.observe_feed(again, feed, feed.document())
         assert (e["seq"], e["kind"], e["from"], e["to"]) == (4, "phase", "verifying", "fixing")
 
@@ -199,21 +211,23 @@ class TestOneRecorder:
         procs = [start_record(project, logs[0]), start_record(project, logs[1])]
         try:
             wait_for(lambda: recorder_holder(project) is not None and lines(project), what="a recorder")
-            time.sleep(1.0)
             holder = recorder_holder(project)["pid"]
             assert holder in (procs[0].pid, procs[1].pid)
             first = 0 if holder == procs[0].pid else 1
+            # the other one starts (seconds on a loaded machine), finds the lock taken and stands by
+            other = logs[1 - first]
+            wait_for(lambda: "standby: another rcs-tui records" in other.read_text(), what="the standby",
+                     shown=lambda: [log.read_text() for log in logs])
             assert recording(logs[first]) and not recording(logs[1 - first])
-            assert "standby: another rcs-tui records" in logs[1 - first].read_text()
             for i in range(2, 12):
-                mode(project, "forge", current_phase="executing", iteration=i, max_iterations=99)
+                runtime_write(project, current_phase="executing", iteration=i, max_iterations=99)
                 time.sleep(0.05)
             wait_for(lambda: any(e.get("to") == 11 for e in lines(project)), what="iteration 11")
             procs[first].send_signal(signal.SIGKILL)
             procs[first].wait(timeout=20)
-            wait_for(lambda: recording(logs[1 - first]), timeout=15, what="the takeover")
+            wait_for(lambda: recording(logs[1 - first]), what="the takeover")
             assert recorder_holder(project)["pid"] == procs[1 - first].pid
-            mode(project, "forge", current_phase="executing", iteration=12, max_iterations=99)
+            runtime_write(project, current_phase="executing", iteration=12, max_iterations=99)
             wait_for(lambda: any(e.get("to") == 12 for e in lines(project)), what="iteration 12")
         finally:
             for p in procs:

@@ -14,7 +14,7 @@ from rcs_tui.ui.console.main import MainScreen
 from rcs_tui.ui.linetable import LineTable, sort_key
 from tests.console_fixtures import DEAD_WORKER, OTHER, WAITING_RUN, app, at, member_row, select_row, settle
 from tests.statefix import mode
-from tests.test_fleet import snapshot_app
+from tests.test_fleet import snapshot_app, until
 
 SIZES = [(80, 24), (120, 36)]
 
@@ -152,23 +152,37 @@ async def test_the_footer_offers_clear_only_where_it_acts_and_override_only_on_t
 
 
 async def test_y_presses_right_after_a_confirm_do_not_copy(tmp_path):
+    """The `y` presses that confirmed a plan do nothing for AFTER_DIALOG_SECONDS after the dialog closed, on
+    the app's own moment clock (driven here, so the bound is checked exactly whatever the machine's load)."""
+    from rcs_tui.ui.console.app import AFTER_DIALOG_SECONDS
+
     copied: list[str] = []
-    a = app(tmp_path)
+    now = [1000.0]
+    a = app(tmp_path, monotonic=lambda: now[0])
     a.copy_to_clipboard = copied.append  # type: ignore[method-assign]
     async with a.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         select_row(pilot.app, "scopes-table", member_row("forge"))
+        await pilot.press("y")  # no dialog closed yet: y copies
+        await settle(pilot)
+        assert len(copied) == 1
+        pilot.app.clear_notifications()
         await pilot.press("d")
         await settle(pilot)
         assert isinstance(pilot.app.screen, ConfirmPlan)
         await pilot.press("y", "y", "y", "y")
         await settle(pilot)
-        assert copied == []
+        assert not isinstance(pilot.app.screen, ConfirmPlan)
+        assert len(copied) == 1
         assert not any("copied" in n.message for n in pilot.app._notifications)
-        pilot.app.dialog_closed_at -= 1.0  # a moment later, y copies again
+        now[0] += AFTER_DIALOG_SECONDS - 0.01  # just before the bound: still nothing
         await pilot.press("y")
         await settle(pilot)
         assert len(copied) == 1
+        now[0] = 1000.0 + AFTER_DIALOG_SECONDS  # at the bound, y copies again
+        await pilot.press("y")
+        await settle(pilot)
+        assert len(copied) == 2
 
 
 async def test_ctrl_c_quits_the_console(tmp_path):
@@ -182,15 +196,14 @@ async def test_ctrl_c_quits_the_console(tmp_path):
 async def test_ctrl_c_quits_the_fleet_and_g_G_move_in_it(tmp_path, size):
     fleet = snapshot_app(tmp_path)
     async with fleet.run_test(size=size) as pilot:
-        await pilot.pause()
         table = fleet.screen.query_one("#fleet-table", LineTable)
+        await until(lambda: table.row_count == len(fleet.rows))  # drawn just after the first frame
         await pilot.press("G")
         assert table.cursor == table.row_count - 1 > 0
         await pilot.press("g")
         assert table.cursor == 0
         await pilot.press("ctrl+c")
-        await pilot.pause()
-        assert not fleet.is_running
+        await until(lambda: not fleet.is_running)
 
 
 async def test_ctrl_c_quits_the_hud(tmp_path):
@@ -202,8 +215,7 @@ async def test_ctrl_c_quits_the_hud(tmp_path):
     async with hud.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("ctrl+c")
-        await pilot.pause()
-        assert not hud.is_running
+        await until(lambda: not hud.is_running)
 
 
 def screen_text(app) -> list[str]:
@@ -249,8 +261,8 @@ async def test_a_confirmation_shows_its_effect_and_warning_first_and_scrolls_fro
 async def test_the_fleet_sorts_by_project_and_its_footer_follows_the_tab(tmp_path, size):
     fleet = snapshot_app(tmp_path)
     async with fleet.run_test(size=size) as pilot:
-        await pilot.pause()
         table = fleet.screen.query_one("#fleet-table", LineTable)
+        await until(lambda: table.row_count == len(fleet.rows))  # drawn just after the first frame
         await pilot.press("greater_than_sign", "greater_than_sign")  # STATE, then PROJECT
         await pilot.pause()
         assert "PROJECT ▲" in lines(table)[0]
@@ -258,8 +270,7 @@ async def test_the_fleet_sorts_by_project_and_its_footer_follows_the_tab(tmp_pat
         assert names == sorted(names, key=str.lower) and len(names) == 7
         assert {"i", "slash", "2"} <= footer_keys(fleet) and "1" not in footer_keys(fleet)
         await pilot.press("2")
-        await pilot.pause()
-        await pilot.pause()
+        await until(lambda: "1" in footer_keys(fleet))  # the footer is built again for the tab
         keys = footer_keys(fleet)
         assert "1" in keys and not {"i", "slash", "2"} & keys
 

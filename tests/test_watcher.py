@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from pathlib import Path
 
@@ -53,11 +54,38 @@ async def test_a_real_file_change_repaints_the_hud(tmp_path):
     root = project(tmp_path)
     app = app_for(root)
     async with app.run_test(size=(80, 1)) as pilot:
-        await wait_for(pilot, app, "forge:3/10")
-        await pilot.pause(0.3)  # let the watcher start
+        await wait_for(pilot, app, "forge:3/10")  # at once: a change before the watches are in place counts too
         atomic_write(forge_file(root), dump_json({"active": True, "current_phase": "executing",
                                                   "iteration": 8, "max_iterations": 10}))
-        await wait_for(pilot, app, "forge:8/10")
+        await wait_for(pilot, app, "forge:8/10", timeout=60)
+
+
+async def test_a_change_made_while_the_watches_are_being_placed_reaches_the_hud(tmp_path, monkeypatch):
+    """Placing the watches takes seconds on a loaded machine: what was written meanwhile is loaded once they
+    are in place (it would otherwise stay off the screen until the next change)."""
+    from rcs_tui.project.watch import TreeWatch
+
+    root = project(tmp_path)
+    placing, release = threading.Event(), threading.Event()
+    real = TreeWatch.add_tree
+
+    def slow(self, *args, **kwargs):  # the watches wait until the test has written its change
+        placing.set()
+        release.wait(60)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(TreeWatch, "add_tree", slow)
+    app = app_for(root)
+    try:
+        async with app.run_test(size=(80, 1)) as pilot:
+            await wait_for(pilot, app, "forge:3/10")
+            assert await asyncio.to_thread(placing.wait, 60)
+            atomic_write(forge_file(root), dump_json({"active": True, "current_phase": "executing",
+                                                      "iteration": 8, "max_iterations": 10}))  # unwatched yet
+            release.set()
+            await wait_for(pilot, app, "forge:8/10", timeout=60)
+    finally:
+        release.set()
 
 
 async def test_one_message_per_batch_and_only_changed_sections_reload(tmp_path):

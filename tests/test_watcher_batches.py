@@ -41,6 +41,16 @@ async def collect(batches, want: set[Path], timeout: float = 5.0) -> list[frozen
     return got
 
 
+async def watching(targets, **kwargs):
+    """The watcher's batches and its first batch pending, once every directory is watched (`on_ready`):
+    what the test writes next is seen, however long the watches took to place on a loaded machine."""
+    ready = asyncio.Event()
+    batches = inotify_batches(targets, on_ready=ready.set, **kwargs)
+    first = asyncio.ensure_future(anext(batches))
+    await asyncio.wait_for(ready.wait(), 60)
+    return batches, first
+
+
 def open_kinds() -> list[str]:
     """What this process's open descriptors are (inotify instances, pipes, ...), sorted."""
     out = []
@@ -55,9 +65,7 @@ def open_kinds() -> list[str]:
 async def test_a_burst_of_writes_yields_every_final_path_and_no_temp_file(tmp_path):
     loader = tree(tmp_path)
     state = tmp_path / ".rcs" / "state"
-    batches = inotify_batches(watch_targets(loader))
-    first = asyncio.ensure_future(anext(batches))
-    await asyncio.sleep(0.3)  # the watches are in place
+    batches, first = await watching(watch_targets(loader))
     written = {state / "sessions" / "s1" / f"{m}-state.json" for m in ("ralph", "team", "forge")}
     for path in sorted(written):
         atomic_write(path, dump_json({"active": True}))
@@ -79,9 +87,7 @@ async def test_stopping_the_watcher_leaves_no_thread_and_no_descriptor_behind(tm
     loader = tree(tmp_path)
     await asyncio.to_thread(lambda: None)  # the loop's own worker thread, which stays: not the watcher's
     threads, kinds = set(threading.enumerate()), open_kinds()
-    batches = inotify_batches(watch_targets(loader))
-    pending = asyncio.ensure_future(anext(batches))
-    await asyncio.sleep(0.3)
+    batches, pending = await watching(watch_targets(loader))
     assert "anon_inode:inotify" in open_kinds()
     pending.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -96,9 +102,7 @@ async def test_what_changes_while_the_consumer_is_busy_comes_as_one_batch(tmp_pa
     of stale batches to load one after another."""
     loader = tree(tmp_path)
     session = tmp_path / ".rcs" / "state" / "sessions" / "s1"
-    batches = inotify_batches(watch_targets(loader))
-    first = asyncio.ensure_future(anext(batches))
-    await asyncio.sleep(0.3)
+    batches, first = await watching(watch_targets(loader))
     atomic_write(session / "ralph-state.json", dump_json({"active": True}))
     assert session / "ralph-state.json" in await asyncio.wait_for(first, 5)
     written = set()
@@ -133,9 +137,7 @@ async def test_writes_in_a_renamed_session_directory_are_seen_under_its_new_name
     sessions = tmp_path / ".rcs" / "state" / "sessions"
     (sessions / "s1").mkdir(parents=True)
     atomic_write(sessions / "s1" / "ralph-state.json", dump_json({"active": True}))
-    batches = inotify_batches(watch_targets(WorldLoader(tmp_path, rp1_db=False)))
-    first = asyncio.ensure_future(anext(batches))
-    await asyncio.sleep(0.3)  # the watches are in place
+    batches, first = await watching(watch_targets(WorldLoader(tmp_path, rp1_db=False)))
     os.rename(sessions / "s1", sessions / "s2")
     assert sessions / "s2" / "ralph-state.json" in await asyncio.wait_for(first, 5)
     atomic_write(sessions / "s2" / "team-state.json", dump_json({"active": True}))
@@ -158,9 +160,7 @@ async def test_a_session_created_while_the_kernel_queue_overflowed_is_watched_af
         return real(self, event, targets)
 
     monkeypatch.setattr(TreeWatch, "paths_of", lost_in_overflow)
-    batches = inotify_batches(watch_targets(WorldLoader(tmp_path, rp1_db=False)))
-    first = asyncio.ensure_future(anext(batches))
-    await asyncio.sleep(0.3)
+    batches, first = await watching(watch_targets(WorldLoader(tmp_path, rp1_db=False)))
     (sessions / "s2").mkdir()
     (sessions / "s2" / "ralph-state.json").write_text('{"active": true}')
     seen = await asyncio.wait_for(first, 5)
@@ -181,9 +181,7 @@ async def test_running_out_of_watches_for_a_new_session_is_not_silent(tmp_path, 
 
     sessions = tmp_path / ".rcs" / "state" / "sessions"
     (sessions / "s1").mkdir(parents=True)
-    batches = inotify_batches(watch_targets(WorldLoader(tmp_path, rp1_db=False)))
-    first = asyncio.ensure_future(anext(batches))
-    await asyncio.sleep(0.3)  # the initial watches are in place
+    batches, first = await watching(watch_targets(WorldLoader(tmp_path, rp1_db=False)))
 
     def exhausted(self, path, mask):
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -222,9 +220,7 @@ async def test_a_session_directory_moved_out_of_the_tree_is_no_longer_watched(tm
 
     watcher.TreeWatch.__init__ = spy  # type: ignore[method-assign]
     try:
-        batches = inotify_batches(watch_targets(WorldLoader(tmp_path / "p", rp1_db=False)))
-        first = asyncio.ensure_future(anext(batches))
-        await asyncio.sleep(0.3)  # the watches are in place
+        batches, first = await watching(watch_targets(WorldLoader(tmp_path / "p", rp1_db=False)))
     finally:
         watcher.TreeWatch.__init__ = real  # type: ignore[method-assign]
     watched = {w.path for w in made[0].inotify.watches}

@@ -139,15 +139,16 @@ class SnapshotFeed:
         return doc
 
 
-async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_after: float = 0.5,
-                           gate: Any = None, first_look: bool = False, watcher: Any = None,
+async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, gate: Any = None, first_look: bool = False,
+                           watcher: Any = None,
                            on_watch: Callable[[str, str | None], None] | None = None,
                            ) -> AsyncIterator[dict[str, Any]]:
     """The first document, then one per batch of changes the watcher sees (what arrives meanwhile is merged).
 
-    The watcher needs a moment to start; `resync_after` seconds in, the files written since just before the
-    first read are re-read (a cheap stat scan finds them), catching a change made in that gap; the document
-    is sent only when it differs. A watcher that cannot start natively falls back to polling.
+    The watcher needs a moment to start (seconds on a loaded machine); once it watches every directory, the
+    files written since just before the first read are re-read (a cheap stat scan finds them), catching a
+    change made in that gap, however long it was; the document is sent only when it differs. A watcher that
+    cannot start natively falls back to polling.
     `gate` (an asyncio semaphore) bounds how many followers build a document at once. `first_look` yields a
     partial document (root and current session, see `SnapshotFeed.first_look`) before waiting at the gate.
     `watcher` (a `SharedWatcher`) watches the project on an inotify instance shared with other projects
@@ -160,9 +161,9 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_aft
     def gated() -> Any:
         return gate if gate is not None else contextlib.nullcontext()
 
-    from rcs_tui.project.watch import native_batches, poll_batches, scan, watch_targets
+    from rcs_tui.project.watch import native_batches, poll_batches, watch_targets, written_since
 
-    started = time.time_ns() - 2_000_000_000  # file times are coarse: look a little earlier
+    started = time.time_ns()
     if first_look:
         yield await asyncio.to_thread(feed.first_look)
     async with gated():
@@ -171,13 +172,17 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_aft
 
     def written_since_start() -> frozenset[Path]:
         """Files written since just before the first read: what the watcher may have missed while starting."""
-        return frozenset(p for p, sig in scan(watch_targets(feed.loader)).items() if sig[2] >= started)
+        return written_since(watch_targets(feed.loader), started)
 
     queue: asyncio.Queue[frozenset[Path] | None] = asyncio.Queue()
 
     def heard(how: str, reason: str | None) -> None:
         if on_watch is not None:
             on_watch(how, reason)
+
+    def watching() -> None:
+        """The watcher sees every change from now on: re-read what changed before (`None` asks for that)."""
+        queue.put_nowait(None)
 
     async def pump() -> None:
         from rcs_tui.project.shared_watch import poll_reason
@@ -187,12 +192,13 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_aft
         try:
             if poll:
                 heard("poll", "polling was asked for")
-                batches = poll_batches(targets)
+                batches = poll_batches(targets, on_ready=watching)
             elif watcher is not None:
                 batches = await watcher.subscribe(targets)
+                watching()
                 heard("inotify", None)
             else:
-                batches = native_batches(targets)
+                batches = native_batches(targets, on_ready=watching)
             async with contextlib.aclosing(batches):  # a shared watch is given back however the pump ends
                 async for paths in batches:
                     queue.put_nowait(paths)
@@ -201,18 +207,17 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_aft
                 raise
             heard("poll", poll_reason(exc))
             if watcher is None:
-                async for paths in poll_batches(targets):
+                async for paths in poll_batches(targets, on_ready=watching):
                     queue.put_nowait(paths)
                 return
             watcher.polled += 1  # the projects polling share one budget of scans
             try:
-                async for paths in poll_batches(targets, watcher.poll_interval):
+                async for paths in poll_batches(targets, watcher.poll_interval, on_ready=watching):
                     queue.put_nowait(paths)
             finally:
                 watcher.polled -= 1
 
     task = asyncio.ensure_future(pump())
-    timer = asyncio.get_running_loop().call_later(resync_after, queue.put_nowait, None)
     try:
         while True:
             getter = asyncio.ensure_future(queue.get())
@@ -239,5 +244,4 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, resync_aft
             last = doc
             yield doc
     finally:
-        timer.cancel()
         task.cancel()

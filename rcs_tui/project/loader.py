@@ -80,6 +80,7 @@ class WorldLoader:
         self.deferred: frozenset[str] = frozenset()
         self._defer_order: tuple[str, ...] = SECTIONS
         self.world: World | None = None
+        self.read_from_ns: int | None = None  # when the latest full read began (wall clock, as file times are)
 
     # -- sections ---------------------------------------------------------------------------
     def _load_state(self, changed: list[Path] | None = None, *, stage: str = "") -> tuple[Snapshot, tuple[Badge, ...]]:
@@ -231,6 +232,7 @@ class WorldLoader:
         paths = None if changed is None or self.world is None else [Path(p) for p in changed]
         todo = set(self.sections) if paths is None else self.sections_for(paths)
         if paths is None:
+            self.read_from_ns = time.time_ns()
             self.deferred = frozenset(defer) & self.sections
             self._defer_order = (*order, *SECTIONS)
         todo -= self.deferred  # loaded, in full, by load_deferred()

@@ -205,10 +205,11 @@ class _Batch:
         self.timer: asyncio.TimerHandle | None = None
 
 
-async def inotify_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_MS,
-                          quiet_ms: int = QUIET_MS) -> AsyncIterator[frozenset[Path]]:
+async def inotify_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_MS, quiet_ms: int = QUIET_MS,
+                          on_ready: Callable[[], None] | None = None) -> AsyncIterator[frozenset[Path]]:
     """Yield sets of relevant changed paths from inotify: a batch closes `quiet_ms` after its latest
-    event or `debounce_ms` after its first relevant one.
+    event or `debounce_ms` after its first relevant one. `on_ready` is called once every directory is
+    watched: a change made before then may have gone unseen (on a loaded machine that takes seconds).
 
     The inotify descriptor is registered with the event loop, whose callback takes everything the
     kernel has ready in one read (an atomic write is six events) and times the batch with one timer:
@@ -257,6 +258,8 @@ async def inotify_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_
     try:
         for d in targets.dirs:  # in a thread: a thousand session dirs must not stall the first frames
             await asyncio.to_thread(tree.add_tree, d, collect=False, recursive=d not in targets.flat)
+        if on_ready is not None:
+            on_ready()
         while True:
             loop.add_reader(tree.inotify.fd, readable)
             registered = True
@@ -278,10 +281,14 @@ async def inotify_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_
         tree.close()
 
 
-def native_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_MS) -> AsyncIterator[frozenset[Path]]:
-    """inotify on Linux, watchfiles elsewhere."""
+def native_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_MS,
+                   on_ready: Callable[[], None] | None = None) -> AsyncIterator[frozenset[Path]]:
+    """inotify on Linux, watchfiles elsewhere. `on_ready`: called once watching has started (watchfiles
+    does not say when: half a second after it is asked to)."""
     if sys.platform.startswith("linux"):
-        return inotify_batches(targets, debounce_ms=debounce_ms)
+        return inotify_batches(targets, debounce_ms=debounce_ms, on_ready=on_ready)
+    if on_ready is not None:
+        asyncio.get_running_loop().call_later(0.5, on_ready)
     return watch_batches(targets, debounce_ms=debounce_ms)
 
 
@@ -308,15 +315,26 @@ def scan(targets: WatchTargets, limit: int = 20_000) -> dict[Path, tuple[int, in
     return out
 
 
+def written_since(targets: WatchTargets, since_ns: int) -> frozenset[Path]:
+    """The relevant files written since `since_ns` (wall clock, ns), a little earlier included (file times
+    are coarse): what a watcher placed after that moment may have missed."""
+    early = since_ns - 2_000_000_000
+    return frozenset(p for p, sig in scan(targets).items() if sig[2] >= early)
+
+
 async def poll_batches(targets: WatchTargets, interval: float | Callable[[], float] = POLL_MS / 1000, *,
-                       resync: bool = False) -> AsyncIterator[frozenset[Path]]:
+                       resync: bool = False, on_ready: Callable[[], None] | None = None,
+                       ) -> AsyncIterator[frozenset[Path]]:
     """Polling fallback: compare stat signatures (inode included, so same-second renames count).
     `interval` (seconds) may be a function, asked before each wait: the fleet lengthens it as more projects poll.
 
     `resync`: first yield every file, for a start after native watching failed, which may have lost
     changes (a batch it had not delivered, a directory it could not watch) the first scan cannot tell.
+    `on_ready` is called once the first scan is taken (changes before it are not compared against).
     """
     before = await asyncio.to_thread(scan, targets)
+    if on_ready is not None:
+        on_ready()
     if resync and before:
         yield frozenset(before)
     while True:

@@ -5,7 +5,9 @@ of `project.watch`. For each batch it rebuilds only the sections the paths belon
 (`WorldLoader.load(changed)`, in a thread) and posts `WorldUpdated` to `node`; batches touching only
 sessions the views do not show are pooled and loaded a few times a second. If native watching cannot
 start it falls back to polling and says so with `WatchStatus`; an error inside the loop is reported the
-same way and the loop restarts. Nothing here writes.
+same way and the loop restarts. Once the watches are in place, the files written since the loader's
+first read began are loaded again: placing them takes seconds on a loaded machine, and a change made
+meanwhile would otherwise stay off the screen until the next one. Nothing here writes.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from textual.message import Message
 from textual.worker import Worker
 
 from rcs_tui.project.loader import WorldLoader
-from rcs_tui.project.watch import DEBOUNCE_MS, native_batches, poll_batches, watch_targets
+from rcs_tui.project.watch import DEBOUNCE_MS, native_batches, poll_batches, watch_targets, written_since
 from rcs_tui.views.world import World
 
 
@@ -88,6 +90,23 @@ def start_watcher(node: DOMNode, loader: WorldLoader, *, force_polling: bool = F
                 if node.app.is_running:  # shutting down: its widgets may be gone already
                     node.post_message(WorldUpdated(world, frozenset(batch)))
 
+        catch_up: asyncio.Task[None] | None = None
+
+        def watching() -> None:
+            """The watches are in place (first start only): load what was written before they were."""
+            nonlocal catch_up
+            since = loader.read_from_ns
+            if catch_up is None and since is not None:
+                catch_up = asyncio.create_task(load_written_since(since))
+
+        async def load_written_since(since: int) -> None:
+            try:
+                missed = await asyncio.to_thread(written_since, watch_targets(loader), since)
+                if missed and node.app.is_running:
+                    await deliver(missed)
+            except Exception as exc:  # noqa: BLE001 - the watcher must never take the app down
+                node.post_message(WatchStatus("error", f"watcher error ({exc}) reading what changed as it started"))
+
         async def flush_later(delay: float) -> None:
             nonlocal flush, last_flush
             await asyncio.sleep(delay)
@@ -105,8 +124,8 @@ def start_watcher(node: DOMNode, loader: WorldLoader, *, force_polling: bool = F
             while True:
                 targets = watch_targets(loader)
                 try:
-                    batches = (poll_batches(targets, resync=failures > 0) if polling
-                               else native_batches(targets, debounce_ms=debounce_ms))
+                    batches = (poll_batches(targets, resync=failures > 0, on_ready=watching) if polling
+                               else native_batches(targets, debounce_ms=debounce_ms, on_ready=watching))
                     async for paths in batches:
                         if not node.app.is_running:
                             return
@@ -132,5 +151,7 @@ def start_watcher(node: DOMNode, loader: WorldLoader, *, force_polling: bool = F
         finally:
             if flush is not None:
                 flush.cancel()
+            if catch_up is not None:
+                catch_up.cancel()
 
     return node.run_worker(run(), name="rcs-watcher", group="rcs-watcher", exclusive=True, exit_on_error=False)

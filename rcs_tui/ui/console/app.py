@@ -60,6 +60,7 @@ ACTS_ON = {"clear": ("scopes", "current_member"), "clear_all": ("scopes", "curre
 AFTER_DIALOG = frozenset({"copy"})
 AFTER_DIALOG_SECONDS = 0.5
 MESSAGE_SECONDS = 8.0  # a refusal's line in the status bar clears after this long, or at the next key
+KEEP_MESSAGE_SECONDS = 0.3  # ... but not at a key this soon after it: the one that closed its dialog
 
 
 def iso(ts: float) -> str:
@@ -106,7 +107,8 @@ class ConsoleApp(App):
                  rp1_db: Path | None = None, clock: Callable[[], float] = time.time, live: bool = True,
                  force_polling: bool = False, watch_seconds: float = DEFAULT_WATCH_SECONDS, blink: bool = True,
                  actor: str | None = None, theme: str | None = None, banner: str | None = None,
-                 record: bool = False, away: bool | None = None) -> None:
+                 record: bool = False, away: bool | None = None,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
         self.record = record  # also run the project's flight recorder (when no other rcs-tui does)
         self.away = record if away is None else away  # say "while you were away" on opening
@@ -116,6 +118,7 @@ class ConsoleApp(App):
         self.session_id = session_id
         self.readonly = readonly
         self.clock = clock
+        self.monotonic = monotonic  # measures the short windows keys depend on (wall time may jump)
         self.live = live
         self.force_polling = force_polling
         self.watch_mode = "off"
@@ -135,7 +138,7 @@ class ConsoleApp(App):
         self._redraw_due = False
         self._settled = False  # the whole first World is loaded and drawn (its objects then live long)
         self.refusals: dict[str, list[Refusal]] = {}
-        self.dialog_closed_at = 0.0  # monotonic time the last dialog closed (see AFTER_DIALOG)
+        self.dialog_closed_at = float("-inf")  # when the last dialog closed, on `monotonic` (see AFTER_DIALOG)
         self.applying: str | None = None  # the write a worker is applying now (one at a time)
         self.load_lock = threading.Lock()  # the loader's reloads and the watcher's loads never overlap
         self.acked = Acknowledged()  # what the operator acknowledged (here, or recorded in the history)
@@ -416,7 +419,7 @@ class ConsoleApp(App):
             return False
         if action == "acknowledge":
             return bool(self.needs.open(self.selected_item()))
-        if action in AFTER_DIALOG and time.monotonic() < self.dialog_closed_at + AFTER_DIALOG_SECONDS:
+        if action in AFTER_DIALOG and self.monotonic() < self.dialog_closed_at + AFTER_DIALOG_SECONDS:
             return False
         if action in ACTS_ON:
             return self.acts_here(action)
@@ -434,7 +437,7 @@ class ConsoleApp(App):
     def pop_screen(self) -> AwaitComplete:
         """Close the top screen; a dialog closing starts the moment its keys do nothing here."""
         if isinstance(self.screen, ModalScreen):
-            self.dialog_closed_at = time.monotonic()
+            self.dialog_closed_at = self.monotonic()
         return super().pop_screen()
 
     def palette_commands(self) -> list[tuple[str, str, str]]:
@@ -542,7 +545,7 @@ class ConsoleApp(App):
     def _say_passing(self, text: str) -> None:
         """Put a refusal in the status bar for a few seconds (or until the next key): a harmless refusal
         must not keep the bar's slot from what is wrong now."""
-        self.last_error, self._passing, self._said_at = text, True, time.monotonic()
+        self.last_error, self._passing, self._said_at = text, True, self.monotonic()
         said = self._said_at
         self.set_timer(MESSAGE_SECONDS, lambda: self._forget_passing(said))
 
@@ -553,7 +556,8 @@ class ConsoleApp(App):
 
     def on_key(self, event) -> None:
         """A key on the main views clears a passing message (not the key that closes its dialog)."""
-        if self._passing and not isinstance(self.screen, ModalScreen) and time.monotonic() - self._said_at > 0.3:
+        soon = self.monotonic() - self._said_at <= KEEP_MESSAGE_SECONDS
+        if self._passing and not isinstance(self.screen, ModalScreen) and not soon:
             self._forget_passing()
 
     def _refuse(self, title: str, exc: BaseException, replan: Callable[[], None] | None = None) -> None:
