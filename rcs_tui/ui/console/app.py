@@ -306,8 +306,8 @@ class ConsoleApp(App):
         if isinstance(screen, MainScreen):
             tab = screen.tab
             panes = screen.query(f"#{'runs' if tab == 'rp1' else tab}-pane")
-            if not panes:
-                return  # a view being built right after the first frame: drawn once it is
+            if not panes or not panes.first().is_mounted:
+                return  # a view being built right after the first frame (children not there yet): drawn once it is
             # a pane other than the scopes one is built after the first frame: its module is imported by now
             if tab == "scopes":
                 panes.first(ScopesPane).show(world, now)
