@@ -62,6 +62,12 @@ class AppSession(AppService):
     def pid(self) -> int | None:
         return None if self._process is None else self._process.pid
 
+    @property
+    def ended(self) -> bool:
+        """Its app process has ended (and been waited for): its place is free, though its socket may still be
+        closing."""
+        return self._process is not None and self._process.returncode is not None
+
     async def stop(self) -> None:
         """Ask the app to quit, then make sure its process is gone; safe to call more than once and from
         several tasks at once (they share one stop, which a cancelled caller does not cut short)."""
@@ -110,7 +116,9 @@ class Sessions:
 
     @property
     def full(self) -> bool:
-        return len(self.running) >= self.limit
+        """As many app processes run (or start) as allowed; a tab closed a moment ago counts no more once its
+        process has ended, so a new tab is not refused while the old one's socket finishes closing."""
+        return sum(1 for s in self.running if not s.ended) >= self.limit
 
     async def stop_all(self) -> None:
         """End every session's process; no session starts once this has begun."""
