@@ -156,3 +156,21 @@ async def settle(pilot, timeout: float = 60.0) -> None:
             if idle == 2:
                 return
     raise AssertionError("the console's workers never settled")
+
+
+def history(root: Path) -> list[dict]:
+    """The project's history lines as recorded (none yet: an empty list)."""
+    from rcs_tui.project.recorder import HISTORY_REL
+
+    path = root / HISTORY_REL
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def toasts(console) -> list[str]:
+    """The notifications the app has shown."""
+    return [str(n.message) for n in console._notifications]
+
+
+def footer_keys(console) -> set[str]:
+    """The keys the footer offers now."""
+    return {key.key for key in console.screen.query("FooterKey")}

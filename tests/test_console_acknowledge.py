@@ -5,7 +5,6 @@ it acts; a later console reads the acknowledgement back from the history."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 
@@ -22,9 +21,12 @@ from tests.console_fixtures import (
     WAITING_RUN,
     app,
     at,
+    footer_keys,
+    history,
     member_row,
     select_row,
     settle,
+    toasts,
 )
 from tests.statefix import mode
 
@@ -32,17 +34,7 @@ SIZES = [(80, 24), (120, 36)]
 BLUEPRINT = f"{SESSION}/blueprint"
 
 
-def history(root) -> list[dict]:
-    path = root / HISTORY_REL
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
-
-def toasts(console) -> list[str]:
-    return [str(n.message) for n in console._notifications]
-
-
-def footer_keys(console) -> set[str]:
-    return {key.key for key in console.screen.query("FooterKey")}
 
 
 async def select(pilot, key: str) -> None:

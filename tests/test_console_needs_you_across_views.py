@@ -6,13 +6,10 @@ how sure that is, in a column when the width allows and on the line under the ta
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from rcs_tui.core.times import iso
 from rcs_tui.fleet.acks import HistoryAcknowledger, item_id
-from rcs_tui.project.recorder import HISTORY_REL
 from rcs_tui.state.metrics import parse_time
 from rcs_tui.ui.linetable import LineTable
 from tests.console_fixtures import (
@@ -22,9 +19,12 @@ from tests.console_fixtures import (
     WAITING_RUN,
     app,
     at,
+    footer_keys,
+    history,
     member_row,
     select_row,
     settle,
+    toasts,
 )
 from tests.statefix import write
 
@@ -33,10 +33,6 @@ WORKER_WHY = "needs you: dead worker · reported — worker worker-1 of team log
 RUN_WHY = ("needs you: waiting · reported — rp1 run run-0002-review (pr-review) waits for your answer at step review: "
            "Is the session cookie meant to be SameSite=Strict?")
 
-
-def history(root) -> list[dict]:
-    path = root / HISTORY_REL
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 def shown(console, widget: str) -> str:
@@ -48,12 +44,6 @@ def row(console, table: str, key: str) -> str:
     return " ".join(console.screen.query_one(table, LineTable).drawn(key))
 
 
-def footer_keys(console) -> set[str]:
-    return {key.key for key in console.screen.query("FooterKey")}
-
-
-def toasts(console) -> list[str]:
-    return [str(n.message) for n in console._notifications]
 
 
 async def press(pilot, *keys: str) -> None:
