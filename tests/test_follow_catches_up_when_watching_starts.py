@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import threading
 
 import pytest
 
 from rcs_tui.project.feed import SnapshotFeed, follow_documents
-from rcs_tui.project.watch import TreeWatch
 from tests.statefix import canonical, mode
+from tests.watchfix import hold_watches
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the held-back watches are inotify's")
 
@@ -26,16 +25,7 @@ def phase(doc: dict) -> str | None:
 async def test_a_change_made_while_the_watches_are_being_placed_is_sent(tmp_path, monkeypatch):
     mode(tmp_path, "forge", current_phase="executing")
     canonical(tmp_path, ["forge"])
-    placing = threading.Event()
-    release = threading.Event()
-    real = TreeWatch.add_tree
-
-    def slow(self, *args, **kwargs):  # the watches wait until the test has written its change
-        placing.set()
-        release.wait(60)
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(TreeWatch, "add_tree", slow)
+    placing, release = hold_watches(monkeypatch)  # the watches wait until the test has written its change
     docs = follow_documents(SnapshotFeed(tmp_path))
     try:
         assert phase(await anext(docs)) == "executing"

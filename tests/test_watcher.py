@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import time
 from pathlib import Path
 
@@ -63,18 +62,10 @@ async def test_a_real_file_change_repaints_the_hud(tmp_path):
 async def test_a_change_made_while_the_watches_are_being_placed_reaches_the_hud(tmp_path, monkeypatch):
     """Placing the watches takes seconds on a loaded machine: what was written meanwhile is loaded once they
     are in place (it would otherwise stay off the screen until the next change)."""
-    from rcs_tui.project.watch import TreeWatch
+    from tests.watchfix import hold_watches
 
     root = project(tmp_path)
-    placing, release = threading.Event(), threading.Event()
-    real = TreeWatch.add_tree
-
-    def slow(self, *args, **kwargs):  # the watches wait until the test has written its change
-        placing.set()
-        release.wait(60)
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(TreeWatch, "add_tree", slow)
+    placing, release = hold_watches(monkeypatch)  # the watches wait until the test has written its change
     app = app_for(root)
     try:
         async with app.run_test(size=(80, 1)) as pilot:
