@@ -54,6 +54,40 @@ def test_plans_shown_together_are_the_plans_made_one_by_one(tmp_path):
     assert root_drop["plan"]["canonical_removed"] == ["root:m-001", "root:m-001"]
 
 
+def _links(root, how):
+    """Ways a canonical set can be reached that the apply step refuses to walk (or reads differently)."""
+    sessions = state_dir(root) / "sessions"
+    if how == "session-dir-link":
+        os.rename(sessions / "s02", sessions / "s02-real")
+        os.symlink(sessions / "s02-real", sessions / "s02")
+    elif how == "canonical-link":
+        target = sessions / "s03" / "kept.json"
+        os.rename(sessions / "s03" / "skill-active-state.json", target)
+        os.symlink(target, sessions / "s03" / "skill-active-state.json")
+    elif how == "sessions-link":
+        os.rename(sessions, state_dir(root) / "sessions-real")
+        os.symlink(state_dir(root) / "sessions-real", sessions)
+    elif how == "state-link":
+        os.rename(state_dir(root), root / ".rcs" / "state-real")
+        os.symlink(root / ".rcs" / "state-real", state_dir(root))
+    elif how == "unparsable":
+        (sessions / "s04" / "skill-active-state.json").write_text('{"active_skills": [')
+
+
+@pytest.mark.parametrize("how", ["plain", "session-dir-link", "canonical-link", "sessions-link", "state-link",
+                                 "unparsable"])
+def test_plans_from_the_diagnosis_read_are_the_plans_made_alone(tmp_path, how):
+    """The doctor shows plans made from its own read of the tree; each is the plan made alone against the
+    files, also where the way to a file holds a link (refused alike) or the file does not parse."""
+    _tree(tmp_path, sessions=6)
+    _links(tmp_path, how)
+    reads = PlanReads()
+    findings = diagnose(tmp_path, reads=reads)
+    assert any(f.plan is not None for f in findings)
+    shown = [f.as_json(tmp_path, with_plan=True, reads=reads) for f in findings]
+    assert shown == [f.as_json(tmp_path, with_plan=True) for f in findings]
+
+
 def test_doctor_json_matches_the_plans_made_one_by_one(run_cli, tmp_path):
     _tree(tmp_path)
     out = run_cli("doctor", "--json", "--root", str(tmp_path)).json

@@ -23,6 +23,12 @@ MAX_STATE_BYTES = 8 * 1024 * 1024
 def rel_of(root: Path, path: Path | str) -> str:
     """`path` as shown to the operator and checked by the confined tree: relative to `root` when it lies
     under it, else unchanged (an absolute path outside the root stays absolute and is refused where it matters)."""
+    if isinstance(path, Path) and isinstance(root, Path):
+        # Both already normalised: a path under the root is the root's text, a slash and the rest (the
+        # same answer `relative_to` gives, without parsing either again; thousands of plans ask this).
+        text, base = str(path), str(root)
+        if text[:1] == "/" and base != "/" and text.startswith(base) and text[len(base):len(base) + 1] == "/":
+            return text[len(base) + 1:]
     p = Path(path)
     if not p.is_absolute():
         return p.as_posix()

@@ -20,23 +20,25 @@ class Layout(Frozen):
     """Paths of one project's `.rcs` tree.
     `Frozen`, not a dataclass: the status-line commands that build it pay for every import at each start."""
 
-    __slots__ = _compared = ("root",)
+    __slots__ = ("root", "rcs", "state", "sessions", "_scope_dirs")
+    _compared = ("root",)
     root: Path
+    rcs: Path
+    state: Path
+    sessions: Path
+    _scope_dirs: dict[str, Path]
 
     def __init__(self, root: Path) -> None:
+        # The three directories every path below starts from are joined once: a whole-tree read or a
+        # list of plans asks for them thousands of times, and each join parses the path again.
         set_field(self, "root", root)
+        set_field(self, "rcs", root / ".rcs")
+        set_field(self, "state", self.rcs / "state")
+        set_field(self, "sessions", self.state / "sessions")
+        set_field(self, "_scope_dirs", {})
 
-    @property
-    def rcs(self) -> Path:
-        return self.root / ".rcs"
-
-    @property
-    def state(self) -> Path:
-        return self.rcs / "state"
-
-    @property
-    def sessions(self) -> Path:
-        return self.state / "sessions"
+    def __reduce__(self) -> tuple[type[Layout], tuple[Path]]:
+        return Layout, (self.root,)
 
     @property
     def session_pointer(self) -> Path:
@@ -72,7 +74,12 @@ class Layout(Frozen):
 
     def scope_dir(self, session_id: str | None) -> Path:
         """The directory of a scope: the state dir for root, `sessions/<id>` for a session."""
-        return self.state if session_id is None else self.sessions / session_id
+        if session_id is None:
+            return self.state
+        found = self._scope_dirs.get(session_id)
+        if found is None:  # kept: the plans of one diagnosis ask for the same session's paths again and again
+            found = self._scope_dirs[session_id] = self.sessions / session_id
+        return found
 
     def mode_file(self, mode: str, session_id: str | None) -> Path:
         return self.scope_dir(session_id) / f"{mode}-state.json"

@@ -15,7 +15,7 @@ from typing import Any
 from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core import policy, reconcile
 from rcs_tui.core.lifecycle import is_active_doc
-from rcs_tui.core.modes import INFRA_STATE_NAMES, NAME_RE, TRACKED_MODES, check_name, is_tracked
+from rcs_tui.core.modes import CANONICAL_FILE, INFRA_STATE_NAMES, NAME_RE, TRACKED_MODES, check_name, is_tracked
 from rcs_tui.core.words import plural
 from rcs_tui.files.fsafe import Tree
 from rcs_tui.files.io import JsonRead, dump_json, read_json, rel_of
@@ -82,6 +82,14 @@ class PlanReads:
         self._skills: dict[Path, dict[str, list[Any]]] = {}
         self._shas: dict[Path, str | None] = {}
         self._snapshot: Snapshot | None = None
+        self._layout: Layout | None = None
+        self._plain: dict[tuple[str, ...], bool] = {}
+
+    def layout(self, root: Path) -> Layout:
+        """One `Layout` for the plans sharing these reads (its paths are joined once, not once per plan)."""
+        if self._layout is None or self._layout.root != root:
+            self._layout = Layout(root)
+        return self._layout
 
     def use(self, snapshot: Snapshot) -> None:
         """Take the scopes from `snapshot` (a whole-tree read just made) instead of reading them again."""
@@ -93,6 +101,41 @@ class PlanReads:
         if read is None:
             read = self._targets[path] = Tree(layout.root).read_json(path)
         return read
+
+    def known(self, layout: Layout, path: Path) -> tuple[dict[str, Any], str | None] | None:
+        """A canonical set's parsed document and digest as the diagnosis read them, when that read is what
+        the apply step's read would give: the set was read whole and clean, from a scope directory holding no
+        symlink and not reached through one, under `.rcs/state` (and `sessions/`) that are themselves plain
+        directories. Otherwise None, and the file is read again the way apply reads it. Showing ten
+        thousand repairs then costs no second read of ten thousand files; the plan applied is still made
+        from the files as they are then."""
+        snap = self._snapshot
+        if snap is None or path.name != CANONICAL_FILE:
+            return None
+        parent = path.parent
+        chain: tuple[str, ...]
+        if parent == layout.state:
+            sid, chain = None, (".rcs", "state")
+        elif parent.parent == layout.sessions:
+            sid, chain = parent.name, (".rcs", "state", "sessions")
+        else:
+            return None
+        scope = snap.scope(sid)
+        canon = scope.canonical if scope is not None else None
+        if scope is None or scope.linked or canon is None or not canon.usable or canon.path != path \
+                or not isinstance(canon.data, dict) or not self._plain_chain(layout, chain):
+            return None
+        return canon.data, canon.sha
+
+    def _plain_chain(self, layout: Layout, chain: tuple[str, ...]) -> bool:
+        """Are these directories under the root reached without any symlink (the way apply walks them)?"""
+        if chain not in self._plain:
+            try:
+                with Tree(layout.root).dir(chain):
+                    self._plain[chain] = True
+            except OSError:
+                self._plain[chain] = False
+        return self._plain[chain]
 
     def sha(self, path: Path, read: JsonRead) -> str | None:
         """The digest of `path` as read here (computed once: a large canonical set is hashed once, not once
@@ -192,6 +235,9 @@ def read_target(layout: Layout, path: Path, reads: PlanReads | None = None) -> J
 def _current(layout: Layout, path: Path, reads: PlanReads | None = None) -> tuple[dict[str, Any] | None, str | None]:
     """Parsed doc and digest of a file we are about to change; refuses files we cannot read or parse."""
     reads = reads or PlanReads()
+    known = reads.known(layout, path)
+    if known is not None:
+        return known
     read = read_target(layout, path, reads)
     if not read.exists:
         return None, None
@@ -238,7 +284,7 @@ def read_mode(root: Path, mode: str, session_id: str | None = None) -> dict[str,
 
 def plan_drop_entry(root: Path, mode: str, session_id: str | None, reads: PlanReads | None = None) -> Operation:
     """Remove a stale canonical entry only; the (inactive) mode file keeps its record. `reads`: see `PlanReads`."""
-    layout = Layout(root)
+    layout = Layout(root) if reads is None else reads.layout(root)
     reads = reads or PlanReads()
     mode = check_mode(mode)
     if session_id not in (None, ROOT_SCOPE):
@@ -294,8 +340,8 @@ def plan_clear(root: Path, mode: str, session_id: str | None = None, all_session
     A named session must exist; a mode nobody knows is an error; a clear with nothing to remove
     is a plan without changes (`cleared: false`), which `run` does not journal. `reads`: see `PlanReads`.
     """
-    layout = Layout(root)
     reads = reads or PlanReads()
+    layout = reads.layout(root)
     mode = check_mode(mode)
     if session_id not in (None, ROOT_SCOPE):
         require_session(layout, session_id)
