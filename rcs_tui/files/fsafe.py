@@ -488,23 +488,46 @@ def rename_within(dfd: int, src: str, dst: str) -> bool:
 
 
 def leftover_temps(root: Path) -> list[str]:
-    """rcs-tui's own temp files left by a killed write, as project-relative paths (links never followed)."""
+    """rcs-tui's own temp files left by a killed write, as project-relative paths (links never followed).
+
+    Each owned tree's top is reached by the confined walk once; a directory below it is reached from that
+    held top, one name at a time without following links (ten thousand session directories cost one
+    open each, not a walk from the root each)."""
     out: list[str] = []
     tree = Tree(root)
     for base in OWNED:
-        stack = [tuple(base.split("/"))]
-        while stack:
-            parts = stack.pop()
-            try:
-                with tree.dir(parts) as fd:
-                    for entry in os.scandir(fd):
-                        if entry.is_dir(follow_symlinks=False):
-                            stack.append((*parts, entry.name))
-                        elif entry.name.endswith(TEMP_SUFFIX) and entry.is_file(follow_symlinks=False):
-                            out.append("/".join((*parts, entry.name)))
-            except (OSError, Refused):
-                continue
+        top = tuple(base.split("/"))
+        try:
+            with tree.dir(top) as base_fd:
+                stack: list[tuple[str, ...]] = [()]
+                while stack:
+                    below = stack.pop()
+                    try:
+                        with _held_below(base_fd, below) as fd:
+                            for entry in os.scandir(fd):
+                                if entry.is_dir(follow_symlinks=False):
+                                    stack.append((*below, entry.name))
+                                elif entry.name.endswith(TEMP_SUFFIX) and entry.is_file(follow_symlinks=False):
+                                    out.append("/".join((*top, *below, entry.name)))
+                    except OSError:
+                        continue
+        except (OSError, Refused):
+            continue
     return sorted(out)
+
+
+@contextlib.contextmanager
+def _held_below(base_fd: int, parts: tuple[str, ...]) -> Iterator[int]:
+    """A descriptor of `parts` below the held directory, each step opened without following a link."""
+    fd = os.dup(base_fd)
+    try:
+        for part in parts:
+            nfd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+        yield fd
+    finally:
+        os.close(fd)
 
 
 def remove_temp(root: Path, rel: str) -> None:

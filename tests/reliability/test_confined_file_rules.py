@@ -396,6 +396,17 @@ def test_leftover_temps_are_found_in_every_owned_tree_links_never_followed(tmp_p
                                               ".rcs/state/sessions/s1/.b.rcs-tui.tmp", ".rcs/tasks/t1/.c.rcs-tui.tmp"]
 
 
+def test_leftover_temps_deep_below_a_tree_are_found_and_no_descriptor_is_left_open(tmp_path: Path) -> None:
+    deep = tmp_path / ".rcs/state/sessions/s1/a/b/c"
+    deep.mkdir(parents=True)
+    (deep / ".h.rcs-tui.tmp").write_text("")
+    (tmp_path / ".rcs/state/sessions/s2").mkdir()
+    os.symlink(deep, tmp_path / ".rcs/state/sessions/s2/link")  # the same directory through a link: not again
+    before = len(os.listdir("/proc/self/fd"))
+    assert fsafe.leftover_temps(tmp_path) == [".rcs/state/sessions/s1/a/b/c/.h.rcs-tui.tmp"]
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
 def test_remove_temp_removes_only_rcs_tui_temp_files(tmp_path: Path) -> None:
     _tree(tmp_path)
     (tmp_path / STATE / ".a.rcs-tui.tmp").write_text("")
