@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from rcs_tui.cli import jsonstream
+from rcs_tui.views import json_stream as jsonstream
 from rcs_tui.cli.jsonout import dumps, write_json
 from rcs_tui.views.json_text import escape_controls
 
@@ -66,3 +66,14 @@ def test_write_json_prints_dumps_and_a_newline(capsys):
     doc = {"scopes": [{"id": f"s{i}", "modes": {"forge": {"active": True, "note": "\x9b"}}} for i in range(3000)]}
     write_json(doc)
     assert capsys.readouterr().out == dumps(doc) + "\n"
+
+
+def test_the_stored_document_is_the_text_dumps_makes_as_utf8():
+    rng = random.Random(5)
+    for _ in range(400):
+        data = _value(rng, 0)
+        try:
+            want = dumps(data).encode("utf-8")
+        except (TypeError, ValueError):
+            continue
+        assert jsonstream.encoded(data) == want

@@ -31,12 +31,12 @@ def dumps(data: object, indent: int | None = 2, *, sanitized: bool = False) -> s
 
 def write_json(data: object) -> None:
     """Print `dumps(data)` and a newline on stdout, written out as it is encoded (the same bytes:
-    `rcs_tui.cli.jsonstream`), so a large document (a snapshot of 10 000 sessions is ~35 MB) is held
+    `rcs_tui.views.json_stream`), so a large document (a snapshot of 10 000 sessions is ~35 MB) is held
     neither twice nor as text. Nothing when stdout was closed before we started."""
     stream = sys.stdout
     if stream is None:
         return
-    from rcs_tui.cli.jsonstream import write
+    from rcs_tui.views.json_stream import write
 
     write(data, stream, escape_controls)
     stream.flush()

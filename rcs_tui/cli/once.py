@@ -128,5 +128,5 @@ def render(result: dict[str, object], now: float, width: int, lines: int, ascii_
         if lines > 1:
             extra["lines"] = [strip_controls(plain(r)) for r in rows]
         stored = result["json"]  # sanitised JSON text (see `answer._answer`)
-        return with_keys(stored if isinstance(stored, bytes) else b"{}", extra)
+        return with_keys(stored if isinstance(stored, bytes | bytearray) else b"{}", extra)
     return "\n".join(to_ansi(r, color) for r in rows)

@@ -97,7 +97,7 @@ def store(path: str, key: dict[str, object], inputs: Recorder, result: dict[str,
     larger than it would read): every call then builds afresh, as with no cache.
     """
     stored = dict(result)
-    if isinstance(result.get("json"), bytes):
+    if isinstance(result.get("json"), bytes | bytearray):
         stored["json"] = binascii.b2a_base64(zlib.compress(result["json"], 1), newline=False).decode("ascii")  # type: ignore[arg-type]
     doc = {"format": FORMAT, "key": key, "inputs": compact(inputs.inputs, os.path.dirname(inputs.top)),
            "pids": sorted(inputs.pids.values(), key=lambda p: p[0]), "result": stored}  # type: ignore[arg-type,return-value]
@@ -153,20 +153,17 @@ def _answer(root: object, session: str | None, as_json: bool, ascii_only: bool,
     out: dict[str, object] = {"segs": [s.as_json() for s in template_segments(world, chosen, ascii_only=ascii_only)],
                               "head": [list(s) for s in header(world)], "json": None}
     if as_json:
-        from rcs_tui.views.json_text import json_text
+        from rcs_tui.views.json_stream import encoded
         from rcs_tui.views.snapshot_json import snapshot_json
-        from rcs_tui.views.text import sanitize
         from rcs_tui.views.world import world_json_extra
 
-        doc = snapshot_json(world.snapshot)
+        # Sanitised and encoded as UTF-8 text once, when built, piece by piece: each scope's JSON is made
+        # as it is written (no document of 10 000 scopes, no sanitised copy, no whole string beside the
+        # bytes). Every cache hit prints it as stored, unparsed.
+        doc = snapshot_json(world.snapshot, streamed=True)
         doc.update(world_json_extra(world))
-        del world  # at 10 000 sessions each of these is some 100 MB: hold no more of them at once than needed
-        clean = sanitize(doc, keep_newlines=True)
-        del doc
-        text = json_text(clean)
-        del clean
-        # as UTF-8 text, once, when built: every cache hit prints it as stored, without parsing it
-        out["json"] = text.encode("utf-8")
+        del world
+        out["json"] = encoded(doc)
     return out
 
 

@@ -29,12 +29,12 @@ def escape_controls(text: str) -> str:
     return _C1.sub(_escape, text)
 
 
-def with_keys(text: bytes, extra: dict[str, object]) -> bytes:
+def with_keys(text: bytes | bytearray, extra: dict[str, object]) -> bytes:
     """The UTF-8 text `json_text` gives for the object `text` holds (written with indent 2) with `extra`'s
     keys added after its own (keys it does not have yet): what `json_text({**doc, **extra})` would give,
     without parsing or decoding `text` (a stored document can be tens of megabytes)."""
     if not extra:
-        return text
+        return bytes(text)
     tail = json_text(extra)[2:-2].encode("utf-8")  # the members, on their own indented lines, without braces
     if text == b"{}":
         return b"{\n" + tail + b"\n}"

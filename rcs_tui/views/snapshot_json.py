@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rcs_tui.state.snapshot import ModeFile, Scope, Snapshot
+from rcs_tui.views.json_stream import Lazy
 
 
 def mode_json(f: ModeFile, root) -> dict[str, Any]:
@@ -25,10 +26,12 @@ def scope_json(scope: Scope, root) -> dict[str, Any]:
 
 
 def snapshot_json(snap: Snapshot, cache: dict[int, tuple[Scope, dict[str, Any]]] | None = None, *,
-                  with_scopes: bool = True) -> dict[str, Any]:
+                  with_scopes: bool = True, streamed: bool = False) -> dict[str, Any]:
     """The snapshot as JSON. `cache` (kept by a caller that renders the same project again and again) reuses
     the JSON of every Scope object it has already rendered: an incremental re-read keeps unchanged scopes.
-    Without `with_scopes` the `scopes` key is left out (a caller that shows a summary makes its own)."""
+    Without `with_scopes` the `scopes` key is left out (a caller that shows a summary makes its own).
+    `streamed`: the scopes are a `Lazy` list, each made as `json_stream` writes it (for a document that
+    is only written out, never read)."""
     root = snap.root
     if not with_scopes:
         return {"root": str(root), "session": snap.resolution.as_json(), "active_set": list(snap.active_set()),
@@ -54,6 +57,6 @@ def snapshot_json(snap: Snapshot, cache: dict[int, tuple[Scope, dict[str, Any]]]
         "session": snap.resolution.as_json(),
         "active_set": list(snap.active_set()),
         "members": [m.as_json(root) for m in snap.members],
-        "scopes": [scope_json_cached(s) for s in scopes],
+        "scopes": Lazy(scopes, scope_json_cached) if streamed else [scope_json_cached(s) for s in scopes],
         "errors": [e.as_json(root) for e in snap.errors],
     }

@@ -49,6 +49,24 @@ def _key(key: object) -> str:
     raise TypeError(f"keys must be str, int, float, bool or None, not {key.__class__.__name__}")
 
 
+class Lazy:
+    """A list the stream writes as its items are made: `make(item)` for each of `items` in turn, each made
+    when it is reached and dropped once written, so a document of ten thousand scopes never holds them all
+    as JSON values at once. Written exactly as the list of those values."""
+
+    __slots__ = ("items", "make")
+
+    def __init__(self, items: list[Any], make: Callable[[Any], Any]) -> None:
+        self.items = items
+        self.make = make
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Any:
+        return map(self.make, self.items)
+
+
 class _Writer:
     def __init__(self, stream: IO[str], escape: Callable[[str], str]) -> None:
         self.stream = stream
@@ -74,14 +92,14 @@ class _Writer:
             put(int.__repr__(o))
         elif isinstance(o, float):
             put(float.__repr__(o) if math.isfinite(o) else "null")
-        elif isinstance(o, list | tuple):
+        elif isinstance(o, list | tuple | Lazy):
             self.array(o, level)
         elif isinstance(o, dict):
             self.object(o, level)
         else:
             raise TypeError(f"Object of type {o.__class__.__name__} is not JSON serializable")
 
-    def array(self, items: list[Any] | tuple[Any, ...], level: int) -> None:
+    def array(self, items: list[Any] | tuple[Any, ...] | Lazy, level: int) -> None:
         put = self.parts.append
         if not items:
             put("[]")
@@ -118,6 +136,29 @@ class _Writer:
             if len(self.parts) >= CHUNK:
                 self.flush()
         put("\n" + INDENT * level + "}")
+
+
+class _Utf8:
+    """A text stream gathering what is written as UTF-8, in one growing buffer."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+
+    def write(self, text: str) -> None:
+        self.buffer += text.encode("utf-8")
+
+
+def encoded(data: object) -> bytearray:
+    """The UTF-8 bytes of `json_text(sanitize(data, keep_newlines=True))` (no newline after it), made without
+    a sanitised copy of `data`, the text as one string, or the pieces beside their joined copy: the status
+    line's stored document of 10 000 sessions is tens of megabytes."""
+    from rcs_tui.views.json_text import escape_controls
+
+    sink = _Utf8()
+    out = _Writer(sink, escape_controls)  # type: ignore[arg-type]
+    out.value(data, 0)
+    out.flush()
+    return sink.buffer
 
 
 def write(data: object, stream: IO[str], escape: Callable[[str], str]) -> None:
