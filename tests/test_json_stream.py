@@ -9,8 +9,8 @@ import random
 
 import pytest
 
-from rcs_tui.views import json_stream as jsonstream
 from rcs_tui.cli.jsonout import dumps, write_json
+from rcs_tui.views import json_stream as jsonstream
 from rcs_tui.views.json_text import escape_controls
 
 HOSTILE = ["plain", "", "\x1b[31mred\x1b[0m", "a\nb\tc", "bidi\u202eevil", "zero\u200bwidth", "\ufeffbom",
