@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from rcs_tui.files.io import rel_of
 from rcs_tui.state.snapshot import ModeFile, Scope, Snapshot
 from rcs_tui.views.json_stream import Lazy
 
 
 def mode_json(f: ModeFile, root) -> dict[str, Any]:
     out = f.outcome
-    return {"mode": f.mode, "path": str(f.path.relative_to(root)), "active": f.active, "phase": f.phase,
+    return {"mode": f.mode, "path": rel_of(root, f.path), "active": f.active, "phase": f.phase,
             "iteration": f.iteration, "max_iterations": f.max_iterations, "tombstone": f.tombstone,
             "outcome": out.value, "outcome_source": out.source, "error": f.error}
 
@@ -21,7 +22,7 @@ def scope_json(scope: Scope, root) -> dict[str, Any]:
             "modes": {m: mode_json(f, root) for m, f in sorted(scope.modes.items())},
             "active_modes": list(scope.active_modes()),
             "canonical": None if c is None or not c.exists else
-            {"path": str(c.path.relative_to(root)), "members": list(c.members), "legacy": c.legacy,
+            {"path": rel_of(root, c.path), "members": list(c.members), "legacy": c.legacy,
              "error": c.error, "primary_skill": (c.data or {}).get("skill")}}
 
 
