@@ -11,7 +11,10 @@ time over a range of at least 100x:
 - journal entries (1 000 -> 200 000): an unrotated journal of done entries, each with a 1 KiB before-image;
   the oldest entry is undoable (its file still holds what it wrote);
 - canonical-set entries (10 -> 2 000): the root canonical set lists that many modes, none with a mode file
-  (every entry a stale member, each a doctor finding with a repair plan).
+  (every entry a stale member, each a doctor finding with a repair plan);
+- rp1 runs (1 000 -> 100 000): an rp1 database of that many runs of 10 events (3 steps of 2 units), read
+  with `--db` by `rp1 runs --all-projects` (every run's status derived: a first-ever read, as the cache
+  directory is fresh each run).
 Each command runs as a subprocess (its own fresh `XDG_CACHE_HOME`, so `hud --once` is a first-ever call);
 wall time and peak RSS (`os.wait4`) are the median / maximum of `--repeat` runs, next to a floor from the
 same run: a bare Python reading every file of the tree once. The table flags a growth exponent (slope of
@@ -145,6 +148,17 @@ def build_canonical(root: Path, n: int) -> None:
     _pointer(root)
 
 
+def build_rp1(root: Path, n: int) -> None:
+    """An rp1 database of `n` runs of 10 events each over 3 steps of 2 units (the rp1 shapes benchmark's
+    shape e, scaled), beside a project with one session; the commands read it with `--db`."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from rcs_tui.rp1.fixtures import SHAPES as RP1_SHAPES
+    from rcs_tui.rp1.fixtures import build_shaped_db
+
+    build_sessions(root, 1)
+    build_shaped_db(root / "rp1.db", RP1_SHAPES["e"].scaled(n))
+
+
 Shape = tuple[Callable[[Path, int], None], list[int], list[int], list[tuple[str, list[str]]]]
 SHAPES: dict[str, Shape] = {
     # name: builder, sizes, quick sizes, commands
@@ -165,6 +179,10 @@ SHAPES: dict[str, Shape] = {
         ("undo --dry-run (newest)", ["undo", "--dry-run"]),
         ("undo --dry-run (oldest)", ["undo", "@oldest", "--dry-run"]),
         ("doctor --json", ["doctor", "--json"])]),
+    "rp1": (build_rp1, [1000, 10000, 30000, 100000], [1000, 10000, 100000], [
+        ("rp1 runs --status waiting (first ever)", ["rp1", "runs", "--all-projects", "--status", "waiting",
+                                                    "--json", "--db", "@db"]),
+        ("rp1 runs (first ever)", ["rp1", "runs", "--all-projects", "--json", "--db", "@db"])]),
     "canonical": (build_canonical, [10, 100, 500, 2000], [10, 200, 2000], [
         ("hud --once --json", ["hud", "--once", "--json"]),
         ("snapshot --json", ["snapshot", "--json"]),
@@ -183,6 +201,12 @@ def tree(shape: str, size: int) -> Path:
         (base / "ready").write_text("ok")
     return root
 
+
+# rp1's floor: the grouping any status read needs from SQLite (each run's and step's newest row), nothing more
+GROUP_ALL = """import sqlite3, sys
+conn = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+n = sum(1 for _ in conn.execute("SELECT run_id, step, MAX(id) FROM events GROUP BY run_id, step"))
+"""
 
 READ_ALL = """import os, sys
 n = 0
@@ -204,9 +228,14 @@ def run_once(argv: list[str], root: Path, code: str | None = None, timeout: floa
         env["PYTHONPATH"] = code
     cache = tempfile.mkdtemp(prefix="sweep-cache-")
     env.update(XDG_CACHE_HOME=cache, RP1_DB=str(root / "no-rp1.db"), NO_COLOR="1")
-    argv = [(root / "oldest-id").read_text() if a == "@oldest" else a for a in argv]
-    cmd = ([sys.executable, "-c", READ_ALL, str(root / ".rcs")] if argv == ["@read-all"]
-           else [RCS_TUI, "--root", str(root), *argv])
+    argv = [(root / "oldest-id").read_text() if a == "@oldest" else str(root / "rp1.db") if a == "@db" else a
+            for a in argv]
+    if argv == ["@read-all"]:
+        cmd = [sys.executable, "-c", READ_ALL, str(root / ".rcs")]
+    elif argv == ["@group-all"]:
+        cmd = [sys.executable, "-c", GROUP_ALL, str(root / "rp1.db")]
+    else:
+        cmd = [RCS_TUI, "--root", str(root), *argv]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             stdin=subprocess.DEVNULL)
@@ -269,7 +298,8 @@ def sweep(shape: str, quick: bool, repeat: int, floor: tuple[float, float], base
     """One shape over its sizes: each command `repeat` times (and the baseline's, interleaved run by run)."""
     _, sizes, quick_sizes, commands = SHAPES[shape]
     sizes = quick_sizes if quick else sizes
-    commands = [*commands, ("floor: read every file", ["@read-all"])]
+    commands = [*commands, ("floor: group every run's steps in SQLite", ["@group-all"]) if shape == "rp1"
+                else ("floor: read every file", ["@read-all"])]
     results: dict[str, list[tuple[int, Cell]]] = {name: [] for name, _ in commands}
     before: dict[str, list[Cell | None]] = {name: [] for name, _ in commands}
     given_up: set[str] = set()
@@ -281,7 +311,7 @@ def sweep(shape: str, quick: bool, repeat: int, floor: tuple[float, float], base
             runs: list[Cell] = []
             old: list[Cell] = []
             for _ in range(repeat):
-                if baseline and argv != ["@read-all"] and name not in given_up:
+                if baseline and not argv[0].startswith("@") and name not in given_up:
                     old.append(run_once(argv, root, baseline, timeout))
                     if old[-1][2] is None:
                         given_up.add(name)  # a larger size would only take longer

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from sys import intern
 from collections.abc import Sequence
 from typing import Any
 
@@ -89,6 +90,8 @@ class _Kept:
             return None
         if eid in self.seen:
             return self.seen[eid]
+        run = intern(run)  # one copy of each run id (and step name) for all of its rows
+        step = intern(step) if step else step
         statuses = self.statuses
         status = statuses[data] if data in statuses else statuses.setdefault(data, payload_status(data))
         sr = StatusRow(eid, run, type_, step or None, unit or None, status,
@@ -197,9 +200,9 @@ def _by_index(conn: sqlite3.Connection, sql: _Sql, kept: _Kept, in_scope: str, p
             # a run-level, step-level or sub-agent status row: settles its step when it has a status
             sr = kept.keep(row)
             if sr is not None and not stands_for_older(sr):
-                open_steps.append((run, step))
+                open_steps.append((sr.run_id, sr.step if step else step))
         else:  # a unit row, a prompt, an artifact or a note: what decides is older
-            open_steps.append((run, step))
+            open_steps.append((intern(run), intern(step) if step.__class__ is str else step))
     if open_steps:
         # rows in the open steps, about: their share of the steps, of the rows in scope
         in_rows = _table_rows(conn) if not in_scope else conn.execute(
