@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from sys import intern
 from collections.abc import Sequence
+from sys import intern
 from typing import Any
 
 from rcs_tui.files.collector import paused
