@@ -428,6 +428,31 @@ def test_a_hundred_thousand_runs_fit_the_cache_reader_compactly():
     assert decode_document(data)[1]["runs"] == doc["runs"]
 
 
+def test_any_column_reads_back_as_written_and_is_compacted_when_it_repeats():
+    """Columns of every kind (few or many distinct values, values equal across types, values that cannot be
+    keys) read back as they were kept: values in order of first appearance, an index when at most half
+    are distinct, else the column itself."""
+    import random
+
+    rng = random.Random(4)
+    for _ in range(2000):
+        pool = [None, "a", "b", 1, True, 1.0, "c", 0, False, rng.random(), "d"][: rng.randrange(1, 12)]
+        column = [rng.choice(pool) for _ in range(rng.randrange(0, 40))]
+        if rng.random() < 0.1:
+            column.insert(rng.randrange(len(column) + 1), ["not a key"])
+        kept = json.loads(encode_document({"runs": [column]})[0])["runs"][0]
+        distinct = []
+        for v in column:
+            if isinstance(v, list) or not any(v == d and not isinstance(d, list) for d in distinct):
+                distinct.append(v)
+        if len(column) >= 8 and not any(isinstance(v, list) for v in column) and len(distinct) * 2 <= len(column):
+            assert kept["values"] == json.loads(json.dumps(distinct))
+            assert [kept["values"][i] for i in kept["index"]] == json.loads(json.dumps(
+                [next(d for d in distinct if d == v) for v in column]))
+        else:
+            assert kept == json.loads(json.dumps(column))
+
+
 @pytest.mark.parametrize("bad", ["an index past the values", "a negative index", "an index that is text",
                                  "a stream cut short", "more text than a store may hold"])
 def test_a_store_whose_compact_columns_do_not_decode_is_ignored(tmp_path, monkeypatch, bad):

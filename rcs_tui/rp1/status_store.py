@@ -50,12 +50,15 @@ def _compact(column: list[Any]) -> Any:
     """A column as kept: its distinct values and an index per run when they are few, else the list itself."""
     if len(column) < 8:
         return column
-    at: dict[Any, int] = {}
     try:
-        index = [at.setdefault(v, len(at)) for v in column]
+        at: dict[Any, int] = dict.fromkeys(column)  # the distinct values, in order of first appearance
     except TypeError:  # a value that cannot be a key: kept as it is
         return column
-    return {"values": list(at), "index": index} if len(at) * 2 <= len(column) else column
+    if len(at) * 2 > len(column):
+        return column
+    for number, value in enumerate(at):
+        at[value] = number
+    return {"values": list(at), "index": list(map(at.__getitem__, column))}
 
 
 def _expand(column: Any) -> list[Any]:
