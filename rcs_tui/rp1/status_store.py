@@ -51,7 +51,7 @@ def _compact(column: list[Any]) -> Any:
     if len(column) < 8:
         return column
     try:
-        at: dict[Any, int] = dict.fromkeys(column)  # the distinct values, in order of first appearance
+        at: dict[Any, Any] = dict.fromkeys(column)  # the distinct values, in order of first appearance
     except TypeError:  # a value that cannot be a key: kept as it is
         return column
     if len(at) * 2 > len(column):
