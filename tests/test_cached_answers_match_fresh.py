@@ -177,7 +177,8 @@ def project_with_runtime(filler: int = 0) -> Iterator[tuple[Path, Path, Runtime]
 
 def stored(result: dict[str, Any]) -> str:
     """An answer as comparable text (its JSON document is kept as UTF-8 text)."""
-    return json.dumps({k: v.decode() if isinstance(v, bytes | bytearray) else v for k, v in result.items()}, sort_keys=True)
+    return json.dumps({k: v.decode() if isinstance(v, bytes | bytearray) else v for k, v in result.items()},
+                      sort_keys=True)
 
 
 @pytest.fixture

@@ -44,3 +44,14 @@ def test_named_relative_to_the_root_or_left_whole():
     assert rel_of(Path("/"), Path("/a/b")) == "a/b"
     assert rel_of(root, Path("rel/x")) == "rel/x"
     assert rel_of(root, PurePosixPath("/work/p/y").as_posix()) == "y"
+
+
+def test_a_layout_gives_each_scope_its_directory_however_many_it_has_kept(monkeypatch):
+    from rcs_tui.files import layout as layout_mod
+
+    monkeypatch.setattr(layout_mod, "MAX_KEPT_SCOPE_DIRS", 3)
+    lay = layout_mod.Layout(Path("/p"))
+    for sid in ["a", "b", "c", "d", "a", "e", None]:
+        want = Path("/p/.rcs/state") if sid is None else Path("/p/.rcs/state/sessions") / sid
+        assert lay.scope_dir(sid) == want and lay.mode_file("m", sid) == want / "m-state.json"
+    assert len(lay._scope_dirs) <= 3

@@ -10,6 +10,8 @@ from rcs_tui.files.host import RootNotFound, find_root_dir
 
 __all__ = ["Layout", "RootNotFound", "find_root"]
 
+MAX_KEPT_SCOPE_DIRS = 100_000  # session directory paths one Layout keeps joined
+
 
 def find_root(explicit: str | os.PathLike[str] | None = None, *, cwd: Path | None = None) -> Path:
     """`--root`, else `RCS_ROOT`, else the nearest ancestor of the cwd holding `.rcs/` (see `host.find_root_dir`)."""
@@ -78,6 +80,8 @@ class Layout(Frozen):
             return self.state
         found = self._scope_dirs.get(session_id)
         if found is None:  # kept: the plans of one diagnosis ask for the same session's paths again and again
+            if len(self._scope_dirs) >= MAX_KEPT_SCOPE_DIRS:  # a viewer open for weeks sees sessions come and go
+                self._scope_dirs.clear()
             found = self._scope_dirs[session_id] = self.sessions / session_id
         return found
 
