@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rcs_tui.core.health import FileFacts, classify
+from rcs_tui.core.lifecycle import is_active_doc
 from rcs_tui.core.modes import CANONICAL_FILE, NAME_RE, mode_from_filename
 from rcs_tui.files import inputs
 from rcs_tui.files.collector import paused
@@ -277,6 +278,40 @@ def compute_members(layout: Layout, resolution: Resolution, root: Scope,
         out.append(Member(v.mode, v.health, where.session_id, where.modes.get(v.mode),
                           entries.get(v.mode) if not v.in_root else None, v.reason))
     return tuple(out)
+
+
+def read_active_sets(root: Path, *, over: int = 0) -> dict[str, tuple[str, ...]] | None:
+    """Each session's active set (`Scope.active_modes()` of a full read), read from its mode files alone;
+    None when there are no more than `over` scopes (root and the sessions), where it would not pay.
+
+    What a long list of sessions shows before the full read is in: the same session directories, read
+    the same way and judged by the same rule, without the canonical sets, the file digests and the
+    records a full read keeps."""
+    with paused():
+        layout = Layout(root)
+        entries = _session_entries(layout, [])
+        if len(entries) + 1 <= over:
+            return None
+        places = Places(layout)
+        out: dict[str, tuple[str, ...]] = {}
+        with places.open_sessions():
+            for name, link in entries:
+                out[name] = _active_set(places, name, link)
+        return out
+
+
+def _active_set(places: Places, name: str, link: bool) -> tuple[str, ...]:
+    parent = places.parent
+    directory = places.sessions / name
+    active = []
+    with parent.child(name, directory) if parent is not None else DirRead(directory, within=places.rcs) as listed:
+        for file in listed.names:
+            mode = mode_from_filename(file)
+            if mode is not None:
+                read = listed.read_json(file)
+                if read.ok and is_active_doc(read.data):
+                    active.append(mode)
+    return tuple(sorted(active))
 
 
 def read_snapshot(root: Path, session_id: str | None = None, *, all_sessions: bool = True,
