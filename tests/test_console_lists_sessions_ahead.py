@@ -27,6 +27,10 @@ CONTENTS = (
     '{"active": "true"}',
     '{"active": true}',
     '{"active": true, "iteration": NaN}',
+    '{"active": true, "current_phase": "executing", "budget": 1e400}',  # a number past a float
+    '{"active": true, "current_phase": "executing", "at": -Infinity}',
+    '\ufeff{"active": true, "current_phase": "executing"}',  # a byte order mark
+    '{"active": false, "active": true, "current_phase": "executing"}',  # the last of a repeated key
     '{"active": true, "current_phase": "executing"',  # torn mid-write
     "",
     "[1, 2]",

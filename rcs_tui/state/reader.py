@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Collection, Iterable
@@ -15,7 +16,7 @@ from rcs_tui.core.modes import CANONICAL_FILE, NAME_RE, mode_from_filename
 from rcs_tui.files import inputs
 from rcs_tui.files.collector import paused
 from rcs_tui.files.dirread import DirRead
-from rcs_tui.files.io import JsonRead, read_json
+from rcs_tui.files.io import JsonRead, parse_fast, read_json
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.session import Resolution, resolve_session
 from rcs_tui.state.snapshot import CanonicalEntry, CanonicalSet, FileError, Member, ModeFile, Scope, Snapshot
@@ -307,11 +308,31 @@ def _active_set(places: Places, name: str, link: bool) -> tuple[str, ...]:
     with parent.child(name, directory) if parent is not None else DirRead(directory, within=places.rcs) as listed:
         for file in listed.names:
             mode = mode_from_filename(file)
-            if mode is not None:
-                read = listed.read_json(file)
-                if read.ok and is_active_doc(read.data):
-                    active.append(mode)
+            if mode is not None and _is_active(listed, file):
+                active.append(mode)
     return tuple(sorted(active))
+
+
+def _is_active(listed: DirRead, name: str) -> bool:
+    """`ModeFile.active` of the file as a full read reads it, mostly without its strict parse.
+
+    The plain JSON decoder accepts everything the strict one does and decodes it alike (the strict one
+    only refuses more: NaN, infinite numbers, deep nesting, lone surrogates), and a file the full read
+    refuses is never active. So a file the plain decoder cannot decode, or decodes as not active, is not
+    active; only one it finds active is parsed again by the full read's own parser to confirm it."""
+    got = listed.read_raw(name)
+    if got is None:  # not a plain regular file: the full read's reader answers
+        read = listed.read_json(name)
+        return read.ok and is_active_doc(read.data)
+    raw, st = got
+    try:
+        plain = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return False
+    if not is_active_doc(plain):
+        return False
+    read = parse_fast(listed.directory / name, raw, st)
+    return read.ok and is_active_doc(read.data)
 
 
 def read_snapshot(root: Path, session_id: str | None = None, *, all_sessions: bool = True,
