@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -37,6 +38,12 @@ LABEL_WIDTH = COLUMNS[4].width
 def active_label(names: tuple[str, ...] | list[str], width: int = LABEL_WIDTH) -> str:
     """A scope's active set for its table cell, always whole mode names: `team+forge`, or as many as
     fit and how many more (`team+forge +2`), else how many (`3 modes`)."""
+    return _label(tuple(names), width)
+
+
+@lru_cache(maxsize=4096)
+def _label(names: tuple[str, ...], width: int) -> str:
+    """`active_label`, once per active set and width: thousands of sessions share a few active sets."""
     if not names:
         return "(none)"
     for k in range(len(names), 0, -1):
