@@ -214,3 +214,52 @@ def test_the_status_line_says_what_is_still_being_read(tmp_path):
     loader.load_deferred()
     done = loader.load_deferred()
     assert done is not None and not done.pending and "loading" not in line(done, 200)
+
+
+async def test_the_console_shows_every_session_before_it_reads_them_in_full(tmp_path, monkeypatch):
+    """On screen: the row of every session (from the read-ahead) is drawn before the full read starts,
+    and the full read leaves those rows as they were."""
+    import time
+
+    from rcs_tui.ui.console.app import ConsoleApp
+
+    big_tree(tmp_path, random.Random(4))
+    console = ConsoleApp(tmp_path, session_id="s-003", rp1_db=tmp_path / "no-rp1.db", live=True, blink=False,
+                         clock=lambda: 0.0)
+    at_full_read: list[list[str]] = []
+    loader = console.loader
+    real = loader.load_deferred
+
+    def load_deferred():
+        if loader.world is not None and loader.world.listed is not None and "state" in loader.deferred:
+            at_full_read.append(list(console.screen.query_one("#scopes-table").keys))
+        return real()
+
+    loader.load_deferred = load_deferred
+    from rcs_tui.ui.console.scopes import ScopesPane
+
+    draw = ScopesPane.show
+
+    def slow_show(pane, world, now):  # a long list takes a while to draw: the full read must wait for it
+        if world.listed is not None:
+            time.sleep(0.3)
+        draw(pane, world, now)
+
+    monkeypatch.setattr(ScopesPane, "show", slow_show)
+    final = await _run(console)
+    sessions = [f"scope:s-{i:03d}" for i in range(COLLAPSE_OVER + 15) if i != 3]
+    assert len(at_full_read) == 1 and set(sessions) <= set(at_full_read[0])
+    assert [k for k in final if k.startswith("scope:s-") and k != "scope:s-003"] == sessions
+
+
+async def _run(console) -> list[str]:
+    """The scopes table's keys once every deferred section is read and drawn."""
+    import asyncio
+    import time
+
+    async with console.run_test(size=(120, 40)):
+        deadline = time.monotonic() + 15
+        while (console.world is None or console.world.pending) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)
+        return list(console.screen.query_one("#scopes-table").keys)
