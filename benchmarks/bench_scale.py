@@ -7,7 +7,7 @@ an rp1 database with 1 000 000 events (smaller sizes divide each count by 10, 10
 Per size, each in a fresh process:
 - console first paint: `rcs-tui console` on a pty, spawn to the first frame showing the current session
   (target <= 1.5 s; that frame lists root and the current session), then until every session is
-  listed, and that process's RSS then (target <= 150 MB);
+  listed, and that process's CPU and RSS then (target <= 150 MB);
 - HUD update latency: the live HUD (headless, watcher on) while a steady 50 writes/s land on other
   sessions' files; each sample rewrites the current session's forge file and is timed until the HUD has
   repainted with it (p95 target <= 50 ms); and that process's peak RSS;
@@ -32,7 +32,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import PtyProc, Row, median, pct, rss_kb  # noqa: E402
+from common import CLK_TCK, PtyProc, Row, cpu_ticks, median, pct, rss_kb  # noqa: E402
 
 RCS_TUI = str(Path(sys.executable).parent / "rcs-tui")
 CACHE = Path(tempfile.gettempdir()) / "rcs-tui-bench" / "scale"
@@ -126,10 +126,11 @@ def env_for(db: Path) -> dict[str, str]:
     return env
 
 
-def console_first_paint(root: Path, db: Path, sessions: int) -> tuple[float | None, float | None, float]:
+def console_first_paint(root: Path, db: Path, sessions: int) -> tuple[float | None, float | None, float, float]:
     """Seconds to the first frame showing the current session, seconds until every session is listed
-    (the first other session's row is on screen), and the process's RSS then. The current session is
-    named (`--session-id`): the tree's `session.json` names a process long gone."""
+    (the first other session's row is on screen, with the active set it shows), and the process's peak
+    RSS and CPU seconds then. The current session is named (`--session-id`): the tree's `session.json`
+    names a process long gone."""
     p = PtyProc([RCS_TUI, "console", "--root", str(root), "--session-id", CURRENT], root, env_for(db),
                 cols=120, rows=40)
     full = None
@@ -138,10 +139,12 @@ def console_first_paint(root: Path, db: Path, sessions: int) -> tuple[float | No
         if t is not None:
             more = p.wait_for("s-00001", 30) if sessions > 1 else 0.0
             full = None if more is None else t + more
-        rss = rss_kb(p.proc.pid) / 1024 if p.proc.poll() is None else 0.0
+        alive = p.proc.poll() is None
+        rss = rss_kb(p.proc.pid) / 1024 if alive else 0.0
+        cpu = cpu_ticks([p.proc.pid]) / CLK_TCK if alive else 0.0
     finally:
         p.close()
-    return t, full, rss
+    return t, full, rss, cpu
 
 
 SWITCH = (("2", "heartbeat"), ("3", "guards hold"), ("1", "scope / mode"))  # key, text only that view shows
@@ -257,7 +260,7 @@ def run(quick: bool = False) -> list[Row]:
     rows: list[Row] = []
     for f in factors:
         root, db = workspace(f)
-        paint, full, paint_rss = console_first_paint(root, db, f)
+        paint, full, paint_rss, cpu = console_first_paint(root, db, f)
         proc = subprocess.run([sys.executable, __file__, "--child", str(f), "--samples", str(samples)],
                               capture_output=True, text=True, env=env_for(db), timeout=900)
         if proc.returncode != 0:
@@ -268,7 +271,7 @@ def run(quick: bool = False) -> list[Row]:
         size = f"{f} sess, {max(1, f // 2)} tasks, {1000 * f:,} ev"
         rows.append(Row(f"scale {f}x", f"console first paint ({size})",
                         f"{paint * 1000:.0f} ms" if paint is not None else "no paint", "<= 1500 ms",
-                        f"all {f} sessions listed at {full * 1000:.0f} ms" if full is not None
+                        f"all {f} sessions listed at {full * 1000:.0f} ms ({cpu:.2f} s CPU)" if full is not None
                         else "sessions not listed"))
         rows.append(Row(f"scale {f}x", "console process RSS (all sessions listed)", f"{paint_rss:.0f} MB",
                         "<= 150 MB"))

@@ -174,6 +174,31 @@ class DirRead:
             os.close(ffd)
         return parse_json(got, expect=expect)
 
+    def read_raw(self, name: str) -> tuple[bytes, os.stat_result] | None:
+        """The bytes and stat of `name` when `read_json(name)` would read it through the held descriptor in
+        one go (a regular file of the listing, within the cap, not growing); None for anything else, which
+        only `read_json(name)` answers. For a caller that can tell most files apart without parsing them
+        strictly (and parses the others with `parse_fast`)."""
+        fd = self._fd
+        if fd is None or name not in self._regular:
+            return None
+        note(self._prefix + name)
+        try:
+            ffd = os.open(name, _FILE_OPEN, dir_fd=fd)
+        except OSError:
+            return None
+        try:
+            st = os.fstat(ffd)
+            size = st.st_size
+            if not S_ISREG(st.st_mode) or size > self.max_bytes:
+                return None
+            raw = os.read(ffd, size + 1)
+            return (raw, st) if len(raw) <= size else None
+        except OSError:
+            return None
+        finally:
+            os.close(ffd)
+
     def close(self) -> None:
         if self._fd is not None:
             os.close(self._fd)

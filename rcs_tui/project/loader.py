@@ -22,7 +22,7 @@ from rcs_tui.files.io import read_json
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.metrics import HudConfig, HudState, Metrics, parse_time, read_hud_config, read_metrics
 from rcs_tui.state.plans import plan_names
-from rcs_tui.state.reader import read_snapshot, refresh_snapshot
+from rcs_tui.state.reader import read_active_sets, read_snapshot, refresh_snapshot
 from rcs_tui.state.snapshot import Snapshot
 from rcs_tui.state.team import Team, read_teams
 from rcs_tui.views.world import SECTIONS, Badge, RunInfo, TaskInfo, World
@@ -57,7 +57,8 @@ class WorldLoader:
 
     def __init__(self, root: Path, *, session_id: str | None = None, all_sessions: bool = True,
                  rp1_db: Path | None | bool = True, clock: Callable[[], float] = time.time,
-                 sections: Iterable[str] = SECTIONS, environ: dict[str, str] | None = None) -> None:
+                 sections: Iterable[str] = SECTIONS, environ: dict[str, str] | None = None,
+                 list_over: int | None = None) -> None:
         self.root = Path(root)
         self.layout = Layout(self.root)
         # An explicit session id the operator typed is checked before anything is read: a bad one is their
@@ -79,6 +80,11 @@ class WorldLoader:
         self._state_base: Snapshot | None = None
         self.deferred: frozenset[str] = frozenset()
         self._defer_order: tuple[str, ...] = SECTIONS
+        # With more scopes than `list_over`, a deferred full read of the sessions is preceded by a light
+        # read of their active sets (a long list of sessions shows from it sooner: `read_active_sets`).
+        self.list_over = list_over
+        self._listed: dict[str, tuple[str, ...]] | None = None
+        self._listing_done = False
         self.world: World | None = None
         self.read_from_ns: int | None = None  # when the latest full read began (wall clock, as file times are)
 
@@ -234,6 +240,7 @@ class WorldLoader:
         if paths is None:
             self.read_from_ns = time.time_ns()
             self.deferred = frozenset(defer) & self.sections
+            self._listed, self._listing_done = None, False
             self._defer_order = (*order, *SECTIONS)
         todo -= self.deferred  # loaded, in full, by load_deferred()
         if paths is None and "state" in self.deferred:
@@ -245,7 +252,18 @@ class WorldLoader:
         if not self.deferred or self.world is None:
             return None
         name = next(n for n in self._defer_order if n in self.deferred)
+        if name == "state" and self.list_over is not None and not self._listing_done and self.all_sessions:
+            self._listing_done = True
+            try:
+                self._listed = read_active_sets(self.root, over=self.list_over)
+            except Exception:  # noqa: BLE001 - only a head start: the full read that follows says what is wrong
+                self._listed = None
+            if self._listed is not None:  # the World as it is, plus the sessions' active sets
+                self.world = self._build()
+                return self.world
         self.deferred -= {name}
+        if name == "state":
+            self._listed = None  # the full read replaces it
         return self._load({name}, stage="full")
 
     def _load(self, todo: set[str], paths: list[Path] | None = None, stage: str = "") -> World:
@@ -277,7 +295,8 @@ class WorldLoader:
         return World(self.root, snap, self._values.get("team") or {}, self._values.get("metrics"), hud,
                      self._values.get("config") or HudConfig(), self._values.get("tasks") or (),
                      self._values.get("rp1"), badges, self.clock(), self._newest_write(snap), started,
-                     self._values.get("plans") or (), tuple(n for n in SECTIONS if n in self.deferred))
+                     self._values.get("plans") or (), tuple(n for n in SECTIONS if n in self.deferred),
+                     self._listed if "state" in self.deferred else None)
 
     def _newest_write(self, snap: Snapshot) -> float | None:
         """When the runtime last wrote anything the HUD shows (mode files, canonical sets, metrics).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Collection, Iterable
@@ -10,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from rcs_tui.core.health import FileFacts, classify
+from rcs_tui.core.lifecycle import is_active_doc
 from rcs_tui.core.modes import CANONICAL_FILE, NAME_RE, mode_from_filename
 from rcs_tui.files import inputs
 from rcs_tui.files.collector import paused
 from rcs_tui.files.dirread import DirRead
-from rcs_tui.files.io import JsonRead, read_json
+from rcs_tui.files.io import JsonRead, parse_fast, read_json
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.session import Resolution, resolve_session
 from rcs_tui.state.snapshot import CanonicalEntry, CanonicalSet, FileError, Member, ModeFile, Scope, Snapshot
@@ -277,6 +279,60 @@ def compute_members(layout: Layout, resolution: Resolution, root: Scope,
         out.append(Member(v.mode, v.health, where.session_id, where.modes.get(v.mode),
                           entries.get(v.mode) if not v.in_root else None, v.reason))
     return tuple(out)
+
+
+def read_active_sets(root: Path, *, over: int = 0) -> dict[str, tuple[str, ...]] | None:
+    """Each session's active set (`Scope.active_modes()` of a full read), read from its mode files alone;
+    None when there are no more than `over` scopes (root and the sessions), where it would not pay.
+
+    What a long list of sessions shows before the full read is in: the same session directories, read
+    the same way and judged by the same rule, without the canonical sets, the file digests and the
+    records a full read keeps."""
+    with paused():
+        layout = Layout(root)
+        entries = _session_entries(layout, [])
+        if len(entries) + 1 <= over:
+            return None
+        places = Places(layout)
+        out: dict[str, tuple[str, ...]] = {}
+        with places.open_sessions():
+            for name, link in entries:
+                out[name] = _active_set(places, name, link)
+        return out
+
+
+def _active_set(places: Places, name: str, link: bool) -> tuple[str, ...]:
+    parent = places.parent
+    directory = places.sessions / name
+    active = []
+    with parent.child(name, directory) if parent is not None else DirRead(directory, within=places.rcs) as listed:
+        for file in listed.names:
+            mode = mode_from_filename(file)
+            if mode is not None and _is_active(listed, file):
+                active.append(mode)
+    return tuple(sorted(active))
+
+
+def _is_active(listed: DirRead, name: str) -> bool:
+    """`ModeFile.active` of the file as a full read reads it, mostly without its strict parse.
+
+    The plain JSON decoder accepts everything the strict one does and decodes it alike (the strict one
+    only refuses more: NaN, infinite numbers, deep nesting, lone surrogates), and a file the full read
+    refuses is never active. So a file the plain decoder cannot decode, or decodes as not active, is not
+    active; only one it finds active is parsed again by the full read's own parser to confirm it."""
+    got = listed.read_raw(name)
+    if got is None:  # not a plain regular file: the full read's reader answers
+        read = listed.read_json(name)
+        return read.ok and is_active_doc(read.data)
+    raw, st = got
+    try:
+        plain = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return False
+    if not is_active_doc(plain):
+        return False
+    read = parse_fast(listed.directory / name, raw, st)
+    return read.ok and is_active_doc(read.data)
 
 
 def read_snapshot(root: Path, session_id: str | None = None, *, all_sessions: bool = True,

@@ -47,6 +47,19 @@ class WatchStatus(Message):
 BACKGROUND_MS = 250  # batches touching only sessions the views do not show: delivered at most this often
 
 
+DRAWN_WAIT_S = 1.0  # the longest a deferred load waits for the World before it to be drawn
+
+
+async def drawn(node: DOMNode, timeout: float = DRAWN_WAIT_S) -> None:
+    """Until the screen has refreshed after the messages posted so far (at most `timeout`): a World loaded
+    in a thread is drawn by the UI thread, and a next load started at once would share the interpreter with
+    that drawing (a long list of sessions drew at half speed beside the full read that followed it)."""
+    done = asyncio.Event()
+    node.call_after_refresh(done.set)
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(done.wait(), timeout)
+
+
 def start_watcher(node: DOMNode, loader: WorldLoader, *, force_polling: bool = False,
                   debounce_ms: int = DEBOUNCE_MS, background_ms: int = BACKGROUND_MS,
                   lock: threading.Lock | None = None) -> Worker[None]:
@@ -120,6 +133,7 @@ def start_watcher(node: DOMNode, loader: WorldLoader, *, force_polling: bool = F
             if not node.app.is_running:  # sessions, then its rp1 section
                 return
             node.post_message(WorldUpdated(deferred, frozenset()))
+            await drawn(node)
         try:
             while True:
                 targets = watch_targets(loader)

@@ -76,6 +76,9 @@ class World:
     session_started: float | None = None
     plans: tuple[str, ...] = ()  # file names under .rcs/plans/ (they decide the forge gate)
     pending: tuple[str, ...] = ()  # sections not read yet (a first frame's deferred ones), in SECTIONS' order
+    # While the full read of every session is still pending: each session's active set, read ahead of it
+    # (session id -> active modes) so a long list can show every session sooner; None otherwise.
+    listed: dict[str, tuple[str, ...]] | None = field(default=None, compare=False, repr=False)
 
     def current_task(self) -> TaskInfo | None:
         """The task most recently written that is not finished (else the most recent one)."""

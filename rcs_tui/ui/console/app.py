@@ -39,7 +39,7 @@ from rcs_tui.ui.console.main import TABS, MainScreen
 from rcs_tui.ui.console.needs import Needs, member_item
 from rcs_tui.ui.console.notice import Notice
 from rcs_tui.ui.console.refusals import Refusal, busy_writer_advice, refusal_record
-from rcs_tui.ui.console.scopes import ScopesPane
+from rcs_tui.ui.console.scopes import COLLAPSE_OVER, ScopesPane
 from rcs_tui.ui.console.statusbar import StatusBar
 from rcs_tui.ui.hud_app import stylesheet
 from rcs_tui.ui.watcher import WatchStatus, WorldUpdated, start_watcher
@@ -125,8 +125,9 @@ class ConsoleApp(App):
         self.watch_seconds = watch_seconds
         self.blink = blink
         self.actor = actor or default_actor("console")
+        # A long list of sessions shows from their active sets, read ahead of the full read of every session.
         self.loader = WorldLoader(self.root, session_id=session_id, clock=clock,
-                                  rp1_db=rp1_db if rp1_db is not None else True)
+                                  rp1_db=rp1_db if rp1_db is not None else True, list_over=COLLAPSE_OVER)
         self.rp1_db = self.loader.rp1_path
         self._rp1 = None
         self.world: World | None = None
@@ -174,10 +175,8 @@ class ConsoleApp(App):
         if self.live:  # after the first frame: its deferred loads would only slow that frame down
             self.call_after_refresh(start_watcher, self, self.loader, force_polling=self.force_polling,
                                     lock=self.load_lock)
-            if self.record:
-                from rcs_tui.ui.recording import start_recording
-
-                start_recording(self, self.root, session_id=self.session_id, rp1_db=self.rp1_db, actor=self.actor)
+        elif self.record:
+            self._start_recording()
         if self.away:
             self.call_after_refresh(self._while_away)
 
@@ -219,6 +218,15 @@ class ConsoleApp(App):
         still collected; it all goes back to the collector when the console exits."""
         self._settled = True
         gc.freeze()
+        if self.record:
+            self._start_recording()
+
+    def _start_recording(self) -> None:
+        """The flight recorder reads the whole tree itself: started once the console's own first reads are
+        drawn (live), so at 10 000 sessions its read never competes with the one the list waits for."""
+        from rcs_tui.ui.recording import start_recording
+
+        start_recording(self, self.root, session_id=self.session_id, rp1_db=self.rp1_db, actor=self.actor)
 
     def on_unmount(self) -> None:
         gc.unfreeze()

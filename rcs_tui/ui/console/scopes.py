@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -37,6 +38,12 @@ LABEL_WIDTH = COLUMNS[4].width
 def active_label(names: tuple[str, ...] | list[str], width: int = LABEL_WIDTH) -> str:
     """A scope's active set for its table cell, always whole mode names: `team+forge`, or as many as
     fit and how many more (`team+forge +2`), else how many (`3 modes`)."""
+    return _label(tuple(names), width)
+
+
+@lru_cache(maxsize=4096)
+def _label(names: tuple[str, ...], width: int) -> str:
+    """`active_label`, once per active set and width: thousands of sessions share a few active sets."""
     if not names:
         return "(none)"
     for k in range(len(names), 0, -1):
@@ -82,9 +89,26 @@ def scope_views(snap: Snapshot) -> list[ScopeView]:
     return list(iter_scope_views(snap))
 
 
-def collapsing(snap: Snapshot) -> bool:
-    """Past this many scopes the table lists the others as one row each (enter expands one)."""
-    return len(snap.sessions) + 1 > COLLAPSE_OVER
+def collapsing(snap: Snapshot, listed: Mapping[str, object] | None = None) -> bool:
+    """Past this many scopes the table lists the others as one row each (enter expands one). `listed`: the
+    sessions whose active sets were read ahead of the full read (`World.listed`), counted too."""
+    return max(len(snap.sessions), len(listed) if listed is not None else 0) + 1 > COLLAPSE_OVER
+
+
+def session_ids(world: World) -> list[str]:
+    """Every session the list shows, in name order: read in full, or only its active set so far."""
+    listed = world.listed
+    sessions = world.snapshot.sessions
+    return sorted(sessions.keys() | listed.keys()) if listed is not None else sorted(sessions)
+
+
+def read_ahead(world: World, sid: str | None) -> tuple[str, ...] | None:
+    """The active set of a session read ahead of the full read (its own scope not read yet), else None.
+    The current session is always read in full (the first frame shows it)."""
+    listed = world.listed
+    if listed is None or sid is None or sid == world.snapshot.session_id:
+        return None
+    return listed.get(sid)
 
 
 def member_key(view: str | None, m: Member) -> str:
@@ -140,13 +164,21 @@ def member_cells(m: Member, now: float, needs: Needs | None = None) -> list[Text
             Text(age_of(f.data if f else None, now)), why]
 
 
+# A one-row scope as last built: the Scope it was built from (None: from an active set read ahead), the
+# active set and stale-dead mark it shows, and the row.
+Kept = tuple[object, tuple[str, ...], bool, Row]
+
+
 def scope_rows(world: World, now: float, needle: str = "", expanded: Collection[str | None] = (),
-               cache: dict[str, tuple[object, bool, Row]] | None = None, how: bool = True,
+               cache: dict[str, Kept] | None = None, how: bool = True,
                fit: tuple[int, int] = (17, LABEL_WIDTH), needs: Needs | None = None) -> list[Row]:
     """Rows of the table. With more than COLLAPSE_OVER scopes (and no filter) only root, the current
     scope and the `expanded` ones list their members; the others are one row each, and their members
-    are not even computed (at 1 000 sessions that is 1 000 rows instead of 11 000). `cache` keeps
-    those one-row scopes between calls, keyed by the (immutable, reused) Scope they show. `how`:
+    are not even computed (at 1 000 sessions that is 1 000 rows instead of 11 000). A session known
+    only by its active set so far (`World.listed`, while the full read is pending) is such a row too,
+    whatever else is asked (a filter lists it when its id matches). `cache` keeps those one-row scopes
+    between calls: a row is built again only when the active set or the stale-dead mark it shows
+    changed (the same Scope object shows the same, so it is not even asked again). `how`:
     the phase column is shown, so the current scope's row says there how it was resolved. `fit`: the
     cells a scope's id and its active set have (whole session ids whenever the column allows). `needs`:
     why each row needs the operator (the `why` column)."""
@@ -157,17 +189,17 @@ def scope_rows(world: World, now: float, needle: str = "", expanded: Collection[
         rows.append(("pointer", [Text("⚠ session.json", style="bold yellow"), Text("stale-dead", style="bold yellow"),
                                  styled(short_sid(pointer.session_id, 12)), Text(""), Text(""), Text(""),
                                  why_cell(needs, POINTER_ITEM) if needs is not None else Text("")]))
-    collapse = not needle and collapsing(snap)
+    collapse = not needle and collapsing(snap, world.listed)
     layout = Layout(snap.root)
-    kept: dict[str, tuple[object, bool, Row]] = {}
-    for sid in [None, *sorted(snap.sessions)]:
+    kept: dict[str, Kept] = {}
+    for sid in [None, *session_ids(world)]:
         current = sid == snap.session_id
-        if collapse and not current and sid is not None and sid not in expanded:
-            scope, stale = snap.sessions.get(sid), pointer.stale_dead and sid == pointer.session_id
-            hit = cache.get(sid) if cache is not None else None
-            row = hit[2] if hit is not None and hit[0] is scope and hit[1] == stale else \
-                scope_header(snap, sid, False, collapsed=True, fit=fit)
-            kept[sid] = (scope, stale, row)
+        ahead = read_ahead(world, sid)
+        if ahead is not None or (collapse and not current and sid is not None and sid not in expanded):
+            assert sid is not None
+            if needle and needle not in sid:
+                continue
+            row = _one_row(snap, sid, ahead, cache, kept, fit)
             rows.append(row)
             continue
         view = scope_view(snap, sid, layout)
@@ -184,13 +216,34 @@ def scope_rows(world: World, now: float, needle: str = "", expanded: Collection[
     return rows
 
 
+def _one_row(snap: Snapshot, sid: str, ahead: tuple[str, ...] | None, cache: dict[str, Kept] | None,
+             kept: dict[str, Kept], fit: tuple[int, int]) -> Row:
+    """A scope's one row (collapsed), from the cache while what it shows is unchanged."""
+    scope = snap.sessions.get(sid) if ahead is None else None
+    stale = snap.resolution.pointer.stale_dead and sid == snap.resolution.pointer.session_id
+    hit = cache.get(sid) if cache is not None else None
+    if hit is not None and scope is not None and hit[0] is scope and hit[2] == stale:
+        kept[sid] = hit
+        return hit[3]
+    active = ahead if ahead is not None else scope.active_modes() if scope is not None else ()
+    if hit is not None and hit[1] == active and hit[2] == stale:
+        row = hit[3]
+    else:
+        row = scope_header(snap, sid, False, collapsed=True, fit=fit, active=active)
+    kept[sid] = (scope, active, stale, row)
+    return row
+
+
 def scope_header(snap: Snapshot, sid: str | None, current: bool, *, collapsed: bool = False,
-                 how: bool = True, fit: tuple[int, int] = (17, LABEL_WIDTH)) -> Row:
+                 how: bool = True, fit: tuple[int, int] = (17, LABEL_WIDTH),
+                 active: tuple[str, ...] | None = None) -> Row:
     """A scope's own row: name, current/stale-dead, how it was resolved (`current via` in the health
-    column, the source in the phase column; just `current` when that column is not shown), its active set."""
+    column, the source in the phase column; just `current` when that column is not shown), its active set
+    (`active` when known already, else the scope's)."""
     pointer = snap.resolution.pointer
-    scope = snap.scope(sid)
-    active = scope.active_modes() if scope else ()
+    if active is None:
+        scope = snap.scope(sid)
+        active = scope.active_modes() if scope else ()
     marker = "◆" if current else ("▸" if collapsed else "◇")
     stale_ptr = pointer.stale_dead and sid == pointer.session_id
     return (f"scope:{sid or ''}", [
@@ -228,6 +281,13 @@ def scope_detail(world: World, key: str | None, needs: Needs | None = None) -> T
         return out
     if key and key.startswith("scope:"):
         sid = key.split(":", 1)[1] or None
+        ahead = read_ahead(world, sid)
+        if ahead is not None:
+            out.append(f"session {plain(sid)}", style="bold")
+            out.append("\nactive: ")
+            out.append(" + ".join(ahead) or "(none)", style="green")
+            out.append("   (its members are still being read)", style="dim")
+            return out
         if sid is not None and sid not in snap.sessions:
             return out
         view = scope_view(snap, sid)
@@ -238,7 +298,7 @@ def scope_detail(world: World, key: str | None, needs: Needs | None = None) -> T
         out.append(" + ".join(view.active) or "(none)", style="green")
         out.append("   canonical: ")
         out.append(", ".join(view.canonical) or "(no usable canonical set)")
-        if collapsing(snap) and not view.current and sid is not None:
+        if collapsing(snap, world.listed) and not view.current and sid is not None:
             out.append(f"   ({plural(len(view.members), 'member')}; enter shows or hides them)", style="dim")
     return out
 
@@ -262,7 +322,7 @@ class ScopesPane(Vertical):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.expanded: set[str | None] = set()
-        self._rows: dict[str, tuple[object, bool, Row]] = {}
+        self._rows: dict[str, Kept] = {}
         self._fit: tuple[int, int] = (17, LABEL_WIDTH)
         self._hint: list[int] | None = None  # the widths the last drawing's rows wanted
         self.drawn = DrawnFrom()
@@ -270,7 +330,8 @@ class ScopesPane(Vertical):
     def show(self, world: World, now: float) -> None:
         needle = self.query_one("#scopes-filter", Input).value.strip()
         needs = console_app(self).needs
-        if self.drawn.same(now, world.snapshot, needle, frozenset(self.expanded), self.app.size.width, needs):
+        if self.drawn.same(now, world.snapshot, world.listed, needle, frozenset(self.expanded), self.app.size.width,
+                           needs):
             return
         table = self.query_one("#scopes-table", LineTable)
         width = self.app.size.width
@@ -306,14 +367,15 @@ class ScopesPane(Vertical):
     def _content(self, rows: list[Row], world: World) -> list[int]:
         """Each column's widest cell, whole: measured on the rows of listed scopes and members; a one-row
         scope (cached, thousands of them at scale) counts by its whole session id and its active set's cell."""
-        collapsed = {id(kept[2]) for kept in self._rows.values()}
+        collapsed = {id(kept[3]) for kept in self._rows.values()}
         content = content_widths([row[1] for row in rows if id(row) not in collapsed], len(COLUMNS))
+        longest = max((len(sid) for sid in world.snapshot.sessions), default=0)
+        if world.listed is not None:
+            longest = max(longest, max((len(sid) for sid in world.listed), default=0))
+        content[0] = max(content[0], 2 + longest)
         if collapsed:
-            content[0] = max(content[0], 2 + max((len(sid) for sid in world.snapshot.sessions), default=0))
             content[1] = max(content[1], len("stale-dead"))
-            content[4] = max(content[4], max(cell_width(kept[2][1][4]) for kept in self._rows.values()))
-        else:
-            content[0] = max(content[0], 2 + max((len(sid) for sid in world.snapshot.sessions), default=0))
+            content[4] = max(content[4], max(cell_width(kept[3][1][4]) for kept in self._rows.values()))
         return content
 
     def selected(self) -> str | None:
@@ -322,7 +384,7 @@ class ScopesPane(Vertical):
     def toggle(self, key: str | None) -> bool:
         """Expand or collapse the scope row `key` (only when the table collapses scopes)."""
         world = getattr(self.app, "world", None)
-        if world is None or not key or not key.startswith("scope:") or not collapsing(world.snapshot):
+        if world is None or not key or not key.startswith("scope:") or not collapsing(world.snapshot, world.listed):
             return False
         sid = key.split(":", 1)[1] or None
         if sid is None or sid == world.snapshot.session_id:

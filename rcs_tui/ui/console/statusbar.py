@@ -14,6 +14,7 @@ from textual.widget import Widget
 from rcs_tui.core.health import Health
 from rcs_tui.core.words import plural
 from rcs_tui.ui.console.format import age, plain, short_sid
+from rcs_tui.ui.hud_app import loading_note
 from rcs_tui.ui.updates import content_key
 from rcs_tui.views.health import HEALTH_GLYPH, HEALTH_STYLE
 from rcs_tui.views.world import World
@@ -79,6 +80,10 @@ def _parts(world: World, now: float, *, paused: bool, readonly: bool, last_error
         polling = " (polling)" if watching == "polling" else ""
         parts["live"] = [_t(f"● LIVE{polling}{data_age}", "bold green"), _t(f"● LIVE{data_age}", "bold green"),
                          _t("● LIVE", "bold green"), _t("●", "bold green"), Text()]
+    # What the first frame left to read right after it (every session, the team...): a partial picture
+    # never passes for the whole one. Gives way early, to its mark last.
+    loading = loading_note(world)
+    parts["loading"] = [_t(loading, "dim"), _t("loading…", "dim"), _t("⟳", "dim")] if loading else [Text()]
     # A write being applied in the background (it may be waiting for the store lock): gives way first.
     parts["busy"] = [_t(f"⟳ applying {plain(busy, 40)}…", "bold yellow"), _t("⟳ applying…", "bold yellow"),
                      _t("⟳", "bold yellow")] if busy else [Text()]
@@ -107,7 +112,7 @@ def _parts(world: World, now: float, *, paused: bool, readonly: bool, last_error
 
 def _join(parts: dict[str, list[Text]], level: dict[str, int]) -> Text:
     out = Text(no_wrap=True, overflow="ellipsis")
-    for key in ("project", "scope", "live", "busy", "counts", "readonly", "problem", "message"):
+    for key in ("project", "scope", "live", "loading", "busy", "counts", "readonly", "problem", "message"):
         forms = parts[key]
         piece = forms[min(level.get(key, 0), len(forms) - 1)]
         if piece.plain:
@@ -128,7 +133,8 @@ def status_text(world: World | None, now: float, *, paused: bool, readonly: bool
     out = _join(parts, level)
     # What is being applied outlasts how the scope was chosen and the data's age, then gives way first.
     busy_steps = ("scope", "live") + ("busy",) * (len(parts["busy"]) - 1) if busy else ()
-    for step in ("message",) * (len(parts["message"]) - 1) + busy_steps + STEPS:
+    loading_steps = ("loading",) * (len(parts["loading"]) - 2)  # to "loading…" early; its mark with the rest
+    for step in ("message",) * (len(parts["message"]) - 1) + busy_steps + loading_steps + STEPS + ("loading",):
         if width is None or out.cell_len <= width:
             break
         level[step] = level.get(step, 0) + 1
