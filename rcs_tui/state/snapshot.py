@@ -25,9 +25,13 @@ class FileError:
         return {"path": rel_of(root, self.path), "error": self.reason}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ModeFile:
-    """One `<mode>-state.json`. `data` keeps every field, known or not."""
+    """One `<mode>-state.json`. `data` keeps every field, known or not.
+
+    A live fleet keeps one of these per mode file of every project it follows (hundreds of thousands), so
+    it has slots and no per-instance dict; `active` and `outcome` are worked out on first use and kept in
+    slots of their own (a loader keeps an unchanged file's object, so later Worlds reuse them)."""
 
     mode: str
     session_id: str | None
@@ -36,26 +40,36 @@ class ModeFile:
     error: str | None = None
     sha: str | None = None
     mtime: float | None = None
+    _active: bool | None = field(default=None, init=False, repr=False, compare=False)
+    _outcome: Outcome | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def phase(self) -> str | None:
         value = (self.data or {}).get("current_phase")
         return value if isinstance(value, str) else None
 
-    @cached_property
+    @property
     def active(self) -> bool:
         """Marked active with a non-terminal phase (decided once per file read, as `outcome`)."""
-        return is_active_doc(self.data)
+        value = self._active
+        if value is None:
+            value = is_active_doc(self.data)
+            object.__setattr__(self, "_active", value)
+        return value
 
     @property
     def tombstone(self) -> bool:
         return (self.data or {}).get("active") is False and self.phase == "cleared"
 
-    @cached_property
+    @property
     def outcome(self) -> Outcome:
         """The lifecycle outcome, decided once per file read (a loader keeps an unchanged file's object, so
         every view and every verdict of a later World reuses it)."""
-        return lifecycle_outcome(self.data)
+        value = self._outcome
+        if value is None:
+            value = lifecycle_outcome(self.data)
+            object.__setattr__(self, "_outcome", value)
+        return value
 
     @property
     def iteration(self) -> int | None:
