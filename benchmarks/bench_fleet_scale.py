@@ -1,6 +1,7 @@
 """The fleet at 200 local projects x 100 sessions: `fleet --once --json` and the live fleet.
 
 Usage: .venv/bin/python benchmarks/bench_fleet_scale.py [--quick] [--projects N] [--sessions N] [--runs N]
+       [--no-once] [--no-live] [--trace-memory]
 
 Builds the projects itself (bench_fleet's tree: 100 sessions of 10 mode files, a 2-worker team, 10 tasks,
 copied N times; cached under the temp dir). Measured, each next to a floor from the same run:
@@ -11,7 +12,8 @@ copied N times; cached under the temp dir). Measured, each next to a floor from 
 - the live fleet (headless, in this process): inotify instances it holds (this process's descriptors,
   minus those held before it started; target: within the per-user limit, shown next to it), rows
   polled and why, first frame, every row's first look on screen, every row read in full, a change's
-  latency on a few rows, RSS after loading.
+  latency on a few rows, RSS after loading and per project; with `--trace-memory`, where the live fleet's
+  memory goes (tracemalloc, by source file; tracing slows the run and adds its own memory to the RSS).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import subprocess
 import sys
 import threading
 import time
+import tracemalloc
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -124,13 +127,27 @@ def measure_once(base: Path, count: int, runs: int) -> list[Row]:
     ]
 
 
-async def measure_live(base: Path, count: int, samples: int) -> list[Row]:
+def memory_by_file(before: tracemalloc.Snapshot, top: int = 15) -> list[Row]:
+    """What was allocated since `before` and is still held, by source file (the largest `top`)."""
+    stats = tracemalloc.take_snapshot().compare_to(before, "filename")
+    return [Row("fleet-scale", "live: held, allocated in " + "/".join(Path(s.traceback[0].filename).parts[-2:]),
+                f"{s.size_diff / 1e6:.1f} MB", "", f"{s.count_diff} blocks")
+            for s in stats[:top]]
+
+
+async def measure_live(base: Path, count: int, samples: int, trace: bool = False) -> list[Row]:
     from rcs_tui.fleet.alerts import AlertSettings
     from rcs_tui.fleet.projects import expand_projects
     from rcs_tui.ui.fleet.app import FleetApp
 
     found, _ = expand_projects([f"{base}/proj-*"])
     before = inotify_instances()
+    gc.collect()
+    rss0 = rss_mb()
+    traced = None
+    if trace:
+        tracemalloc.start()
+        traced = tracemalloc.take_snapshot()
     app = FleetApp(found, alerts=AlertSettings(bell=False))
     held = 0
     start = time.perf_counter()
@@ -157,6 +174,8 @@ async def measure_live(base: Path, count: int, samples: int) -> list[Row]:
         polled = [r for r in app.rows.values() if r.watch == "poll"]
         watches = app.hub.watcher.watches if app.hub.watcher is not None else 0
         rss = rss_mb()
+        by_file = memory_by_file(traced) if traced is not None else []
+        tracemalloc.stop()
         ms = []
         for i in range(samples):
             root = base / f"proj-{(i * 37) % count:02d}"
@@ -189,6 +208,10 @@ async def measure_live(base: Path, count: int, samples: int) -> list[Row]:
             "the event loop stalls this long whenever Python runs one"),
         Row("fleet-scale", "live: RSS after loading (peak)", f"{rss:.0f} MB ({peak:.0f} MB)", "",
             f"{threads} threads; a row keeps its project's loaders for incremental reads"),
+        Row("fleet-scale", "live: RSS per project", f"{(rss - rss0) / count:.2f} MB", "",
+            f"(RSS after loading - {rss0:.0f} MB before the fleet started) / {count} projects"
+            + ("; with tracemalloc's own memory" if trace else "")),
+        *by_file,
     ]
 
 
@@ -201,6 +224,8 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=20)
     parser.add_argument("--no-live", action="store_true")
     parser.add_argument("--no-once", action="store_true")
+    parser.add_argument("--trace-memory", action="store_true",
+                        help="live: where the memory goes, by source file (slower; RSS includes the tracing)")
     args = parser.parse_args()
     if args.quick:
         args.runs, args.samples = 1, 5
@@ -214,7 +239,7 @@ def main() -> None:
     load0 = os.getloadavg()
     rows = [] if args.no_once else measure_once(base, args.projects, args.runs)
     if not args.no_live:
-        rows += asyncio.run(measure_live(base, args.projects, args.samples))
+        rows += asyncio.run(measure_live(base, args.projects, args.samples, args.trace_memory))
     load1 = os.getloadavg()
     print(f"{'measure':46} {'result':24} {'target':26} notes")
     for r in rows:

@@ -8,7 +8,7 @@ import threading
 import time
 from pathlib import Path
 
-from rcs_tui.fleet.once import gather_once, read_local
+from rcs_tui.fleet.once import gather_once, once_doc, read_local
 from rcs_tui.fleet.projects import expand_projects, parse_project
 from tests.procfix import inotify_instances
 from tests.test_fleet import fleet_dir
@@ -135,3 +135,26 @@ def test_once_over_the_cli_answers_every_row_within_a_short_deadline(run_cli, tm
 
 async def test_no_projects_is_an_empty_answer():
     assert await asyncio.wait_for(gather_once([]), 5) == []
+
+
+def test_once_reports_what_the_full_document_says_without_reading_the_journal(tmp_path):
+    # `--once` leaves the doctor's journal findings out (a scan of the tree no attention list reads): every
+    # row it prints must be the row a full document gives, for projects with such findings too.
+    from rcs_tui.fleet.rows import Row, once_json
+    from rcs_tui.project.feed import SnapshotFeed
+
+    projects = [p for p in six_projects(tmp_path) if p.name != "not-a-project"]
+    for p in projects:
+        (Path(p.path) / ".rcs" / "state" / ".forge-state.json.0123456789.rcs-tui.tmp").write_text("")
+    for p in projects:
+        root = Path(p.path)
+        full = SnapshotFeed(root, summary=True).document()
+        read = read_local(root)
+        assert "leftover-temp" in {f["kind"] for f in full["doctor"]["findings"]}
+        assert "leftover-temp" not in {f["kind"] for f in read["doctor"]["findings"]}
+        rows = []
+        for d in (full, once_doc(read)):
+            row = Row(p)
+            row.take(d, now=1.8e9)
+            rows.append(once_json([row]))
+        assert rows[0] == rows[1]

@@ -20,7 +20,7 @@ _QUESTION_KEYS = ("question", "questions", "pending_question", "question_id", "b
                   "ask_user_question", "question_metadata", "user_question")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Outcome:
     """A mode file's lifecycle label and where it came from.
 
@@ -84,27 +84,44 @@ def _map_legacy(value: str, data: Mapping[str, Any]) -> str | None | bool:
     return False
 
 
+_SHARED: dict[tuple[str | None, str | None, str | None], Outcome] = {}
+SHARED_MAX = 4096  # distinct outcomes kept for sharing (a few dozen in practice; past it, new objects)
+SHARED_RAW_MAX = 64  # a recorded value longer than this is not shared
+
+
+def _outcome(value: str | None, source: str | None, raw: str | None = None) -> Outcome:
+    """The one `Outcome` for these values: a fleet keeps an outcome per mode file of every project, and
+    nearly all of them are one of a few labels, so equal outcomes are one object (they are immutable)."""
+    key = (value, source, raw)
+    shared = _SHARED.get(key)
+    if shared is None:
+        shared = Outcome(value, source, raw)
+        if len(_SHARED) < SHARED_MAX and (raw is None or len(raw) <= SHARED_RAW_MAX):
+            shared = _SHARED.setdefault(key, shared)
+    return shared
+
+
 def lifecycle_outcome(data: Mapping[str, Any] | None) -> Outcome:
     """Label a mode file: `lifecycle_outcome` > `run_outcome` > inference from phase/question/error fields."""
     if not isinstance(data, Mapping):
-        return Outcome(None, None)
+        return _outcome(None, None)
     for field in ("lifecycle_outcome", "run_outcome"):
         raw = data.get(field)
         if isinstance(raw, str) and raw.strip():
             mapped = _map_legacy(raw, data)
             if mapped is not False:
-                return Outcome(mapped, field, raw)  # type: ignore[arg-type]
+                return _outcome(mapped, field, raw)  # type: ignore[arg-type]
     phase = data.get("current_phase")
     if isinstance(phase, str) and phase.strip():
         mapped = _map_legacy(phase, data)
         if mapped not in (False, None):
-            return Outcome(mapped, "inferred", phase)  # type: ignore[arg-type]
+            return _outcome(mapped, "inferred", phase)  # type: ignore[arg-type]
     if data.get("active") is False:
         if data.get("error"):
-            return Outcome("failed", "inferred", "error")
+            return _outcome("failed", "inferred", "error")
         if data.get("completed_at"):
-            return Outcome("finished", "inferred", "completed_at")
-    return Outcome(None, None)
+            return _outcome("finished", "inferred", "completed_at")
+    return _outcome(None, None)
 
 
 def is_terminal_phase(phase: object) -> bool:

@@ -59,13 +59,17 @@ def is_execution(mode: str) -> bool:
     return mode in EXECUTION_LIKE
 
 
+_TRACKED_BY_NAME = {m: m for m in TRACKED_MODES}
+
+
 def mode_from_filename(name: str) -> str | None:
     """The tracked mode a `<mode>-state.json` file name stands for, else None.
 
     Only tracked workflow modes count: `hud-`, `run-`, `skill-active-` and every other
     `*-state.json` beside them is infrastructure and must never appear as an active mode.
+    The name returned is this module's own string (one object per mode, not one per file read: a live
+    fleet keeps a mode file of every session of every project).
     """
     if not name.endswith(STATE_SUFFIX):
         return None
-    mode = name[: -len(STATE_SUFFIX)]
-    return mode if mode in TRACKED_MODES else None
+    return _TRACKED_BY_NAME.get(name[: -len(STATE_SUFFIX)])

@@ -49,14 +49,15 @@ def once_doc(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_local(root: Path) -> dict[str, Any]:
-    """One local project's full document without its scopes (`--once` reports the attention and the
-    active set, which are worked out from every scope all the same), or `Unreadable` with the row's reason."""
+    """One local project's full document without its scopes and the doctor's journal findings (`--once`
+    reports the attention and the active set, which are worked out from every scope all the same and read
+    no journal finding), or `Unreadable` with the row's reason."""
     from rcs_tui.project.feed import SnapshotFeed
 
     problem = local_problem(root)
     if problem:
         raise Unreadable(problem)
-    return SnapshotFeed(root, summary=True, scopes=False).document()
+    return SnapshotFeed(root, summary=True, scopes=False, journal=False).document()
 
 
 def default_helpers(local: int) -> int:

@@ -34,16 +34,19 @@ class SnapshotFeed:
 
     def __init__(self, root: Path, *, session_id: str | None = None, rp1_db: Path | None = None,
                  clock: Callable[[], float] = time.time, with_doctor: bool = True, summary: bool = False,
-                 scopes: bool = True) -> None:
+                 scopes: bool = True, journal: bool = True) -> None:
         """`summary`: documents carry `summary_scopes` instead of every mode file of every scope (what the
         fleet keeps per project; no per-scope JSON is cached then). `scopes=False` (with `summary`): no
-        `scopes` at all, for a reader that reports only the attention and the active set (`fleet --once`)."""
+        `scopes` at all, for a reader that reports only the attention and the active set (`fleet --once`).
+        `journal=False`: the doctor part leaves out the journal's findings (interrupted actions, leftover
+        temporary files: a scan of the tree that no attention list or verdict reads), for that same reader."""
         self.loader = WorldLoader(root, session_id=session_id, rp1_db=rp1_db if rp1_db is not None else True,
                                   clock=clock)
         self.clock = clock
         self.with_doctor = with_doctor
         self.summary = summary
         self.scopes = scopes
+        self.journal = journal
         self._rp1_source: Any = None
         self._rp1: dict[str, Any] | None = None
         self._doctor: dict[str, Any] | None = None
@@ -105,7 +108,7 @@ class SnapshotFeed:
     def _doctor_json(self, world: World) -> dict[str, Any]:
         if not self.with_doctor:
             return {"count": None, "findings": []}
-        return doctor_part(world, self._findings)
+        return doctor_part(world, self._findings, journal=self.journal)
 
     def _build(self, world: World) -> dict[str, Any]:
         snap = world.snapshot

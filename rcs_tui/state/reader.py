@@ -26,9 +26,11 @@ def read_mode_file(path: Path, mode: str, session_id: str | None, within: Path) 
     return _mode_file(read_json(path, within=within), mode, session_id)
 
 
-def _mode_file(read: JsonRead, mode: str, session_id: str | None) -> ModeFile:
+def _mode_file(read: JsonRead, mode: str, session_id: str | None, directory: Path | None = None) -> ModeFile:
+    """`directory`: the one object for `read.path`'s directory, kept by the mode file (see `ModeFile`)."""
     mtime = read.stat.st_mtime if read.stat is not None else None  # the read's own stat: no second syscall
-    return ModeFile(mode, session_id, read.path, read.data if read.ok else None, read.error, read.sha, mtime)
+    return ModeFile(mode, session_id, read.path, read.data if read.ok else None, read.error, read.sha, mtime,
+                    directory=directory)
 
 
 def parse_canonical(path: Path, within: Path, scope_session: str | None) -> CanonicalSet:
@@ -104,7 +106,7 @@ def read_scope(layout: Layout, session_id: str | None, errors: list[FileError], 
             if mode is None:
                 continue
             old = keep.modes.get(mode) if keep is not None and name not in fresh else None
-            mf = old if old is not None else _mode_file(listed.read_json(name), mode, session_id)
+            mf = old if old is not None else _mode_file(listed.read_json(name), mode, session_id, directory)
             if mf.error:
                 own.append(FileError(mf.path, mf.error))
             modes[mode] = mf

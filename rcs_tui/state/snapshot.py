@@ -9,9 +9,12 @@ from typing import Any
 
 from rcs_tui.core.health import Health
 from rcs_tui.core.lifecycle import Outcome, is_active_doc, lifecycle_outcome
+from rcs_tui.core.modes import STATE_SUFFIX, TRACKED_MODES
 from rcs_tui.core.values import count
 from rcs_tui.files.io import rel_of
 from rcs_tui.state.session import Resolution
+
+_FILE_NAMES = {f"{m}{STATE_SUFFIX}": f"{m}{STATE_SUFFIX}" for m in TRACKED_MODES}
 
 
 @dataclass(frozen=True)
@@ -25,37 +28,84 @@ class FileError:
         return {"path": rel_of(root, self.path), "error": self.reason}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True, init=False, repr=False)
 class ModeFile:
-    """One `<mode>-state.json`. `data` keeps every field, known or not."""
+    """One `<mode>-state.json`. `data` keeps every field, known or not.
+
+    A live fleet keeps one of these per mode file of every project it follows (hundreds of thousands), so
+    it is kept small: slots and no per-instance dict; its path as its directory (one object shared by the
+    files of a scope when the reader passes it) and its file name (one string per mode); its digest as
+    bytes. `active` and `outcome` are worked out on first use and kept in slots of their own (a loader
+    keeps an unchanged file's object, so later Worlds reuse them).
+    """
 
     mode: str
     session_id: str | None
-    path: Path
-    data: dict[str, Any] | None = None
-    error: str | None = None
-    sha: str | None = None
-    mtime: float | None = None
+    directory: Path
+    name: str
+    data: dict[str, Any] | None
+    error: str | None
+    digest: bytes | None
+    mtime: float | None
+    _active: bool | None = field(compare=False)
+    _outcome: Outcome | None = field(compare=False)
+
+    def __init__(self, mode: str, session_id: str | None, path: Path, data: dict[str, Any] | None = None,
+                 error: str | None = None, sha: str | None = None, mtime: float | None = None, *,
+                 directory: Path | None = None) -> None:
+        """`directory`: the caller's promise that it is `path`'s directory (its one object is kept)."""
+        put = object.__setattr__
+        put(self, "mode", mode)
+        put(self, "session_id", session_id)
+        put(self, "directory", directory if directory is not None else path.parent)
+        put(self, "name", _FILE_NAMES.get(path.name) or path.name)
+        put(self, "data", data)
+        put(self, "error", error)
+        put(self, "digest", bytes.fromhex(sha) if sha is not None else None)
+        put(self, "mtime", mtime)
+        put(self, "_active", None)
+        put(self, "_outcome", None)
+
+    def __repr__(self) -> str:
+        return (f"ModeFile(mode={self.mode!r}, session_id={self.session_id!r}, path={self.path!r}, "
+                f"data={self.data!r}, error={self.error!r}, sha={self.sha!r}, mtime={self.mtime!r})")
+
+    @property
+    def path(self) -> Path:
+        return self.directory / self.name
+
+    @property
+    def sha(self) -> str | None:
+        """The file's SHA-256 as hex (what was read; None when nothing was)."""
+        return self.digest.hex() if self.digest is not None else None
 
     @property
     def phase(self) -> str | None:
         value = (self.data or {}).get("current_phase")
         return value if isinstance(value, str) else None
 
-    @cached_property
+    @property
     def active(self) -> bool:
         """Marked active with a non-terminal phase (decided once per file read, as `outcome`)."""
-        return is_active_doc(self.data)
+        value = self._active
+        if value is None:
+            value = is_active_doc(self.data)
+            object.__setattr__(self, "_active", value)
+        return value
 
     @property
     def tombstone(self) -> bool:
         return (self.data or {}).get("active") is False and self.phase == "cleared"
 
-    @cached_property
+    @property
     def outcome(self) -> Outcome:
         """The lifecycle outcome, decided once per file read (a loader keeps an unchanged file's object, so
         every view and every verdict of a later World reuses it)."""
-        return lifecycle_outcome(self.data)
+        value = self._outcome
+        if value is None:
+            value = lifecycle_outcome(self.data)
+            object.__setattr__(self, "_outcome", value)
+        return value
 
     @property
     def iteration(self) -> int | None:
@@ -66,7 +116,7 @@ class ModeFile:
         return count((self.data or {}).get("max_iterations"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CanonicalEntry:
     skill: str
     phase: str | None
@@ -75,7 +125,7 @@ class CanonicalEntry:
     raw: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CanonicalSet:
     """`skill-active-state.json`: the canonical active set of a scope (legacy single-skill form included)."""
 

@@ -20,17 +20,36 @@ RP1_STATUSES = ("waiting", "failed", "running")
 SUMMARY_MODE_KEYS = ("active", "outcome", "phase", "iteration", "tombstone")
 
 
+_SHARED_MODES: dict[tuple[Any, ...], dict[str, Any]] = {}
+SHARED_MODES_MAX = 8192  # distinct mode summaries kept for sharing (past it, each is its own dict)
+SHARED_PHASE_MAX = 64  # a phase longer than this is not shared
+
+
+def _mode_summary(active: bool, outcome: str | None, phase: str | None, iteration: int | None,
+                  tombstone: bool) -> dict[str, Any]:
+    """One mode's summary; equal summaries are one dict, shared by every scope and project that has it (a
+    live fleet keeps a summary per ended mode file of every project, and most are alike). A document is
+    never changed after it is built, so nothing writes to a shared summary."""
+    key = (active, outcome, phase, iteration, tombstone)
+    shared = _SHARED_MODES.get(key)
+    if shared is None:
+        shared = {"active": active, "outcome": outcome, "phase": phase, "iteration": iteration,
+                  "tombstone": tombstone}
+        if len(_SHARED_MODES) < SHARED_MODES_MAX and (phase is None or len(phase) <= SHARED_PHASE_MAX):
+            shared = _SHARED_MODES.setdefault(key, shared)
+    return shared
+
+
 def summary_scopes(snap: Any) -> list[dict[str, Any]]:
     """`scopes` cut to what a fleet row and its project view show: per scope, the modes that are active or
-    ended with an outcome, each with `SUMMARY_MODE_KEYS` only."""
+    ended with an outcome, each with `SUMMARY_MODE_KEYS` only (equal summaries shared, see `_mode_summary`)."""
     out = []
     for scope in (snap.root_scope, *(s for _, s in sorted(snap.sessions.items()))):
         modes = {}
         for m, f in sorted(scope.modes.items()):
             outcome = f.outcome.value
             if f.active or outcome:
-                modes[m] = {"active": f.active, "outcome": outcome, "phase": f.phase, "iteration": f.iteration,
-                            "tombstone": f.tombstone}
+                modes[m] = _mode_summary(f.active, outcome, f.phase, f.iteration, f.tombstone)
         if modes:
             out.append({"scope": scope.session_id or "root", "modes": modes})
     return out
