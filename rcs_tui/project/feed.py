@@ -52,6 +52,7 @@ class SnapshotFeed:
         self._doctor: dict[str, Any] | None = None
         self._scopes: dict[int, Any] = {}
         self._findings: dict[Any, Any] = {}  # per-scope doctor findings, reused while a scope is unchanged
+        self._adopted: World | None = None
         self.seq = 0
 
     @property
@@ -61,6 +62,22 @@ class SnapshotFeed:
     def document(self, changed: Iterable[Path] | None = None) -> dict[str, Any]:
         """The next document in sequence (`seq` counts from 1)."""
         doc = self.build(changed)
+        self.seq += 1
+        doc["seq"] = self.seq
+        return doc
+
+    @property
+    def world(self) -> World | None:
+        """The World the last document was built from (its own loader's, or the one `adopt` was given)."""
+        return self._adopted if self._adopted is not None else self.loader.world
+
+    def adopt(self, world: World) -> dict[str, Any]:
+        """The next document, built from a complete World another reader of this project loaded (the console
+        loads every session anyway): a recorder riding on it keeps no second picture of the project."""
+        self._adopted = world
+        self._rp1 = self._rp1_json()
+        self._doctor = self._doctor_json(world)
+        doc = self._build(world)
         self.seq += 1
         doc["seq"] = self.seq
         return doc

@@ -397,7 +397,7 @@ def observe_feed(recorder: Recorder, feed: Any, doc: Mapping[str, Any]) -> list[
     from rcs_tui.state.journal import read_journal
     from rcs_tui.state.metrics import parse_time
 
-    world = feed.loader.world
+    world = feed.world
     if world is None:
         return []
     before_runs = (recorder.summary or {}).get("runs")

@@ -13,6 +13,8 @@ from pathlib import Path
 from textual.dom import DOMNode
 from textual.worker import Worker
 
+from rcs_tui.views.world import World
+
 RECORD_DELAY_S = 3.0
 
 
@@ -31,6 +33,51 @@ def start_recording(node: DOMNode, root: Path, *, session_id: str | None = None,
             return
 
     return node.run_worker(run(), name="rcs-recorder", group="rcs-recorder", exclusive=True, exit_on_error=False)
+
+
+class WorldRecorder:
+    """The project's flight recorder riding on the Worlds a face loads anyway (the console reads every
+    session): each complete World is turned into the recorder's document off the UI thread, the newest
+    only when several came while one was recorded, so the recorder holds no second picture of the
+    project and no watcher of its own. It records while it holds the recorder lock (taken when free,
+    tried again as Worlds come) and gives it back at `close()`."""
+
+    def __init__(self, node: DOMNode, root: Path, *, session_id: str | None = None, rp1_db: Path | None = None,
+                 actor: str = "") -> None:
+        from rcs_tui.project.feed import SnapshotFeed
+        from rcs_tui.project.recorder import RecorderTap
+
+        self.node = node
+        self.tap = RecorderTap(root, actor=actor)
+        self.feed = SnapshotFeed(root, session_id=session_id, rp1_db=rp1_db, summary=True, scopes=False)
+        self._pending: World | None = None
+        self._busy = False
+
+    def offer(self, world: World | None) -> None:
+        """Record what `world` shows, if it is complete (a first frame's partial World is not the project)."""
+        if world is None or world.pending:
+            return
+        self._pending = world
+        if not self._busy:
+            self._next()
+
+    def _next(self) -> None:
+        from rcs_tui.ui.console.background import off_thread
+
+        world, self._pending = self._pending, None
+        self._busy = world is not None
+        if world is not None:
+            off_thread(self.node, lambda: self._observe(world), lambda _value, _error: self._next(),
+                       group="rcs-recorder", exclusive=False)
+
+    def _observe(self, world: World) -> None:
+        try:
+            self.tap.observe(self.feed, self.feed.adopt(world))
+        except Exception:  # noqa: BLE001 - the history is a by-product: it never takes the face down
+            self.tap.close()
+
+    def close(self) -> None:
+        self.tap.close()
 
 
 def while_away(app: DOMNode, root: Path, now: float, *, timeout: float = 15.0) -> None:
