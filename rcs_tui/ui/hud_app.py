@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -29,6 +30,9 @@ from rcs_tui.ui.widgets import HudView, MemberList, OverlayBlockView
 from rcs_tui.views.hud_line import STALE_AFTER, header, template_segments
 from rcs_tui.views.line_fit import Seg, plain
 from rcs_tui.views.world import World
+
+if TYPE_CHECKING:
+    from rcs_tui.ui.recording import WorldRecorder
 
 
 def stylesheet(name: str) -> str:
@@ -89,6 +93,7 @@ class HudApp(App[None]):
         super().__init__()
         self.root = Path(root)
         self.record = record  # also run the project's flight recorder (when no other rcs-tui does)
+        self._recording: WorldRecorder | None = None  # once recording
         self.session_id = session_id
         self.clock = clock
         self.watch_enabled = watch
@@ -120,12 +125,17 @@ class HudApp(App[None]):
         self._apply(self.loader.load(defer=DEFERRED if self.watch_enabled else (), order=DEFERRED))
         if self.watch_enabled:  # after the first frame: the deferred reads would only delay it
             self.call_after_refresh(start_watcher, self, self.loader, force_polling=self.force_polling)
-            if self.record:
+            if self.record:  # on the HUD's own complete Worlds: no second read or picture of the project
                 from rcs_tui.state.txn import default_actor
-                from rcs_tui.ui.recording import start_recording
+                from rcs_tui.ui.recording import WorldRecorder
 
-                start_recording(self, self.root, session_id=self.session_id, rp1_db=self.loader.rp1_path,
-                                actor=default_actor("hud"))
+                self._recording = WorldRecorder(self, self.root, session_id=self.session_id,
+                                                rp1_db=self.loader.rp1_path, actor=default_actor("hud"))
+                self._recording.offer(self.world)
+
+    def on_unmount(self) -> None:
+        if self._recording is not None:
+            self._recording.close()
 
     # -- data -------------------------------------------------------------------------------
     def _notices(self, world: World) -> tuple[str, ...]:
@@ -151,6 +161,8 @@ class HudApp(App[None]):
         """
         previous, self.world = self.world, world
         self.updates += 1
+        if self._recording is not None:
+            self._recording.offer(world)
         key = self._view_key(world)
         views = self.query(HudView)
         if previous is not None and key == self._shown and views:

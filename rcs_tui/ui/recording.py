@@ -1,83 +1,79 @@
-"""Run the project's flight recorder beside a live face (console, HUD): one Textual worker that waits for
-the recorder lock and, once it holds it, records every change (`project.recorder.run_recorder`).
-
-It starts `RECORD_DELAY_S` after the face, so the first frame and the face's own first loads never wait
-for it, and it ends with the app (the kernel drops the lock with the process, however it ends).
+"""The project's flight recorder beside a live face (console, HUD), riding on the Worlds the face loads
+(`WorldRecorder`), and what the face tells the operator of the history on opening (`while_away`).
 """
 
 from __future__ import annotations
 
-import asyncio
+import threading
 from pathlib import Path
 
 from textual.dom import DOMNode
-from textual.worker import Worker
 
 from rcs_tui.views.world import World
 
-RECORD_DELAY_S = 3.0
-
-
-def start_recording(node: DOMNode, root: Path, *, session_id: str | None = None, rp1_db: Path | None = None,
-                    actor: str = "", delay: float = RECORD_DELAY_S) -> Worker[None]:
-    """Record `root` from this app for as long as it runs (standing by while another rcs-tui records)."""
-    from rcs_tui.project.recorder import run_recorder
-
-    async def run() -> None:
-        await asyncio.sleep(delay)
-        try:
-            await run_recorder(root, session_id=session_id, rp1_db=rp1_db, actor=actor)
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # noqa: BLE001 - the history is a by-product: it never takes the face down
-            return
-
-    return node.run_worker(run(), name="rcs-recorder", group="rcs-recorder", exclusive=True, exit_on_error=False)
-
 
 class WorldRecorder:
-    """The project's flight recorder riding on the Worlds a face loads anyway (the console reads every
-    session): each complete World is turned into the recorder's document off the UI thread, the newest
-    only when several came while one was recorded, so the recorder holds no second picture of the
-    project and no watcher of its own. It records while it holds the recorder lock (taken when free,
-    tried again as Worlds come) and gives it back at `close()`."""
+    """The project's flight recorder riding on the Worlds a face loads anyway (the console and the HUD read
+    every session): each complete World is turned into the recorder's document by one worker thread of the
+    face, the newest only when several came while one was recorded, so the recorder holds no second
+    picture of the project and no watcher of its own. It records while it holds the recorder lock (taken
+    when free, tried again as Worlds come) and gives it back at `close()`."""
 
     def __init__(self, node: DOMNode, root: Path, *, session_id: str | None = None, rp1_db: Path | None = None,
                  actor: str = "") -> None:
         from rcs_tui.project.feed import SnapshotFeed
         from rcs_tui.project.recorder import RecorderTap
 
-        self.node = node
         self.tap = RecorderTap(root, actor=actor)
         self.feed = SnapshotFeed(root, session_id=session_id, rp1_db=rp1_db, summary=True, scopes=False)
         self._pending: World | None = None
-        self._busy = False
+        self._closed = False
+        self._wake = threading.Condition()
+        self._done = threading.Event()
+        self._tap_lock = threading.Lock()
+        node.run_worker(self._loop, name="rcs-recorder", group="rcs-recorder", thread=True, exit_on_error=False)
 
     def offer(self, world: World | None) -> None:
         """Record what `world` shows, if it is complete (a first frame's partial World is not the project)."""
         if world is None or world.pending:
             return
-        self._pending = world
-        if not self._busy:
-            self._next()
+        with self._wake:
+            self._pending = world
+            self._wake.notify()
 
-    def _next(self) -> None:
-        from rcs_tui.ui.console.background import off_thread
+    def _loop(self) -> None:
+        from textual.worker import get_current_worker
 
-        world, self._pending = self._pending, None
-        self._busy = world is not None
-        if world is not None:
-            off_thread(self.node, lambda: self._observe(world), lambda _value, _error: self._next(),
-                       group="rcs-recorder", exclusive=False)
+        worker = get_current_worker()
+        while True:
+            with self._wake:
+                while self._pending is None and not self._closed and not worker.is_cancelled:
+                    self._wake.wait(0.5)
+                if self._closed or worker.is_cancelled:
+                    break
+                world, self._pending = self._pending, None
+            if world is None:
+                continue
+            try:
+                with self._tap_lock:
+                    if not self._closed:
+                        self.tap.observe(self.feed, self.feed.adopt(world))
+            except Exception:  # noqa: BLE001 - the history is a by-product: it never takes the face down
+                self._close_tap()
+        self._close_tap()
+        self._done.set()
 
-    def _observe(self, world: World) -> None:
-        try:
-            self.tap.observe(self.feed, self.feed.adopt(world))
-        except Exception:  # noqa: BLE001 - the history is a by-product: it never takes the face down
+    def _close_tap(self) -> None:
+        with self._tap_lock:
             self.tap.close()
 
-    def close(self) -> None:
-        self.tap.close()
+    def close(self, wait: float = 5.0) -> None:
+        """Stop recording and give the lock back (after the document being recorded, at most `wait` s)."""
+        with self._wake:
+            self._closed = True
+            self._wake.notify()
+        if not self._done.wait(wait):
+            self._close_tap()
 
 
 def while_away(app: DOMNode, root: Path, now: float, *, timeout: float = 15.0) -> None:
