@@ -194,11 +194,12 @@ def read_fd(fd: int, path: Path, *, max_bytes: int = MAX_STATE_BYTES,
         raw = _read_fd(fd, max_bytes, size - start)
     except OSError as exc:
         return BytesRead(path, True, error=f"unreadable: {exc.strerror or exc}", stat=st)
-    if len(raw) > max_bytes:  # it grew since the fstat
+    cut = len(raw) > max_bytes
+    if cut:  # it grew since the fstat
         if part == "whole":
             return BytesRead(path, True, error=f"too large (> {max_bytes} bytes)", stat=st)
         raw = raw[:max_bytes]
-    truncated = start > 0 or (part == "head" and size > max_bytes)
+    truncated = cut or start > 0 or (part == "head" and size > max_bytes)
     return BytesRead(path, True, raw=raw, stat=st, truncated=truncated)
 
 
