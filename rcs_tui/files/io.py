@@ -200,12 +200,13 @@ def read_fd(fd: int, path: Path, *, max_bytes: int = MAX_STATE_BYTES,
         raw = _read_fd(fd, max_bytes, size - start)
     except OSError as exc:
         return BytesRead(path, True, error=f"unreadable: {exc.strerror or exc}", stat=st)
-    if len(raw) > max_bytes:  # it grew since the fstat
+    cut = len(raw) > max_bytes
+    if cut:  # a head read of a larger file, or a file that grew since the fstat
         if part == "whole":
             return BytesRead(path, True, error=f"too large (> {max_bytes} bytes)", stat=st)
         raw = raw[:max_bytes]
-    truncated = start > 0 or (part == "head" and size > max_bytes)
-    return BytesRead(path, True, raw=raw, stat=st, truncated=truncated)
+    # Cut to the cap, or a tail that starts past the first byte: part of the file was left unread.
+    return BytesRead(path, True, raw=raw, stat=st, truncated=cut or start > 0)
 
 
 def _read_fd(fd: int, max_bytes: int, size: int) -> bytes:

@@ -3,6 +3,7 @@ operator sees, and what the atomic writers leave on disk."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -415,3 +416,214 @@ def test_a_file_swapped_for_something_else_after_its_check_is_refused(tmp_path: 
             sock.close()
     assert (got.exists, got.raw, got.error, got.kind) == (True, None, error, kind)
     assert got.path == path
+
+
+def _grown(monkeypatch: pytest.MonkeyPatch, seen_size: int) -> None:
+    """Every fstat sees the file at `seen_size` bytes: it grew between the fstat and the read."""
+    real = os.fstat
+
+    def stale(fd: int) -> os.stat_result:
+        st = real(fd)
+        return os.stat_result((st.st_mode, *st[1:6], seen_size, *st[7:]))
+
+    monkeypatch.setattr(io.os, "fstat", stale)
+
+
+def test_a_file_grown_to_exactly_one_byte_past_the_cap_is_refused(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"abcdef")
+    _grown(monkeypatch, 4)  # the first read asks for 5 = the cap: one more read finds the sixth byte
+    got = read_bounded(path, max_bytes=5)
+    monkeypatch.undo()
+    assert (got.path, got.exists, got.raw, got.error) == (path, True, None, "too large (> 5 bytes)")
+    assert got.stat is not None and got.stat.st_ino == path.stat().st_ino
+
+
+def test_a_growing_file_is_read_no_further_than_one_byte_past_the_cap(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(os.urandom(3 << 20))
+    asked: list[int] = []
+    real = os.read
+
+    def read(fd: int, n: int) -> bytes:
+        asked.append(n)
+        return real(fd, n)
+
+    _grown(monkeypatch, 3)
+    monkeypatch.setattr(io.os, "read", read)
+    head = read_bounded(path, max_bytes=(2 << 20) + 5, part="head")
+    monkeypatch.undo()
+    # one byte more than the size fstat saw, then 1 MiB at a time, never past the cap + 1 in all
+    assert asked == [4, 1 << 20, 1 << 20, 2]
+    assert head.raw == path.read_bytes()[: (2 << 20) + 5] and head.truncated is True
+
+
+def test_a_tail_that_leaves_one_byte_unread_says_it_cut(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"01234")
+    tail = read_bounded(path, max_bytes=4, part="tail")
+    assert (tail.raw, tail.truncated) == (b"1234", True)
+
+
+def test_a_refusal_keeps_the_path_and_the_stat_it_took(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"12345678")
+    big = read_bounded(path, max_bytes=7)
+    assert (big.path, big.exists, big.raw, big.error, big.truncated) == (path, True, None, "too large (8 bytes > 7)",
+                                                                       False)
+    assert big.stat is not None and big.stat.st_ino == path.stat().st_ino
+    gone = read_bounded(tmp_path / "none")
+    assert (gone.path, gone.truncated, gone.stat, gone.kind) == (tmp_path / "none", False, None, None)
+
+
+@pytest.mark.parametrize("where", ["open", "fstat"])
+def test_a_file_that_cannot_be_opened_or_looked_at_is_unreadable_with_the_reason(
+        files: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    rcs = files / ".rcs"
+    path = rcs / "ok.json"
+    real = getattr(os, where)
+
+    def fail(target: object, *args: object) -> object:
+        if where == "open" and os.fspath(target) != str(path):  # type: ignore[call-overload]
+            return real(target, *args)
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(io.os, where, fail)
+    got = read_bounded(path, within=rcs)
+    monkeypatch.undo()
+    assert (got.path, got.exists, got.raw, got.error, got.stat) == (path, True, None, "unreadable: Input/output error",
+                                                                   None)
+
+
+def test_an_error_without_words_is_shown_as_it_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"x")
+
+    def fail(*args: object) -> object:
+        raise OSError("no words")
+
+    monkeypatch.setattr(io.os, "open", fail)
+    assert read_bounded(path).error == "unreadable: no words"
+    monkeypatch.undo()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        monkeypatch.setattr(io.os, "read", fail)
+        got = io.read_fd(fd, path)
+    finally:
+        monkeypatch.undo()
+        os.close(fd)
+    assert (got.path, got.exists, got.raw, got.error) == (path, True, None, "unreadable: no words")
+    assert got.stat is not None and got.stat.st_ino == path.stat().st_ino
+
+
+def test_a_descriptor_that_cannot_be_looked_at_reads_as_unreadable_without_a_stat(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"x")
+    fd = os.open(path, os.O_RDONLY)
+
+    def fail(fd: int) -> os.stat_result:
+        raise OSError(errno.EIO, "Input/output error")
+
+    try:
+        monkeypatch.setattr(io.os, "fstat", fail)
+        got = io.read_fd(fd, path)
+    finally:
+        monkeypatch.undo()
+        os.close(fd)
+    assert (got.path, got.exists, got.raw, got.error, got.stat) == (path, True, None, "unreadable: Input/output error",
+                                                                   None)
+
+
+def test_a_file_moved_out_after_it_was_opened_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rcs = tmp_path / ".rcs"
+    rcs.mkdir()
+    (tmp_path / "out").mkdir()
+    path = rcs / "a.json"
+    path.write_bytes(b"{}")
+    real = os.fstat
+
+    def moved(fd: int) -> os.stat_result:  # between the open and the check, the open file moves outside
+        if path.exists():
+            os.rename(path, tmp_path / "out" / "a.json")
+        return real(fd)
+
+    monkeypatch.setattr(io.os, "fstat", moved)
+    got = read_bounded(path, within=rcs)
+    monkeypatch.undo()
+    assert (got.path, got.exists, got.raw, got.error) == (path, True, None, "symlink leads outside .rcs/; not followed")
+    assert got.stat is not None and got.stat.st_ino == (tmp_path / "out" / "a.json").stat().st_ino
+
+
+def test_without_proc_the_open_file_is_found_by_its_resolved_path(files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rcs = files / ".rcs"
+
+    class NoProc:
+        """The os module of a system without /proc/self/fd."""
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(os, name)
+
+        def readlink(self, path: str) -> str:
+            raise OSError(errno.ENOENT, "No such file or directory")
+
+    monkeypatch.setattr(io, "os", NoProc())
+    assert io.opened_path(0, str(rcs / "in-link.json")) == str(rcs / "ok.json")
+    assert read_bounded(rcs / "ok.json", within=rcs).raw == b'{"a": 1}'
+    assert read_bounded(rcs / "in-link.json", within=rcs).raw == b'{"a": 1}'
+
+
+def test_the_json_reader_passes_on_its_cap_and_confinement(files: Path) -> None:
+    rcs = files / ".rcs"
+    assert read_json(rcs / "ok.json", max_bytes=7).error == "too large (8 bytes > 7)"
+    assert read_json(rcs / "out-link.json", within=rcs).error == "symlink leads outside .rcs/; not followed"
+    assert read_json(rcs / "out-link.json").data == {"out": 1}
+
+
+@pytest.mark.parametrize(("raw", "error"), BAD + [
+    (b'{"a": "b}', "invalid JSON at line 1 column 7: Unterminated string starting at (truncated mid-write?)"),
+    (b"[1 2]", "invalid JSON at line 1 column 4: Expecting ',' delimiter"),
+    (b"[" + b"1" * 5001 + b"]", "invalid JSON: Exceeds the limit (4300 digits) for integer string conversion: value "
+                                "has 5001 digits; use sys.set_int_max_str_digits() t"),
+], ids=["nul", "not-utf8", "empty", "torn-object", "extra-data", "extra-brace", "bad-value", "torn-string",
+        "torn-list", "nan", "too-deep", "lone-surrogate", "list", "torn-string-before-brace", "error-mid-list",
+        "huge-integer"])
+def test_each_bad_file_keeps_its_path_stat_and_what_parsed(tmp_path: Path, raw: bytes, error: str) -> None:
+    path = tmp_path / "a.json"
+    path.write_bytes(raw)
+    got = read_json(path, expect=dict if raw != b"[1 2]" else None)
+    assert (got.path, got.exists, got.raw, got.error) == (path, True, raw, error)
+    assert got.stat is not None and got.stat.st_ino == path.stat().st_ino
+    parsed = {b"[1]": [1], b'{"a": "\\ud800"}': {"a": "\ud800"}}
+    assert got.data == parsed.get(raw)
+    gone = read_json(tmp_path / "none.json")
+    assert (gone.path, gone.exists, gone.stat) == (tmp_path / "none.json", False, None)
+
+
+def test_a_shallow_document_with_many_brackets_parses_as_the_type_asked(tmp_path: Path) -> None:
+    raw = ("[" + "[1]," * 120 + "1]").encode()
+    got = parse_fast(tmp_path / "a.json", raw, None, expect=list)
+    assert (got.error, len(got.data)) == (None, 121)
+
+
+def test_a_stack_overflowing_document_is_named_too_deep() -> None:
+    with pytest.raises(NestedTooDeep) as caught:
+        loads_strict("[" * 100000 + "]" * 100000)
+    assert str(caught.value) == "nested deeper than 100 levels"
+
+
+def test_an_encoded_lone_surrogate_parses_so_it_can_be_found_and_refused() -> None:
+    data = loads_strict(b'["\xed\xa0\x80"]')
+    assert data == ["\ud800"] and lone_surrogate(data) == 0xD800
+
+
+def test_keys_and_short_values_of_many_files_are_held_once() -> None:
+    short, long = "v" * io.SHARED_STRING_MAX, "w" * (io.SHARED_STRING_MAX + 1)
+    first = loads_strict(json.dumps({"field-name": short, "other": long}))
+    second = loads_strict(json.dumps({"field-name": short, "other": long}).encode())
+    (k1, v1), (k2, v2) = next(iter(first.items())), next(iter(second.items()))
+    assert k1 is k2 and v1 is v2
+    assert first["other"] == second["other"] and first["other"] is not second["other"]
+

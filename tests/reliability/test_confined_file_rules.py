@@ -560,3 +560,331 @@ def test_leftover_temps_are_not_looked_for_through_a_linked_rcs_directory(tmp_pa
     (tmp_path / "elsewhere" / "state" / ".a.rcs-tui.tmp").write_text("")
     os.symlink(tmp_path / "elsewhere", tmp_path / ".rcs")
     assert fsafe.leftover_temps(tmp_path) == []
+
+
+@needs_renameat2
+def test_renameat2_keeps_the_system_s_error_number(tmp_path: Path) -> None:
+    import ctypes
+
+    tree = _tree(tmp_path)
+    (tmp_path / STATE / "a").write_bytes(b"a")
+    (tmp_path / STATE / "b").write_bytes(b"b")
+    func = fsafe._load_renameat2()
+    assert func is not None
+    if hasattr(ctypes.CDLL(None), "renameat2"):  # the C library's own wrapper is used where it has one
+        assert getattr(func, "__name__", "") == "renameat2"
+    with tree.parent(f"{STATE}/a") as (dfd, _name):
+        ctypes.set_errno(0)
+        assert func(dfd, b"a", dfd, b"b", fsafe._RENAME_NOREPLACE) == -1
+        assert ctypes.get_errno() == errno.EEXIST
+        with pytest.raises(FileExistsError) as caught:
+            fsafe.renameat2(dfd, "a", "b", fsafe._RENAME_NOREPLACE)
+    assert (caught.value.strerror, caught.value.filename) == (os.strerror(errno.EEXIST), "b")
+    assert (tmp_path / STATE / "b").read_bytes() == b"b"
+
+
+def test_renameat2_where_there_is_none_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fsafe, "_renameat2", None)
+    with pytest.raises(OSError) as caught:
+        fsafe.renameat2(3, "a", "b", fsafe._RENAME_EXCHANGE)
+    assert (caught.value.errno, caught.value.strerror) == (errno.ENOSYS, "renameat2 is not available")
+
+
+def test_a_directory_fsync_that_fails_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def fail(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    fd = os.open(tmp_path, os.O_RDONLY)
+    monkeypatch.setattr(fsafe.os, "fsync", fail)
+    try:
+        fsafe.fsync_fd(fd)  # best effort: a directory whose fsync fails loses durability, not the change
+    finally:
+        monkeypatch.undo()
+        os.close(fd)
+
+
+def test_leftover_temps_are_still_found_after_a_directory_that_cannot_be_opened(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for s in ("s1", "s2"):
+        (tmp_path / STATE / "sessions" / s).mkdir(parents=True)
+        (tmp_path / STATE / "sessions" / s / f".{s}.rcs-tui.tmp").write_text("")
+    real = Tree.dir
+    failed: list[str] = []
+
+    def dir_(self: Tree, parts: tuple[str, ...], **kw: object) -> object:
+        if len(parts) == 4 and not failed:  # the first session directory visited was swapped for a link
+            failed.append(parts[-1])
+            raise Refused("/".join(parts), "is a symlink or not a directory; not followed")
+        return real(self, parts, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Tree, "dir", dir_)
+    found = fsafe.leftover_temps(tmp_path)
+    [other] = {"s1", "s2"} - set(failed)
+    assert found == [f".rcs/state/sessions/{other}/.{other}.rcs-tui.tmp"]
+
+
+def test_files_rcs_tui_creates_are_0644_and_temps_have_the_mode_asked(tmp_path: Path) -> None:
+    tree = _tree(tmp_path)
+    old = os.umask(0o022)
+    try:
+        tree.append(".rcs/logs/new.jsonl", b"x\n")
+        with tree.parent(f"{STATE}/a.json") as (dfd, name):
+            tmp = fsafe.stage(dfd, name, b"data")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / ".rcs/logs/new.jsonl").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / STATE / tmp).stat().st_mode) == 0o644
+
+
+def test_a_temp_never_writes_through_a_link_planted_at_its_name(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = _tree(tmp_path)
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious")
+    os.symlink(victim, tmp_path / STATE / ".a.json.planted.rcs-tui.tmp")
+    monkeypatch.setattr(fsafe, "temp_name", lambda name: f".{name}.planted{fsafe.TEMP_SUFFIX}")
+    with tree.parent(f"{STATE}/a.json") as (dfd, name), pytest.raises(FileExistsError):
+        fsafe.stage(dfd, name, b"ours")
+    assert victim.read_bytes() == b"precious"
+
+
+def test_a_failed_stage_whose_temp_cannot_be_removed_still_reports_the_write_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = _tree(tmp_path)
+
+    def fail(fd: int, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def no_unlink(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(fsafe, "write_all", fail)
+    with tree.parent(f"{STATE}/a.json") as (dfd, name):
+        monkeypatch.setattr(fsafe.os, "unlink", no_unlink)
+        try:
+            with pytest.raises(OSError) as caught:
+                fsafe.stage(dfd, name, b"data")
+        finally:
+            monkeypatch.undo()
+    assert caught.value.errno == errno.ENOSPC
+
+
+def test_a_failed_append_that_cannot_be_cut_back_still_reports_the_write_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = _tree(tmp_path)
+    (tmp_path / STATE / "log").write_bytes(b"kept\n")
+
+    def fail(fd: int, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def no_truncate(*args: object) -> None:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(fsafe, "write_all", fail)
+    monkeypatch.setattr(fsafe.os, "ftruncate", no_truncate)
+    try:
+        with pytest.raises(OSError) as caught:
+            tree.append(f"{STATE}/log", b"new\n")
+    finally:
+        monkeypatch.undo()
+    assert caught.value.errno == errno.ENOSPC
+
+
+def test_read_at_refuses_a_link_a_fifo_or_a_socket_by_its_project_path(tmp_path: Path) -> None:
+    tree = _tree(tmp_path)
+    os.symlink("a.json", tmp_path / STATE / "l.json")
+    os.mkfifo(tmp_path / STATE / "p.json")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(tmp_path / STATE / "s.json"))
+    refused = {}
+    try:
+        with tree.parent(f"{STATE}/l.json") as (dfd, _name):
+            for name in ("l.json", "p.json", "s.json"):
+                with pytest.raises(Refused) as caught:
+                    fsafe.read_at(dfd, name, f"{STATE}/{name}")
+                refused[name] = (str(caught.value), caught.value.kind)
+    finally:
+        sock.close()
+    assert refused == {"l.json": (".rcs/state/l.json: is a symlink; not followed", "symlink"),
+                       "p.json": (".rcs/state/p.json: not a regular file (a FIFO); not read", "FIFO"),
+                       "s.json": (".rcs/state/s.json: not a regular file (a socket); not read", "socket")}
+
+
+def test_a_file_that_would_block_on_open_is_refused_by_its_project_path(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = _tree(tmp_path)
+    (tmp_path / STATE / "a.json").write_bytes(b"{}")
+    real = os.open
+
+    def leased(path: object, *args: object, **kwargs: object) -> int:
+        if path == "a.json":  # another process holds a lease on it: a non-blocking open would wait
+            raise BlockingIOError(errno.EWOULDBLOCK, "Resource temporarily unavailable")
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    with tree.parent(f"{STATE}/a.json") as (dfd, name):
+        monkeypatch.setattr(fsafe.os, "open", leased)
+        try:
+            with pytest.raises(Refused) as caught:
+                fsafe.read_at(dfd, name, f"{STATE}/a.json")
+        finally:
+            monkeypatch.undo()
+    assert (str(caught.value), caught.value.kind) == (".rcs/state/a.json: not a regular file; not read", None)
+
+
+def test_a_file_opened_for_writing_that_cannot_be_looked_at_reports_why(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = _tree(tmp_path)
+    (tmp_path / STATE / "log").write_bytes(b"kept\n")
+
+    def fail(fd: int) -> os.stat_result:
+        raise OSError(errno.EIO, "Input/output error")
+
+    with tree.parent(f"{STATE}/log") as (dfd, name):
+        monkeypatch.setattr(fsafe.os, "fstat", fail)
+        try:
+            with pytest.raises(OSError) as caught:
+                fsafe.open_leaf(dfd, name, os.O_WRONLY | os.O_APPEND, f"{STATE}/log")
+        finally:
+            monkeypatch.undo()
+    assert caught.value.errno == errno.EIO and (tmp_path / STATE / "log").read_bytes() == b"kept\n"
+
+
+def test_a_file_set_aside_for_deletion_is_named_after_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = _tree(tmp_path)
+    (tmp_path / STATE / "a.json").write_bytes(b"ours")
+    seen: list[list[str]] = []
+    real = fsafe._digest_at
+
+    def looking(dfd: int, name: str, rel: str) -> str | None:
+        seen.append(os.listdir(tmp_path / STATE))
+        return real(dfd, name, rel)
+
+    monkeypatch.setattr(fsafe, "_digest_at", looking)
+    with tree.parent(f"{STATE}/a.json") as (dfd, name):
+        assert fsafe.remove_if(dfd, name, digest(b"ours"), "a").applied
+    [[aside]] = seen  # a leftover after a crash here tells the doctor which file it was
+    assert aside.startswith(".a.json.") and aside.endswith(fsafe.TEMP_SUFFIX)
+
+
+def test_the_confined_reader_keeps_the_path_of_what_it_could_not_read(tmp_path: Path) -> None:
+    tree = _tree(tmp_path)
+    os.symlink("a.json", tmp_path / STATE / "l.json")
+    long = f"{STATE}/{'x' * 300}.json"
+    got = {rel: tree.read_file(rel) for rel in (f"{STATE}/none.json", f"{STATE}/l.json", long)}
+    for rel, read in got.items():
+        assert read.path == tmp_path / rel, rel
+    assert got[f"{STATE}/none.json"].exists is False
+    assert (got[long].exists, got[long].raw, got[long].error) == (True, None, "unreadable: File name too long")
+
+
+@needs_renameat2
+def test_an_expected_absent_file_the_runtime_creates_at_the_last_instant_stands(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = _tree(tmp_path)
+    path = tmp_path / STATE / "a.json"
+    real = fsafe.renameat2
+
+    def racing(dfd: int, src: str, dst: str, flags: int) -> None:
+        if not path.exists():
+            path.write_bytes(b"runtime's")
+        real(dfd, src, dst, flags)
+
+    monkeypatch.setattr(fsafe, "renameat2", racing)
+    with tree.parent(f"{STATE}/a.json") as (dfd, name):
+        tmp = fsafe.stage(dfd, name, b"ours")
+        assert fsafe.swap_in(dfd, name, tmp, None, "a") == fsafe.SwapResult(False, digest(b"runtime's"))
+    assert path.read_bytes() == b"runtime's" and _temps(tmp_path) == []
+
+
+@needs_renameat2
+@pytest.mark.parametrize("expect", [None, b"old"])
+def test_a_swap_whose_rename_fails_leaves_the_file_and_no_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               expect: bytes | None) -> None:
+    tree = _tree(tmp_path)
+    path = tmp_path / STATE / "a.json"
+    if expect is not None:
+        path.write_bytes(expect)
+
+    def broken(*args: object) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(fsafe, "renameat2", broken)
+    with tree.parent(f"{STATE}/a.json") as (dfd, name):
+        tmp = fsafe.stage(dfd, name, b"new")
+        with pytest.raises(OSError) as caught:
+            fsafe.swap_in(dfd, name, tmp, None if expect is None else digest(expect), "a")
+    assert caught.value.errno == errno.EIO and _temps(tmp_path) == []
+    assert (path.read_bytes() if path.exists() else None) == expect
+
+
+@needs_renameat2
+def test_where_the_exchange_is_refused_the_swap_falls_back_and_stops_trying_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = _tree(tmp_path)
+    path = tmp_path / STATE / "a.json"
+    path.write_bytes(b"old")
+    real = fsafe.renameat2
+    exchanges: list[str] = []
+
+    def no_exchange(dfd: int, src: str, dst: str, flags: int) -> None:
+        if flags == fsafe._RENAME_EXCHANGE:
+            exchanges.append(dst)
+            raise OSError(errno.EINVAL, "Invalid argument")
+        real(dfd, src, dst, flags)
+
+    monkeypatch.setattr(fsafe, "_exchange_works", True)
+    monkeypatch.setattr(fsafe, "renameat2", no_exchange)
+    with tree.parent(f"{STATE}/a.json") as (dfd, name):
+        tmp = fsafe.stage(dfd, name, b"new")
+        assert fsafe.swap_in(dfd, name, tmp, digest(b"old"), "a") == fsafe.SwapResult(True, digest(b"old"))
+        tmp = fsafe.stage(dfd, name, b"newer")
+        assert fsafe.swap_in(dfd, name, tmp, digest(b"new"), "a") == fsafe.SwapResult(True, digest(b"new"))
+        tmp = fsafe.stage(dfd, name, b"stale")
+        assert fsafe.swap_in(dfd, name, tmp, digest(b"old"), "a") == fsafe.SwapResult(False, digest(b"newer"))
+        os.unlink(path)
+        os.symlink("elsewhere", path)
+        tmp = fsafe.stage(dfd, name, b"x")
+        with pytest.raises(Refused) as caught:
+            fsafe.swap_in(dfd, name, tmp, digest(b"newer"), f"{STATE}/a.json")
+    assert exchanges == ["a.json"]
+    assert str(caught.value) == ".rcs/state/a.json: is a symlink; not followed"
+    assert os.readlink(path) == "elsewhere" and _temps(tmp_path) == []
+
+
+@needs_renameat2
+def test_an_exchanged_file_that_cannot_be_looked_at_is_swapped_back(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = _tree(tmp_path)
+    path = tmp_path / STATE / "a.json"
+    path.write_bytes(b"runtime")
+
+    def unreadable(*args: object) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(fsafe, "_digest_at", unreadable)
+    with tree.parent(f"{STATE}/a.json") as (dfd, name):
+        tmp = fsafe.stage(dfd, name, b"ours")
+        with pytest.raises(OSError) as caught:
+            fsafe.swap_in(dfd, name, tmp, digest(b"runtime"), "a")
+    assert caught.value.errno == errno.EIO
+    assert path.read_bytes() == b"runtime" and _temps(tmp_path) == []
+
+
+@needs_renameat2
+def test_after_an_exchange_a_newer_runtime_write_stands_and_no_temp_is_left(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = _tree(tmp_path)
+    path = tmp_path / STATE / "a.json"
+    path.write_bytes(b"changed")
+    real = fsafe._digest_at
+
+    def runtime_writes(dfd: int, name: str, rel: str) -> str | None:
+        (tmp_path / STATE / "new").write_bytes(b"newest")  # the runtime replaces the file after our exchange
+        os.replace(tmp_path / STATE / "new", path)
+        return real(dfd, name, rel)
+
+    monkeypatch.setattr(fsafe, "_digest_at", runtime_writes)
+    with tree.parent(f"{STATE}/a.json") as (dfd, name):
+        tmp = fsafe.stage(dfd, name, b"ours")
+        assert fsafe.swap_in(dfd, name, tmp, digest(b"planned"), "a") == fsafe.SwapResult(False, digest(b"changed"))
+    assert path.read_bytes() == b"newest" and _temps(tmp_path) == []
