@@ -608,16 +608,16 @@ def test_leftover_temps_are_still_found_after_a_directory_that_cannot_be_opened(
     for s in ("s1", "s2"):
         (tmp_path / STATE / "sessions" / s).mkdir(parents=True)
         (tmp_path / STATE / "sessions" / s / f".{s}.rcs-tui.tmp").write_text("")
-    real = Tree.dir
+    real = fsafe._held_below
     failed: list[str] = []
 
-    def dir_(self: Tree, parts: tuple[str, ...], **kw: object) -> object:
-        if len(parts) == 4 and not failed:  # the first session directory visited was swapped for a link
+    def below(base_fd: int, parts: tuple[str, ...]) -> object:
+        if len(parts) == 2 and not failed:  # the first session directory visited was swapped for a link
             failed.append(parts[-1])
-            raise Refused("/".join(parts), "is a symlink or not a directory; not followed")
-        return real(self, parts, **kw)  # type: ignore[arg-type]
+            raise OSError(errno.ELOOP, "Too many levels of symbolic links", parts[-1])
+        return real(base_fd, parts)
 
-    monkeypatch.setattr(Tree, "dir", dir_)
+    monkeypatch.setattr(fsafe, "_held_below", below)
     found = fsafe.leftover_temps(tmp_path)
     [other] = {"s1", "s2"} - set(failed)
     assert found == [f".rcs/state/sessions/{other}/.{other}.rcs-tui.tmp"]
