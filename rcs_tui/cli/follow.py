@@ -24,9 +24,40 @@ from rcs_tui.project.feed import SnapshotFeed, follow_documents
 from rcs_tui.views.snapshot_doc import CONTRACT_VERSION
 
 
+class _CtrlC:
+    """ctrl+c ends a follow at once with the shell's 130, between two lines, never in the middle of one.
+
+    Left to `asyncio.run`, an interrupt first waits for every read still running in a thread (a full
+    build, placing the watches), which on a busy machine took longer than a person waits. Nothing here
+    writes to the project, so nothing needs finishing: the line being written is completed, flushed, and
+    the process ends."""
+
+    writing = False
+    interrupted = False
+
+    @classmethod
+    def handler(cls, _signum: int, _frame: object) -> None:
+        if cls.writing:
+            cls.interrupted = True  # `_write` ends the process once its line is out
+        else:
+            cls.leave()
+
+    @staticmethod
+    def leave() -> None:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        os._exit(130)
+
+
 def _write(doc: dict[str, Any]) -> None:
-    sys.stdout.write(dumps(doc, indent=None) + "\n")
-    sys.stdout.flush()
+    _CtrlC.writing = True
+    try:
+        sys.stdout.write(dumps(doc, indent=None) + "\n")
+        sys.stdout.flush()
+    finally:
+        _CtrlC.writing = False
+    if _CtrlC.interrupted:
+        _CtrlC.leave()
 
 
 def _stdin_tells_a_reader() -> bool:
@@ -127,6 +158,10 @@ async def _follow(feed: SnapshotFeed, heartbeat: float, poll: bool) -> None:
 
 def follow(feed: SnapshotFeed, *, heartbeat: float = 0.0, poll: bool = False) -> None:
     """Stream documents until stdin closes; a closed stdout ends quietly."""
+    import signal
+
+    with contextlib.suppress(ValueError):  # only the main thread may set it (a test may call this from another)
+        signal.signal(signal.SIGINT, _CtrlC.handler)
     try:
         asyncio.run(_follow(feed, heartbeat, poll))
     except KeyboardInterrupt:  # ctrl+c is how a person ends a follow: no error, the shell's 130
