@@ -396,6 +396,13 @@ def test_leftover_temps_are_found_in_every_owned_tree_links_never_followed(tmp_p
                                               ".rcs/state/sessions/s1/.b.rcs-tui.tmp", ".rcs/tasks/t1/.c.rcs-tui.tmp"]
 
 
+def test_leftover_temps_in_the_logs_are_found_when_there_is_no_tasks_tree(tmp_path: Path) -> None:
+    (tmp_path / ".rcs/state").mkdir(parents=True)
+    (tmp_path / ".rcs/logs").mkdir(parents=True)
+    (tmp_path / ".rcs/logs/.j.rcs-tui.tmp").write_text("")
+    assert fsafe.leftover_temps(tmp_path) == [".rcs/logs/.j.rcs-tui.tmp"]
+
+
 def test_leftover_temps_deep_below_a_tree_are_found_and_no_descriptor_is_left_open(tmp_path: Path) -> None:
     deep = tmp_path / ".rcs/state/sessions/s1/a/b/c"
     deep.mkdir(parents=True)
