@@ -177,7 +177,7 @@ def _crash_many(tmp_path: Path, kind: str, kills: int, seed: int, forks: Forks) 
         outcomes["killed"] += code == -signal.SIGKILL
         # The reference runs time the command only roughly (a busy machine slows some runs, not others):
         # follow what the kills find, so that about two in three land before the command ends.
-        duration *= 1.1 if code == -signal.SIGKILL else 0.8
+        duration *= 1.1 if code == -signal.SIGKILL else 0.6
         now = {rel: norm(b) for rel, b in files(root).items()}
         for rel, content in now.items():
             assert content in (old[rel], new[rel]), f"kill {i} ({kind}): {rel} is neither old nor new:\n{content!r}"
