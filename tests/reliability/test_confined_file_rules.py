@@ -7,6 +7,7 @@ import errno
 import os
 import socket
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,13 @@ def test_owned_paths_split_into_their_components(rel: str, parts: tuple[str, ...
 def _tree(tmp_path: Path) -> Tree:
     (tmp_path / STATE).mkdir(parents=True)
     return Tree(tmp_path)
+
+
+def _fails(code: int) -> Callable[..., None]:
+    """A stand-in for a system call that fails with `code` (and the system's words for it)."""
+    def fail(*args: object, **kwargs: object) -> None:
+        raise OSError(code, os.strerror(code))
+    return fail
 
 
 def test_a_symlinked_directory_on_the_way_is_refused_not_followed(tmp_path: Path) -> None:
@@ -529,16 +537,14 @@ def test_remove_if_falls_back_to_a_plain_rename_where_renameat2_is_refused(tmp_p
     path = tmp_path / STATE / "a.json"
     path.write_bytes(b"ours")
 
-    def unsupported(*args: object) -> None:
-        raise OSError(errno.EINVAL, "Invalid argument")
+    unsupported = _fails(errno.EINVAL)
 
     monkeypatch.setattr(fsafe, "renameat2", unsupported)
     with tree.parent(f"{STATE}/a.json") as (dfd, name):
         assert fsafe.remove_if(dfd, name, digest(b"ours"), "a") == fsafe.SwapResult(True, digest(b"ours"))
     assert os.listdir(tmp_path / STATE) == []
 
-    def broken(*args: object) -> None:
-        raise OSError(errno.EIO, "Input/output error")
+    broken = _fails(errno.EIO)
 
     path.write_bytes(b"ours")
     monkeypatch.setattr(fsafe, "renameat2", broken)
@@ -553,8 +559,7 @@ def test_a_file_set_aside_that_cannot_be_looked_at_is_put_back(tmp_path: Path,
     path = tmp_path / STATE / "a.json"
     path.write_bytes(b"runtime")
 
-    def unreadable(*args: object) -> None:
-        raise OSError(errno.EIO, "Input/output error")
+    unreadable = _fails(errno.EIO)
 
     monkeypatch.setattr(fsafe, "_digest_at", unreadable)
     with tree.parent(f"{STATE}/a.json") as (dfd, name), pytest.raises(OSError):
@@ -662,8 +667,7 @@ def test_a_failed_stage_whose_temp_cannot_be_removed_still_reports_the_write_err
     def fail(fd: int, data: bytes) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    def no_unlink(*args: object, **kwargs: object) -> None:
-        raise OSError(errno.EROFS, "Read-only file system")
+    no_unlink = _fails(errno.EROFS)
 
     monkeypatch.setattr(fsafe, "write_all", fail)
     with tree.parent(f"{STATE}/a.json") as (dfd, name):
@@ -684,8 +688,7 @@ def test_a_failed_append_that_cannot_be_cut_back_still_reports_the_write_error(
     def fail(fd: int, data: bytes) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    def no_truncate(*args: object) -> None:
-        raise OSError(errno.EROFS, "Read-only file system")
+    no_truncate = _fails(errno.EROFS)
 
     monkeypatch.setattr(fsafe, "write_all", fail)
     monkeypatch.setattr(fsafe.os, "ftruncate", no_truncate)
@@ -812,8 +815,7 @@ def test_a_swap_whose_rename_fails_leaves_the_file_and_no_temp(tmp_path: Path, m
     if expect is not None:
         path.write_bytes(expect)
 
-    def broken(*args: object) -> None:
-        raise OSError(errno.EIO, "Input/output error")
+    broken = _fails(errno.EIO)
 
     monkeypatch.setattr(fsafe, "renameat2", broken)
     with tree.parent(f"{STATE}/a.json") as (dfd, name):
@@ -865,8 +867,7 @@ def test_an_exchanged_file_that_cannot_be_looked_at_is_swapped_back(tmp_path: Pa
     path = tmp_path / STATE / "a.json"
     path.write_bytes(b"runtime")
 
-    def unreadable(*args: object) -> None:
-        raise OSError(errno.EIO, "Input/output error")
+    unreadable = _fails(errno.EIO)
 
     monkeypatch.setattr(fsafe, "_digest_at", unreadable)
     with tree.parent(f"{STATE}/a.json") as (dfd, name):
