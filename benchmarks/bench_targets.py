@@ -24,7 +24,8 @@ Rows (target in brackets):
   `python -c "import json,os"` and (for `--json`, which must look at every file it prints) a Python
   that stats every file of `.rcs` [cached <= 200 ms, first `hud --once` <= 1 s, RSS <= 300 MB]; the live
   HUD's first frame, the console's first paint and the console fully listed, next to a bare Textual
-  app's first frame [<= 1 s, <= 1 s, <= 2 s].
+  app's first frame [<= 1 s, <= 1 s, <= 2 s]; the console's and the live HUD's memory 25 s after their
+  start, recording the project's history [<= 300 MB].
 
 Every rcs-tui run gets its own `XDG_CACHE_HOME` under the temp dir, so nothing of the user's cache is
 read or written. The machine may be shared: figures move with load; compare the ratios, whose two sides
@@ -361,6 +362,29 @@ def hud_first_frame(root: Path, db: Path) -> float | None:
         p.close()
 
 
+HISTORY_FILES = ("rcs-tui-history.jsonl", "rcs-tui-history.checkpoint.json")
+
+
+def settled_memory(root: Path, db: Path, face: str, seconds: float = 25.0) -> tuple[float, float, bool]:
+    """A live face (`console` or `hud`) left running `seconds` after its first frame, its history recorder
+    included (the project's history removed first, so it records the whole project once): its peak RSS
+    (MB), its RSS at the end (MB), and whether the recorder wrote its first record."""
+    logs = root / ".rcs" / "logs"
+    for name in HISTORY_FILES:
+        (logs / name).unlink(missing_ok=True)
+    argv = [RCS_TUI, face, "--root", str(root), "--session-id", bench_scale.CURRENT]
+    p = bench_scale.PtyProc(argv, root, bench_scale.env_for(db), cols=120, rows=40)
+    try:
+        p.wait_for(bench_scale.CURRENT if face == "console" else "forge:3/10", 30)
+        p.drain(seconds)
+        status = Path(f"/proc/{p.proc.pid}/status").read_text() if p.proc.poll() is None else ""
+        now = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+        peak = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), 0)
+    finally:
+        p.close()
+    return peak / 1024, now / 1024, (logs / HISTORY_FILES[0]).exists()
+
+
 def big_rows(runs: int) -> list[Row]:
     """The rows at 10 000 sessions, each next to its floor measured in the same run, interleaved."""
     root, db = big_workspace()
@@ -413,6 +437,11 @@ def big_rows(runs: int) -> list[Row]:
     rows.append(Row("targets", "console fully listed at 10 000 sessions", ms(median(listed)) if listed else "none",
                     "<= 2 s", f"{median(listed) / fl:.2f}x the same floor; CPU then {median(cpu):.2f} s, RSS "
                     f"{max(rss):.0f} MB" if listed else ""))
+    for face, label in (("console", "console"), ("hud", "live HUD")):
+        peak, now, recorded = settled_memory(root, db, face)
+        rows.append(Row("targets", f"{label} 25 s after start at 10 000 sessions, recording the history",
+                        f"{peak:.0f} MB peak", "<= 300 MB", f"RSS then {now:.0f} MB; "
+                        + ("the recorder wrote its first record" if recorded else "NO history written")))
     return rows
 
 
