@@ -6,6 +6,8 @@ how sure that is, in a column when the width allows and on the line under the ta
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from rcs_tui.core.times import iso
@@ -162,19 +164,33 @@ async def test_an_acknowledged_worker_needs_you_again_when_its_heartbeat_changes
         assert "needs you: dead worker" in shown(console, "#team-detail")
 
 
-async def test_a_later_console_reads_the_workers_acknowledgement_back(tmp_path):
-    console = app(tmp_path)
-    async with console.run_test(size=(120, 36)) as pilot:
-        await settle(pilot)
-        await press(pilot, "2")
-        select_row(console, "team-workers", DEAD_WORKER)
-        await press(pilot, "a")
+@contextlib.asynccontextmanager
+async def reopened_on(tmp_path, view: str, table: str, item: str):
+    """A later console (the first one is given its pilot to acknowledge with) showing `item` selected."""
     again = app(tmp_path)
     async with again.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        await press(pilot, "2")
-        select_row(again, "team-workers", DEAD_WORKER)
+        await press(pilot, view)
+        select_row(again, table, item)
         await settle(pilot)
+        yield again, pilot
+
+
+async def acknowledge(tmp_path, view: str, table: str, item: str, before=None) -> None:
+    """In a console, `a` on `item` of that view's table (`before(console)` runs once it has settled)."""
+    console = app(tmp_path)
+    async with console.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        if before is not None:
+            before(console)
+        await press(pilot, view)
+        select_row(console, table, item)
+        await press(pilot, "a")
+
+
+async def test_a_later_console_reads_the_workers_acknowledgement_back(tmp_path):
+    await acknowledge(tmp_path, "2", "team-workers", DEAD_WORKER)
+    async with reopened_on(tmp_path, "2", "team-workers", DEAD_WORKER) as (again, _pilot):
         assert "acknowledged: dead worker · reported" in shown(again, "#team-detail")
         assert "a" not in footer_keys(again)
 
@@ -213,22 +229,14 @@ async def test_a_on_the_workers_page_acknowledges_it(tmp_path):
 async def test_a_later_console_reads_the_runs_acknowledgement_back(tmp_path):
     """A waiting run needs you since rp1 asked its question (rp1's own time): an acknowledgement recorded
     after it holds in the next console, as a member's does."""
-    console = app(tmp_path)
-    async with console.run_test(size=(120, 36)) as pilot:
-        await settle(pilot)
+    def asked_at_rp1s_time(console) -> None:
         [run] = console.rp1.feed(status="waiting", limit=5).runs
         asked = parse_time(run.projection.pending_prompts[0].created_at)
         [verdict] = [v for v in console.needs.verdicts if v.item == f"rp1/{WAITING_RUN}"]
         assert asked is not None and verdict.since == asked
-        await press(pilot, "4")
-        select_row(console, "runs-table", WAITING_RUN)
-        await press(pilot, "a")
-    again = app(tmp_path)
-    async with again.run_test(size=(120, 36)) as pilot:
-        await settle(pilot)
-        await press(pilot, "4")
-        select_row(again, "runs-table", WAITING_RUN)
-        await settle(pilot)
+
+    await acknowledge(tmp_path, "4", "runs-table", WAITING_RUN, before=asked_at_rp1s_time)
+    async with reopened_on(tmp_path, "4", "runs-table", WAITING_RUN) as (again, pilot):
         assert "acknowledged: waiting · reported" in shown(again, "#runs-note")
         assert "✓ waiting · reported (acked)" in row(again, "#runs-table", WAITING_RUN)
         await press(pilot, "n", "n", "n")
