@@ -61,7 +61,9 @@ class SnapshotFeed:
 
     def document(self, changed: Iterable[Path] | None = None) -> dict[str, Any]:
         """The next document in sequence (`seq` counts from 1)."""
-        doc = self.build(changed)
+        return self._numbered(self.build(changed))
+
+    def _numbered(self, doc: dict[str, Any]) -> dict[str, Any]:
         self.seq += 1
         doc["seq"] = self.seq
         return doc
@@ -77,10 +79,7 @@ class SnapshotFeed:
         self._adopted = world
         self._rp1 = self._rp1_json()
         self._doctor = self._doctor_json(world)
-        doc = self._build(world)
-        self.seq += 1
-        doc["seq"] = self.seq
-        return doc
+        return self._numbered(self._build(world))
 
     def first_look(self) -> dict[str, Any]:
         """A quick first document from the root and the current session only (the other sessions, and the
