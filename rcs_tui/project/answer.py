@@ -162,7 +162,6 @@ def _answer(root: object, session: str | None, as_json: bool, ascii_only: bool,
         # bytes). Every cache hit prints it as stored, unparsed.
         doc = snapshot_json(world.snapshot, streamed=True)
         doc.update(world_json_extra(world))
-        del world
         out["json"] = encoded(doc)
     return out
 
