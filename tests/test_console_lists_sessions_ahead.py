@@ -7,79 +7,15 @@ the table keeps between redraws must equal rows built afresh after any change.
 
 from __future__ import annotations
 
-import os
 import random
 
 import pytest
+from hostile_trees import MODES, hostile_tree
 from statefix import canonical, mode, pointer, state_dir, write
 
 from rcs_tui.project.loader import WorldLoader
 from rcs_tui.state.reader import read_active_sets, read_snapshot
 from rcs_tui.ui.console.scopes import COLLAPSE_OVER, scope_detail, scope_rows
-
-MODES = ("forge", "team", "blueprint", "ultrawork", "autopilot")
-# Mode-file contents a runtime (or a crash, or a hand edit) leaves: each judged active or not by the reader.
-CONTENTS = (
-    '{"active": true, "current_phase": "executing"}',
-    '{"active": true, "current_phase": "complete"}',
-    '{"active": true, "current_phase": "CANCELLED "}',
-    '{"active": false, "current_phase": "cleared"}',
-    '{"active": "true"}',
-    '{"active": true}',
-    '{"active": true, "iteration": NaN}',
-    '{"active": true, "current_phase": "executing", "budget": 1e400}',  # a number past a float
-    '{"active": true, "current_phase": "executing", "at": -Infinity}',
-    '\ufeff{"active": true, "current_phase": "executing"}',  # a byte order mark
-    '{"active": false, "active": true, "current_phase": "executing"}',  # the last of a repeated key
-    '{"active": true, "current_phase": "executing"',  # torn mid-write
-    "",
-    "[1, 2]",
-    '{"active": true, "x": "\\ud800"}',  # a lone surrogate escape
-    '{"active": true, "x": "\\ud83d\\ude00"}',  # a whole pair: fine
-    '{"active": true, "x": ' + "[" * 120 + "]" * 120 + "}",  # nested past the cap
-    '{"active": true, "x": "' + "[" * 120 + '"}',  # brackets in text only: fine
-    '{"active": true}\x00',
-    b'{"active": true, "x": "\xff"}',  # not UTF-8
-)
-
-
-def put(path, content):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content)
-
-
-def hostile_tree(root, rng: random.Random, sessions: int):
-    """Sessions with random mode files, plus the shapes the listing itself must judge as a full read does."""
-    outside = root.parent / f"{root.name}-outside"
-    put(outside / "forge-state.json", CONTENTS[0])
-    for i in range(sessions):
-        sid = f"s-{i:03d}"
-        for name in rng.sample(MODES, rng.randint(0, 4)):
-            put(state_dir(root, sid) / f"{name}-state.json", rng.choice(CONTENTS))
-        if rng.random() < 0.3:
-            canonical(root, ["forge"], sid)
-        odd = state_dir(root, sid) / "deep-interview-state.json"
-        odd.parent.mkdir(parents=True, exist_ok=True)
-        roll = rng.random()
-        if roll < 0.1:  # a directory named like a mode file
-            odd.mkdir()
-        elif roll < 0.2:  # a mode file that is a link out of the tree
-            odd.symlink_to(outside / "forge-state.json")
-        elif roll < 0.3:  # a link to a sibling: inside the tree
-            odd.symlink_to(state_dir(root, sid) / "forge-state.json")
-        fifo = state_dir(root, sid) / "ultrawork-state.json"
-        if rng.random() < 0.05 and not fifo.exists():
-            fifo.parent.mkdir(parents=True, exist_ok=True)
-            os.mkfifo(fifo)
-    sessions_dir = state_dir(root, "x").parent
-    sessions_dir.mkdir(parents=True, exist_ok=True)
-    (sessions_dir / "s-linked").symlink_to(state_dir(root, "s-000"))  # a link inside .rcs: followed
-    (sessions_dir / "s-out").symlink_to(outside)  # a link out of .rcs: not a session
-    (sessions_dir / "not a name").mkdir()
-    write(sessions_dir / "s-file", "{}")  # a file, not a session directory
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -45,10 +45,17 @@ def doctor(do_fix, only, expect_plan, dry_run, session_id, db, idle_minutes, roo
     one_shot()
     root_path = resolve_root(root)
     db = rp1_paths(db)[0]
-    reads = PlanReads()  # the plans shown are made from the diagnosis's read of the tree
-    findings = diagnose(root_path, session_id, rp1_db=db, idle_seconds=idle_minutes * 60, reads=reads)
     if dry_run and not do_fix:
         raise click.UsageError("--dry-run goes with --fix (plain `doctor` already writes nothing)")
+    if as_json and not (do_fix or only or expect_plan):
+        # the report alone: made on two cores for thousands of sessions
+        from rcs_tui.project.doctor_split import report as split_report
+
+        listed = split_report(root_path, session_id, rp1_db=db, idle_seconds=idle_minutes * 60)
+        emit({"findings": [s.item for s in listed], "fix": None}, True)
+        return remaining_code(listed)
+    reads = PlanReads()  # the plans shown are made from the diagnosis's read of the tree
+    findings = diagnose(root_path, session_id, rp1_db=db, idle_seconds=idle_minutes * 60, reads=reads)
     if expect_plan and do_fix and not dry_run:
         _confirm_repairs(root_path, findings, only, expect_plan)
     unknown = sorted(set(only) - {f.id for f in findings})

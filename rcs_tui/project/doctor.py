@@ -9,7 +9,7 @@ diagnosis share their reads (`PlanReads`), so showing N repairs reads each file 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -24,10 +24,11 @@ from rcs_tui.state.metrics import parse_time
 from rcs_tui.state.ops import ROOT_SCOPE, Operation, PlanReads, plan_clear, plan_delete_pointer, plan_drop_entry
 from rcs_tui.state.reader import compute_members, read_snapshot
 from rcs_tui.state.session import Resolution, process_matches
-from rcs_tui.state.snapshot import Snapshot
+from rcs_tui.state.snapshot import FileError, Snapshot
 from rcs_tui.state.txn import Plan
 
 IDLE_RUN_SECONDS = 3600.0
+SEVERITY_ORDER = {"error": 0, "warn": 1, "info": 2}  # findings are listed most severe first
 OWNER_PID_KEYS = (("owner_pid", "owner_pid_start_ticks"), ("pid", "pid_start_ticks"))
 
 
@@ -63,13 +64,15 @@ def _scope_name(sid: str | None) -> str:
     return "root" if sid is None else sid
 
 
-def _member_findings(snap: Snapshot, layout: Layout, sid: str | None) -> list[Finding]:
-    """Stale, orphaned and root-survivor members as seen from one scope (duplicates are dropped by the caller)."""
+def _member_findings(snap: Snapshot, layout: Layout, sid: str | None,
+                     tombstoned_elsewhere: Collection[str] = ()) -> list[Finding]:
+    """Stale, orphaned and root-survivor members as seen from one scope (duplicates are dropped by the caller).
+    `tombstoned_elsewhere`: see `compute_members` (a snapshot holding part of the sessions)."""
     root = snap.root
     res = snap.resolution if sid == snap.session_id else Resolution(sid, "explicit", snap.resolution.pointer)
     current = sid == snap.session_id
     out: list[Finding] = []
-    for m in compute_members(layout, res, snap.root_scope, snap.sessions):
+    for m in compute_members(layout, res, snap.root_scope, snap.sessions, tombstoned_elsewhere):
         where = _scope_name(m.scope)
         fid = f"{m.health}:{where}:{m.mode}"
         target = ROOT_SCOPE if m.scope is None else m.scope
@@ -145,6 +148,9 @@ def _state_findings(snap: Snapshot, cache: FindingCache | None = None) -> list[F
     or equal ones: the root is re-read every time), so a one-file change re-diagnoses one session, not all."""
     layout = Layout(snap.root)
     scopes: list[str | None] = [None, *sorted(snap.sessions)]
+    if cache is None:
+        members, others = _scope_findings(snap, layout, scopes, set())
+        return members + others + _pointer_findings(snap) + _error_findings(snap.root, snap.errors)
 
     def cached(kind: str, sid: str | None, inputs: tuple[Any, ...],
                compute: Callable[[], list[Finding]]) -> list[Finding]:
@@ -178,13 +184,40 @@ def _state_findings(snap: Snapshot, cache: FindingCache | None = None) -> list[F
         live = set(scopes)
         for key in [k for k in cache if k[1] not in live]:
             del cache[key]
-    if snap.resolution.pointer.stale_dead:
-        p = snap.resolution.pointer
-        out.append(Finding("stale-dead-pointer", "stale-dead-pointer", "warn", "root", "session.json",
-                           f"session.json points at {p.session_id}, but {p.reason.removeprefix('stale-dead: ')}",
-                           "remove the stale-dead session.json", partial(plan_delete_pointer, snap.root)))
-    for err in snap.errors:
-        rel = rel_of(snap.root, err.path)
+    return out + _pointer_findings(snap) + _error_findings(snap.root, snap.errors)
+
+
+def _scope_findings(snap: Snapshot, layout: Layout, sids: list[str | None], seen: set[str],
+                    tombstoned_elsewhere: Collection[str] = ()) -> tuple[list[Finding], list[Finding]]:
+    """The member findings (each id once: `seen` holds those listed before) and the owner and softener
+    findings of these scopes, in the order `_state_findings` lists them."""
+    members: list[Finding] = []
+    for sid in sids:
+        for f in _member_findings(snap, layout, sid, tombstoned_elsewhere):
+            if f.id not in seen:
+                seen.add(f.id)
+                members.append(f)
+    others: list[Finding] = []
+    for sid in sids:
+        scope = snap.scope(sid)
+        others += _dead_owner_findings(snap.root, scope, sid)
+        others += _softener_findings(scope, sid)
+    return members, others
+
+
+def _pointer_findings(snap: Snapshot) -> list[Finding]:
+    if not snap.resolution.pointer.stale_dead:
+        return []
+    p = snap.resolution.pointer
+    return [Finding("stale-dead-pointer", "stale-dead-pointer", "warn", "root", "session.json",
+                    f"session.json points at {p.session_id}, but {p.reason.removeprefix('stale-dead: ')}",
+                    "remove the stale-dead session.json", partial(plan_delete_pointer, snap.root))]
+
+
+def _error_findings(root: Path, errors: Iterable[FileError]) -> list[Finding]:
+    out = []
+    for err in errors:
+        rel = rel_of(root, err.path)
         out.append(Finding(f"file-error:{rel}", "file-error", "warn", "-", rel, f"{rel}: {err.reason}"))
     return out
 
@@ -292,8 +325,12 @@ def diagnose(root: Path, session_id: str | None = None, *, rp1_db: str | None = 
         reads.use(snap)
     findings = _state_findings(snap) + _journal_findings(root) + _team_findings(root)
     findings += _rp1_findings(root, rp1_db, now or time.time(), idle_seconds)
-    order = {"error": 0, "warn": 1, "info": 2}
-    return sorted(findings, key=lambda f: (order.get(f.severity, 3), f.kind, f.id))
+    return sorted(findings, key=listed_order)
+
+
+def listed_order(f: Finding) -> tuple[int, str, str]:
+    """Where a finding is listed: by severity (most severe first), then kind, then id."""
+    return SEVERITY_ORDER.get(f.severity, 3), f.kind, f.id
 
 
 def fix(root: Path, findings: list[Finding], ids: list[str] | None = None, *, session_id: str | None = None,

@@ -15,7 +15,15 @@ from typing import Any
 from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core import policy, reconcile
 from rcs_tui.core.lifecycle import is_active_doc
-from rcs_tui.core.modes import CANONICAL_FILE, INFRA_STATE_NAMES, NAME_RE, TRACKED_MODES, check_name, is_tracked
+from rcs_tui.core.modes import (
+    CANONICAL_FILE,
+    INFRA_STATE_NAMES,
+    NAME_RE,
+    TRACKED_MODES,
+    check_name,
+    is_tracked,
+    mode_from_filename,
+)
 from rcs_tui.core.words import plural
 from rcs_tui.files.fsafe import Tree
 from rcs_tui.files.io import JsonRead, dump_json, read_json, rel_of
@@ -87,7 +95,7 @@ class PlanReads:
 
     def layout(self, root: Path) -> Layout:
         """One `Layout` for the plans sharing these reads (its paths are joined once, not once per plan)."""
-        if self._layout is None or self._layout.root != root:
+        if self._layout is None or (self._layout.root is not root and self._layout.root != root):
             self._layout = Layout(root)
         return self._layout
 
@@ -112,12 +120,12 @@ class PlanReads:
         snap = self._snapshot
         if snap is None or path.name != CANONICAL_FILE:
             return None
-        parent = path.parent
+        parent = os.path.dirname(path)  # compared as text: a doctor shows thousands of these plans
         chain: tuple[str, ...]
-        if parent == layout.state:
+        if parent == str(layout.state):
             sid, chain = None, (".rcs", "state")
-        elif parent.parent == layout.sessions:
-            sid, chain = parent.name, (".rcs", "state", "sessions")
+        elif os.path.dirname(parent) == str(layout.sessions):
+            sid, chain = os.path.basename(parent), (".rcs", "state", "sessions")
         else:
             return None
         scope = snap.scope(sid)
@@ -152,6 +160,13 @@ class PlanReads:
             self._scopes[sid] = read_scope_alone(layout, sid)
         return self._scopes[sid]
 
+    def has_session(self, layout: Layout, sid: str) -> bool:
+        """Is `sid` a session directory: as the shared read found it when there is one (a plan made to be
+        shown), else as it is now (a plan about to be applied is made without one)."""
+        if self._snapshot is not None and sid in self._snapshot.sessions:
+            return True
+        return os.path.isdir(layout.sessions / sid)
+
     def removed(self, path: Path, doc: dict[str, Any] | None, modes: list[str], sid: str | None) -> list[str]:
         """The entries dropping `modes` from the canonical set at `path` (as read here) removes."""
         index = self._skills.get(path)
@@ -177,10 +192,10 @@ def _listing(directory: Path) -> list[str]:
         return []
 
 
-def require_session(layout: Layout, session_id: str) -> str:
+def require_session(layout: Layout, session_id: str, reads: PlanReads | None = None) -> str:
     """An explicitly named session must exist: a typo is an error, never a new directory."""
     check_name(session_id, "session id")
-    if not os.path.isdir(layout.sessions / session_id):
+    if not (reads or PlanReads()).has_session(layout, session_id):
         known = [n for n in _listing(layout.sessions) if NAME_RE.fullmatch(n) and os.path.isdir(layout.sessions / n)]
         shown = ", ".join(known[:20]) + (f", … ({len(known)} in all)" if len(known) > 20 else "")
         raise TxnError(f"no session {session_id!r}: {rel_of(layout.root, layout.sessions)}/{session_id}/ does not "
@@ -288,7 +303,7 @@ def plan_drop_entry(root: Path, mode: str, session_id: str | None, reads: PlanRe
     reads = reads or PlanReads()
     mode = check_mode(mode)
     if session_id not in (None, ROOT_SCOPE):
-        require_session(layout, session_id)
+        require_session(layout, session_id, reads)
     sid = _scope_session(layout, session_id)
     changes: list[FileChange] = []
     removed = _canonical_drop(layout, sid, [mode], now_iso(), changes, reads=reads)
@@ -344,7 +359,7 @@ def plan_clear(root: Path, mode: str, session_id: str | None = None, all_session
     layout = reads.layout(root)
     mode = check_mode(mode)
     if session_id not in (None, ROOT_SCOPE):
-        require_session(layout, session_id)
+        require_session(layout, session_id, reads)
     now = now_iso()
     if all_sessions:
         return _plan_clear_all(layout, mode, now)
@@ -461,9 +476,11 @@ def _active_after(layout: Layout, sid: str | None, changes: list[FileChange],
                   reads: PlanReads | None = None) -> list[str]:
     """The scope's active modes once `changes` are applied (computed from the planned bytes of its mode
     files; the canonical set does not decide this, so its new bytes are not built here)."""
+    scope = (reads or PlanReads()).scope(layout, sid)
+    if not any(mode_from_filename(c.path.name) for c in changes):  # no mode file changes: as read
+        return sorted(mode for mode, f in (scope.modes if scope else {}).items() if f.active)
     scope_dir = layout.scope_dir(sid)
     pending = {c.path: c for c in changes}
-    scope = (reads or PlanReads()).scope(layout, sid)
     active = []
     for mode, f in sorted((scope.modes if scope else {}).items()):
         change = pending.get(f.path)

@@ -263,16 +263,16 @@ def _facts(scope: Scope) -> dict[str, FileFacts]:
 
 
 def compute_members(layout: Layout, resolution: Resolution, root: Scope,
-                    sessions: dict[str, Scope]) -> tuple[Member, ...]:
+                    sessions: dict[str, Scope], tombstoned_elsewhere: Collection[str] = ()) -> tuple[Member, ...]:
+    """The members of the resolved scope, each with its health. `tombstoned_elsewhere`: root's modes that
+    sessions not in `sessions` tombstoned (another process read those; see `root_tombstones`)."""
     sid = resolution.session_id
     scope = root if sid is None else sessions.get(sid) or Scope(sid, layout.scope_dir(sid))
     canonical = scope.canonical
     members = canonical.members if canonical is not None and canonical.usable else None
     tombstoned: set[str] = set()
     if sid is None:
-        for mode, f in root.modes.items():
-            if f.active and any(s.modes.get(mode) and s.modes[mode].tombstone for s in sessions.values()):
-                tombstoned.add(mode)
+        tombstoned = root_tombstones(root, sessions) | set(tombstoned_elsewhere)
     verdicts = classify(sid, members, _facts(scope), _facts(root) if sid is not None else {}, tombstoned)
     entries = {e.skill: e for e in canonical.entries} if canonical is not None else {}
     out = []
@@ -281,6 +281,13 @@ def compute_members(layout: Layout, resolution: Resolution, root: Scope,
         out.append(Member(v.mode, v.health, where.session_id, where.modes.get(v.mode),
                           entries.get(v.mode) if not v.in_root else None, v.reason))
     return tuple(out)
+
+
+def root_tombstones(root: Scope, sessions: dict[str, Scope]) -> set[str]:
+    """Root's active modes that one of `sessions` holds a tombstone of (cleared there: root's copy then
+    survives a clear)."""
+    return {mode for mode, f in root.modes.items()
+            if f.active and any(s.modes.get(mode) and s.modes[mode].tombstone for s in sessions.values())}
 
 
 def read_active_sets(root: Path, *, over: int = 0) -> dict[str, tuple[str, ...]] | None:
@@ -338,14 +345,17 @@ def _is_active(listed: DirRead, name: str) -> bool:
 
 
 def read_snapshot(root: Path, session_id: str | None = None, *, all_sessions: bool = True,
-                  environ: dict[str, str] | None = None, resolution: Resolution | None = None) -> Snapshot:
-    """Read the state tree. `all_sessions=False` reads only root and the current session (cheap path)."""
+                  environ: dict[str, str] | None = None, resolution: Resolution | None = None,
+                  share: Collection[str] | None = None) -> Snapshot:
+    """Read the state tree. `all_sessions=False` reads only root and the current session (cheap path).
+    `share`: read only these of the listed sessions (one part of a read split between processes; the
+    snapshot's members are then judged from root and that part)."""
     with paused():  # a bulk build of acyclic records: no collection can find anything in it
-        return _read_snapshot(root, session_id, all_sessions, environ, resolution)
+        return _read_snapshot(root, session_id, all_sessions, environ, resolution, share)
 
 
 def _read_snapshot(root: Path, session_id: str | None, all_sessions: bool, environ: dict[str, str] | None,
-                   resolution: Resolution | None) -> Snapshot:
+                   resolution: Resolution | None, share: Collection[str] | None = None) -> Snapshot:
     layout = Layout(root)
     errors: list[FileError] = []
     res = resolution or resolve_session(layout, session_id, environ)
@@ -354,6 +364,8 @@ def _read_snapshot(root: Path, session_id: str | None, all_sessions: bool, envir
     entries = _session_entries(layout, errors)
     if not all_sessions:
         entries = [e for e in entries if e[0] == res.session_id]
+    elif share is not None:
+        entries = [e for e in entries if e[0] in share]
     with places.open_sessions():
         sessions = {name: read_scope(layout, name, errors, linked=link, places=places) for name, link in entries}
     if not all_sessions and res.session_id is None:

@@ -67,6 +67,17 @@ class Lazy:
         return map(self.make, self.items)
 
 
+class Encoded:
+    """A value already encoded by `encoded_at` at nesting `level` (another process may have made it): written
+    as it is, so the document reads exactly as if the value itself had been written there."""
+
+    __slots__ = ("level", "text")
+
+    def __init__(self, text: str, level: int) -> None:
+        self.text = text
+        self.level = level
+
+
 class _Writer:
     def __init__(self, stream: IO[str], escape: Callable[[str], str]) -> None:
         self.stream = stream
@@ -96,6 +107,10 @@ class _Writer:
             self.array(o, level)
         elif isinstance(o, dict):
             self.object(o, level)
+        elif isinstance(o, Encoded):
+            if o.level != level:
+                raise ValueError(f"a value encoded at nesting level {o.level} cannot be written at level {level}")
+            put(o.text)
         else:
             raise TypeError(f"Object of type {o.__class__.__name__} is not JSON serializable")
 
@@ -148,6 +163,13 @@ class _Utf8:
         self.buffer += text.encode("utf-8")
 
 
+class _Texts:
+    """A text stream keeping what is written as a list of texts."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.write = texts.append
+
+
 def encoded(data: object) -> bytearray:
     """The UTF-8 bytes of `json_text(sanitize(data, keep_newlines=True))` (no newline after it), made without
     a sanitised copy of `data`, the text as one string, or the pieces beside their joined copy: the status
@@ -159,6 +181,16 @@ def encoded(data: object) -> bytearray:
     out.value(data, 0)
     out.flush()
     return sink.buffer
+
+
+def encoded_at(data: object, level: int) -> Encoded:
+    """`data` encoded as `write` would write it at nesting `level` (sanitised; terminal escaping is left to
+    the writer that finally writes it)."""
+    texts: list[str] = []
+    out = _Writer(_Texts(texts), str)  # type: ignore[arg-type]
+    out.value(data, level)
+    out.flush()
+    return Encoded("".join(texts), level)
 
 
 def write(data: object, stream: IO[str], escape: Callable[[str], str]) -> None:

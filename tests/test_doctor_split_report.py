@@ -1,0 +1,123 @@
+"""`doctor --json` over many sessions is made on two cores: the report must read byte for byte as one process
+makes it, on random trees holding every kind of finding in both parts, and when the second process gives no
+answer."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+
+import pytest
+from hostile_trees import MODES, hostile_tree
+from statefix import canonical, dead_pid, mode, pointer, write
+
+from rcs_tui.project import doctor_split
+from rcs_tui.project.doctor_split import report
+from rcs_tui.views.json_stream import write as write_json
+from rcs_tui.views.json_text import escape_controls
+
+
+def doctor_shapes(root, rng: random.Random, sessions: int) -> None:
+    """What the doctor reports, spread over every session: stale and duplicate canonical entries, orphans,
+    dead owners, softened handoffs, sessions that cleared a mode root still has active, a torn set."""
+    for m in ("team", "forge", "autopilot"):
+        mode(root, m, None, current_phase="executing")  # root copies: survivors where a session cleared them
+    canonical(root, ["team", "forge", "blueprint"])
+    for i in range(sessions):
+        sid = f"s-{i:03d}"
+        roll = rng.random()
+        if roll < 0.25:
+            mode(root, rng.choice(("team", "forge")), sid, active=False, current_phase="cleared")
+        elif roll < 0.4:
+            mode(root, "ultraqa", sid, current_phase="executing", owner_pid=dead_pid())
+        elif roll < 0.5:
+            mode(root, "ralph", sid, active=False, current_phase="complete",
+                 handoff="done; optionally run the tests again if you like")
+        if rng.random() < 0.5:
+            listed = rng.sample(MODES, rng.randint(1, 3))
+            canonical(root, listed + rng.sample(listed, 1), sid)  # an entry twice
+        elif rng.random() < 0.1:
+            write(root / ".rcs" / "state" / "sessions" / sid / "skill-active-state.json", '{"version": 1, "act')
+
+
+def text(shown) -> str:
+    out = io.StringIO()
+    write_json({"findings": [s.item for s in shown], "fix": None}, out, escape_controls)
+    return out.getvalue()
+
+
+@pytest.fixture
+def two_cores(monkeypatch):
+    """Two cores, whatever the machine has, and the copies started (their pids)."""
+    monkeypatch.setattr(doctor_split, "cores", lambda: 2)
+    started: list[int | None] = []
+    real = doctor_split.Forked
+
+    def counted(work):
+        copy = real(work)
+        started.append(copy.pid)
+        return copy
+
+    monkeypatch.setattr(doctor_split, "Forked", counted)
+    return started
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_report_made_on_two_cores_reads_as_one_process_makes_it(tmp_path, seed, two_cores):
+    rng = random.Random(seed)
+    root = tmp_path / "proj"
+    hostile_tree(root, rng, 30)
+    doctor_shapes(root, rng, 30)
+    current = rng.choice(["s-002", "s-027", None])
+    if rng.random() < 0.5:
+        pointer(root, current or "s-010", pid=dead_pid())
+    alone = text(report(root, current, split_from=10**9))
+    assert not two_cores
+    split = text(report(root, current, split_from=2))
+    assert two_cores and two_cores[0] is not None  # a second process did its part
+    assert split == alone
+    kinds = {f["kind"] for f in json.loads(alone)["findings"]}
+    assert {"stale-member", "orphan", "root-survivor", "dead-owner", "file-error"} <= kinds
+
+
+def test_without_an_answer_from_the_second_process_its_part_is_done_here(tmp_path, monkeypatch):
+    rng = random.Random(3)
+    root = tmp_path / "proj"
+    doctor_shapes(root, rng, 40)
+    alone = text(report(root, split_from=10**9))
+
+    class Silent:
+        """A second process that never answers (gone, too slow, or a broken answer)."""
+
+        def __init__(self, work):
+            self.pid = None
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+        def answer(self, timeout):
+            return None
+
+    monkeypatch.setattr(doctor_split, "cores", lambda: 2)
+    monkeypatch.setattr(doctor_split, "Forked", Silent)
+    assert text(report(root, split_from=2)) == alone
+
+
+def test_the_command_prints_the_report_and_its_exit_status(tmp_path, monkeypatch, capsys, two_cores):
+    from rcs_tui.cli import main
+
+    doctor_shapes(tmp_path, random.Random(5), 12)
+    printed = []
+    for split_from in (4, 10**9):
+        monkeypatch.setattr(doctor_split, "SPLIT_FROM", split_from)
+        with pytest.raises(SystemExit) as ended:
+            main(["doctor", "--json", "--root", str(tmp_path)])
+        assert ended.value.code == 3  # findings remain
+        printed.append(capsys.readouterr().out)
+    assert len(two_cores) == 1 and two_cores[0] is not None
+    assert printed[0] == printed[1]
+    assert json.loads(printed[0])["fix"] is None
