@@ -38,7 +38,8 @@ from rcs_tui.state.session import Resolution, resolve_session
 from rcs_tui.views.json_stream import Encoded, encoded_at
 
 SPLIT_FROM = 2000  # sessions: below this one process answers before a second one pays for itself
-THEIR_SHARE = 0.5  # of the sessions, the copy's (root, the journal, teams and rp1 stay here)
+THEIR_SHARE = 0.54  # of the sessions, the copy's: root, the journal, its leftover-file walk of every directory,
+# teams and rp1 stay here
 ITEM_LEVEL = 2  # where a finding sits in the report: {"findings": [ here ] }
 ANSWER_TIMEOUT = 300.0  # seconds the copy may take before its part is done here instead
 
@@ -84,6 +85,8 @@ def report(root: Path, session_id: str | None = None, *, rp1_db: str | None = No
         sids: list[str | None] = list(sorted(snap.sessions))
         own_members, own_others = _scope_findings(snap, layout, sids, seen)
         own = [_shown(root, f, reads, encode=True) for f in own_members + own_others]
+        rest = _journal_findings(root) + _team_findings(root) + _rp1_findings(root, rp1_db, time.time(),
+                                                                               idle_seconds)
         answer = copy.answer(ANSWER_TIMEOUT)
     part = answer if isinstance(answer, Part) else _part(root, resolution, theirs)
     # root's view, now that every session's clears are known (it is listed first among the members)
@@ -98,7 +101,6 @@ def report(root: Path, session_id: str | None = None, *, rp1_db: str | None = No
     listed += [_shown(root, f, reads) for f in root_others] + own[len(own_members):] + part.others
     tail = _pointer_findings(snap) + _error_findings(root, snap.errors)
     listed += [_shown(root, f, reads) for f in tail] + part.errors
-    rest = _journal_findings(root) + _team_findings(root) + _rp1_findings(root, rp1_db, time.time(), idle_seconds)
     listed += [_shown(root, f, reads) for f in rest]
     return sorted(listed, key=lambda s: s.order)
 
