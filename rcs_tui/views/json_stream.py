@@ -78,6 +78,20 @@ class Encoded:
         self.level = level
 
 
+_CLEAN_KEYS: set[str] = set()  # text keys seen to pass the sanitiser unchanged (field names repeat)
+CLEAN_KEYS_KEPT = 4096
+
+
+def _all_clean(mapping: dict[Any, Any]) -> bool:
+    """Are all of the mapping's keys text that the sanitiser leaves as it is? (Remembered for the next.)"""
+    for key in mapping:
+        if key.__class__ is not str or strip_controls(key, keep_newlines=True) != key:
+            return False
+        if len(_CLEAN_KEYS) < CLEAN_KEYS_KEPT:
+            _CLEAN_KEYS.add(key)
+    return True
+
+
 class _Writer:
     def __init__(self, stream: IO[str], escape: Callable[[str], str]) -> None:
         self.stream = stream
@@ -133,8 +147,14 @@ class _Writer:
 
     def object(self, mapping: dict[Any, Any], level: int) -> None:
         put = self.parts.append
-        # sanitised keys first, as `sanitize` builds its copy: equal keys merge (first place, last value)
-        clean = {(strip_controls(k, keep_newlines=True) if isinstance(k, str) else k): v for k, v in mapping.items()}
+        # sanitised keys first, as `sanitize` builds its copy: equal keys merge (first place, last value);
+        # a mapping whose keys are all text the sanitiser keeps as it is is written as it stands
+        known = _CLEAN_KEYS
+        if all(k in known for k in mapping) or _all_clean(mapping):
+            clean = mapping
+        else:
+            clean = {(strip_controls(k, keep_newlines=True) if isinstance(k, str) else k): v
+                     for k, v in mapping.items()}
         if not clean:
             put("{}")
             return
