@@ -1,7 +1,7 @@
 """The fleet at 200 local projects x 100 sessions: `fleet --once --json` and the live fleet.
 
 Usage: .venv/bin/python benchmarks/bench_fleet_scale.py [--quick] [--projects N] [--sessions N] [--runs N]
-       [--no-once] [--no-live] [--trace-memory]
+       [--no-once] [--no-live] [--trace-memory] [--cold]
 
 Builds the projects itself (bench_fleet's tree: 100 sessions of 10 mode files, a 2-worker team, 10 tasks,
 copied N times; cached under the temp dir). Measured, each next to a floor from the same run:
@@ -13,7 +13,10 @@ copied N times; cached under the temp dir). Measured, each next to a floor from 
   minus those held before it started; target: within the per-user limit, shown next to it), rows
   polled and why, first frame, every row's first look on screen, every row read in full, a change's
   latency on a few rows, RSS after loading and per project; with `--trace-memory`, where the live fleet's
-  memory goes (tracemalloc, by source file; tracing slows the run and adds its own memory to the RSS).
+  memory goes (tracemalloc, by source file; tracing slows the run and adds its own memory to the RSS);
+- with `--cold` (needs root: it drops the kernel's page cache before each run), `fleet --once --json` with
+  every project's files out of the page cache, run by run against the floor of a bare Python reading every
+  file of the fleet once, also from a dropped cache: what reading from the disk costs whatever reads it.
 """
 
 from __future__ import annotations
@@ -127,6 +130,48 @@ def measure_once(base: Path, count: int, runs: int) -> list[Row]:
     ]
 
 
+READ_ALL = """import os, sys
+n = 0
+for d, _, files in os.walk(sys.argv[1]):
+    for f in files:
+        with open(os.path.join(d, f), "rb") as fh:
+            n += len(fh.read())
+"""
+
+
+def drop_page_cache() -> bool:
+    """Write back and drop the kernel's page cache (root only); False when this process may not."""
+    os.sync()
+    try:
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+    except OSError:
+        return False
+    return True
+
+
+def measure_cold(base: Path, runs: int) -> list[Row]:
+    """`fleet --once --json` and the floor, each right after the page cache was dropped, run by run."""
+    cli = [sys.executable, "-m", "rcs_tui"]
+    fleet, floor, warm = [], [], []
+    for _ in range(runs):
+        if not drop_page_cache():
+            return [Row("fleet-scale", "cold: not measured", "-", "", "dropping the page cache needs root")]
+        fleet.append(run_command([*cli, "fleet", "--once", "--json", "--project", f"{base}/proj-*"])[0])
+        warm.append(run_command([*cli, "fleet", "--once", "--json", "--project", f"{base}/proj-*"])[0])
+        drop_page_cache()
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", READ_ALL, str(base)], check=True)
+        floor.append(time.perf_counter() - t)
+    return [
+        Row("fleet-scale", "cold: fleet --once --json, wall", " / ".join(f"{w:.1f}" for w in fleet) + " s", "",
+            "every project's files out of the page cache; " + " / ".join(f"{w / f:.2f}x" for w, f in zip(
+                fleet, floor, strict=True)) + " the floor; warm right after: " + " / ".join(f"{w:.1f}" for w in warm)
+            + " s"),
+        Row("fleet-scale", "cold floor: read every file once", " / ".join(f"{f:.1f}" for f in floor) + " s", "",
+            "a bare Python, one reader, from a dropped page cache"),
+    ]
+
+
 def memory_by_file(before: tracemalloc.Snapshot, top: int = 15) -> list[Row]:
     """What was allocated since `before` and is still held, by source file (the largest `top`)."""
     stats = tracemalloc.take_snapshot().compare_to(before, "filename")
@@ -224,6 +269,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=20)
     parser.add_argument("--no-live", action="store_true")
     parser.add_argument("--no-once", action="store_true")
+    parser.add_argument("--cold", action="store_true", help="also fleet --once from a dropped page cache (root)")
     parser.add_argument("--trace-memory", action="store_true",
                         help="live: where the memory goes, by source file (slower; RSS includes the tracing)")
     args = parser.parse_args()
@@ -238,6 +284,8 @@ def main() -> None:
     base = projects_dir(args.projects, args.sessions)
     load0 = os.getloadavg()
     rows = [] if args.no_once else measure_once(base, args.projects, args.runs)
+    if args.cold:
+        rows += measure_cold(base, args.runs)
     if not args.no_live:
         rows += asyncio.run(measure_live(base, args.projects, args.samples, args.trace_memory))
     load1 = os.getloadavg()
