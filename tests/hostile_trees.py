@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import random
 
-from statefix import canonical, state_dir, write
+from statefix import canonical, dead_pid, mode, state_dir, write
 
 MODES = ("forge", "team", "blueprint", "ultrawork", "autopilot")
 # Mode-file contents a runtime (or a crash, or a hand edit) leaves: each judged active or not by the reader.
@@ -71,3 +71,26 @@ def hostile_tree(root, rng: random.Random, sessions: int):
     (sessions_dir / "s-out").symlink_to(outside)  # a link out of .rcs: not a session
     (sessions_dir / "not a name").mkdir()
     write(sessions_dir / "s-file", "{}")  # a file, not a session directory
+
+
+def doctor_shapes(root, rng: random.Random, sessions: int) -> None:
+    """What the doctor reports, spread over every session: stale and duplicate canonical entries, orphans,
+    dead owners, softened handoffs, sessions that cleared a mode root still has active, a torn set."""
+    for m in ("team", "forge", "autopilot"):
+        mode(root, m, None, current_phase="executing")  # root copies: survivors where a session cleared them
+    canonical(root, ["team", "forge", "blueprint"])
+    for i in range(sessions):
+        sid = f"s-{i:03d}"
+        roll = rng.random()
+        if roll < 0.25:
+            mode(root, rng.choice(("team", "forge")), sid, active=False, current_phase="cleared")
+        elif roll < 0.4:
+            mode(root, "ultraqa", sid, current_phase="executing", owner_pid=dead_pid())
+        elif roll < 0.5:
+            mode(root, "ralph", sid, active=False, current_phase="complete",
+                 handoff="done; optionally run the tests again if you like")
+        if rng.random() < 0.5:
+            listed = rng.sample(MODES, rng.randint(1, 3))
+            canonical(root, listed + rng.sample(listed, 1), sid)  # an entry twice
+        elif rng.random() < 0.1:
+            write(root / ".rcs" / "state" / "sessions" / sid / "skill-active-state.json", '{"version": 1, "act')

@@ -9,36 +9,13 @@ import json
 import random
 
 import pytest
-from hostile_trees import MODES, hostile_tree
-from statefix import canonical, dead_pid, mode, pointer, write
+from hostile_trees import doctor_shapes, hostile_tree
+from statefix import dead_pid, pointer
 
 from rcs_tui.project import doctor_split
 from rcs_tui.project.doctor_split import report
 from rcs_tui.views.json_stream import write as write_json
 from rcs_tui.views.json_text import escape_controls
-
-
-def doctor_shapes(root, rng: random.Random, sessions: int) -> None:
-    """What the doctor reports, spread over every session: stale and duplicate canonical entries, orphans,
-    dead owners, softened handoffs, sessions that cleared a mode root still has active, a torn set."""
-    for m in ("team", "forge", "autopilot"):
-        mode(root, m, None, current_phase="executing")  # root copies: survivors where a session cleared them
-    canonical(root, ["team", "forge", "blueprint"])
-    for i in range(sessions):
-        sid = f"s-{i:03d}"
-        roll = rng.random()
-        if roll < 0.25:
-            mode(root, rng.choice(("team", "forge")), sid, active=False, current_phase="cleared")
-        elif roll < 0.4:
-            mode(root, "ultraqa", sid, current_phase="executing", owner_pid=dead_pid())
-        elif roll < 0.5:
-            mode(root, "ralph", sid, active=False, current_phase="complete",
-                 handoff="done; optionally run the tests again if you like")
-        if rng.random() < 0.5:
-            listed = rng.sample(MODES, rng.randint(1, 3))
-            canonical(root, listed + rng.sample(listed, 1), sid)  # an entry twice
-        elif rng.random() < 0.1:
-            write(root / ".rcs" / "state" / "sessions" / sid / "skill-active-state.json", '{"version": 1, "act')
 
 
 def text(shown) -> str:
