@@ -87,10 +87,13 @@ def doctor_shapes(root, rng: random.Random, sessions: int) -> None:
         elif roll < 0.4:
             mode(root, "ultraqa", sid, current_phase="executing", owner_pid=dead_pid())
         elif roll < 0.5:
-            mode(root, "ralph", sid, active=False, current_phase="complete",
-                 handoff="done; optionally run the tests again if you like")
+            mode(root, "autoresearch", sid, active=False, current_phase="complete",
+                 handoff="Done. If you want, I can run the tests again.")
         if rng.random() < 0.5:
             listed = rng.sample(MODES, rng.randint(1, 3))
             canonical(root, listed + rng.sample(listed, 1), sid)  # an entry twice
         elif rng.random() < 0.1:
             write(root / ".rcs" / "state" / "sessions" / sid / "skill-active-state.json", '{"version": 1, "act')
+    for sid in (None, f"s-{sessions - 1:03d}"):  # a softened handoff in root and in the last session at least
+        mode(root, "autoresearch", sid, active=False, current_phase="complete",
+             summary="Would you like me to continue?")

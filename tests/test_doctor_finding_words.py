@@ -59,3 +59,11 @@ def test_roots_active_copy_is_a_survivor_while_a_session_is_current(project):
 
 def test_with_no_session_current_roots_active_copy_is_no_survivor(project):
     assert not [f for f in shown(project, None) if f[0].startswith("root-survivor")]
+
+
+def test_a_stale_root_entry_is_repaired_in_roots_set_while_a_session_is_current(project):
+    canonical(project, ["forge", "ultraqa"])  # no root ultraqa file
+    pointer(project, "s1")
+    stale = [f for f in shown(project, "s1") if f[0] == "stale:root:ultraqa"]
+    assert stale == [("stale:root:ultraqa", "root", "ultraqa is in the canonical set of root but no mode file",
+                      [".rcs/state/skill-active-state.json"])]

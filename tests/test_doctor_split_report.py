@@ -55,7 +55,7 @@ def test_a_report_made_on_two_cores_reads_as_one_process_makes_it(tmp_path, seed
     assert two_cores and two_cores[0] is not None  # a second process did its part
     assert split == alone
     kinds = {f["kind"] for f in json.loads(alone)["findings"]}
-    assert {"stale-member", "orphan", "root-survivor", "dead-owner", "file-error"} <= kinds
+    assert {"stale-member", "orphan", "root-survivor", "dead-owner", "file-error", "softener"} <= kinds
 
 
 def test_without_an_answer_from_the_second_process_its_part_is_done_here(tmp_path, monkeypatch):

@@ -49,7 +49,7 @@ def test_written_bytes_decide_each_mode_file_the_plan_changes(project):
         FileChange(s1 / "team-state.json", "write", _doc(active=False, current_phase="complete")),  # ended
         FileChange(s1 / "ultraqa-state.json", "write", _doc(active=True, current_phase="qa")),  # a new file
         FileChange(s1 / "autopilot-state.json", "write", _doc(active=False)),  # a new file, not active
-        FileChange(s1 / "ralph-state.json", "write", b""),  # a new file with nothing in it: not active
+        FileChange(s1 / "autoresearch-state.json", "write", b""),  # a new file with nothing in it: not active
         FileChange(s1 / "hud-state.json", "write", _doc(active=True)),  # not a workflow mode
         FileChange(state_dir(project, "s2") / "autoresearch-state.json", "write", _doc(active=True)),  # elsewhere
         FileChange(state_dir(project) / "deep-interview-state.json", "write", _doc(active=True)),  # root
@@ -58,6 +58,8 @@ def test_written_bytes_decide_each_mode_file_the_plan_changes(project):
     assert _active_after(layout, "s1", changes[:1] + [FileChange(s1 / "forge-state.json", "delete")]) == \
         ["blueprint", "team"]
     assert _active_after(layout, None, changes) == ["deep-interview"]
+    emptied = [FileChange(s1 / "forge-state.json", "write", b"")]  # a file left empty is not active
+    assert _active_after(layout, "s1", emptied) == ["team"]
     assert _active_after(layout, "s1", [FileChange(s1 / "skill-active-state.json", "write", _doc())]) == \
         ["forge", "team"]  # the canonical set does not decide what is active
 
@@ -75,3 +77,31 @@ def test_a_plan_shown_with_a_diagnosis_names_no_session_that_read_did_not_find(p
     with pytest.raises(TxnError, match="no session 'ghost'"):
         plan_drop_entry(project, "team", "ghost", reads=reads)
     assert plan_drop_entry(project, "blueprint", "s1", reads=reads).plan.summary["canonical_removed"] == []
+    canonical(project, ["team", "forge"], "s9")  # a session that began after that read: read from disk
+    assert plan_drop_entry(project, "team", "s9", reads=reads).plan.summary["canonical_removed"] == ["s9:team"]
+
+
+def test_repairs_shown_with_a_diagnosis_read_no_canonical_set_again(project, monkeypatch):
+    """Showing ten thousand repairs must not read ten thousand canonical sets a second time: the sets the
+    diagnosis read cleanly are taken from its read (root's and each session's)."""
+    from rcs_tui.project.doctor import diagnose
+
+    canonical(project, ["forge", "ultraqa"])  # root: a stale entry
+    for sid in ("s2", "s3"):
+        mode(project, "forge", sid, active=False, current_phase="complete")
+        canonical(project, ["forge"], sid)
+    again: list[str] = []
+    real = PlanReads.target
+
+    def target(self, layout, path):
+        again.append(path.name)
+        return real(self, layout, path)
+
+    monkeypatch.setattr(PlanReads, "target", target)
+    reads = PlanReads()
+    findings = diagnose(project, reads=reads)
+    plans = [f.as_json(project, with_plan=True, reads=reads)["plan"] for f in findings if f.plan is not None]
+    assert {p["scope"] for p in plans if "scope" in p} >= {"root", "s2", "s3"}
+    assert "skill-active-state.json" not in again
+    alone = [f.as_json(project, with_plan=True)["plan"] for f in findings if f.plan is not None]
+    assert alone == plans and "skill-active-state.json" in again  # made alone, each reads its set
