@@ -7,12 +7,13 @@ import os
 import time
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
 from rcs_tui.core.health import FileFacts, classify
 from rcs_tui.core.lifecycle import is_active_doc
-from rcs_tui.core.modes import CANONICAL_FILE, NAME_RE, mode_from_filename
+from rcs_tui.core.modes import CANONICAL_FILE, NAME_RE, STATE_SUFFIX, TRACKED_MODES, mode_from_filename
 from rcs_tui.files import inputs
 from rcs_tui.files.collector import paused
 from rcs_tui.files.dirread import DirRead
@@ -20,6 +21,10 @@ from rcs_tui.files.io import JsonRead, parse_fast, read_json
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.session import Resolution, resolve_session
 from rcs_tui.state.snapshot import CanonicalEntry, CanonicalSet, FileError, Member, ModeFile, Scope, Snapshot
+
+# The mode each tracked `<mode>-state.json` name stands for (`mode_from_filename`, as one lookup).
+_MODE_OF_FILE = {f"{m}{STATE_SUFFIX}": mode_from_filename(f"{m}{STATE_SUFFIX}") for m in TRACKED_MODES}
+_TRACKED = frozenset(TRACKED_MODES)  # valid names all (`NAME_RE`): most canonical entries need no match
 
 
 def read_mode_file(path: Path, mode: str, session_id: str | None, within: Path) -> ModeFile:
@@ -51,20 +56,26 @@ def _canonical(read: JsonRead, scope_session: str | None) -> CanonicalSet:
     if isinstance(skills, list):
         seen: set[tuple[str, str | None]] = set()
         for raw in skills:
-            if not isinstance(raw, dict) or raw.get("active") is False:
+            if not isinstance(raw, dict):
                 continue
-            skill = raw.get("skill")
-            sid = raw.get("session_id") if isinstance(raw.get("session_id"), str) else None
-            if not isinstance(skill, str) or not NAME_RE.fullmatch(skill):
+            get = raw.get
+            skill = get("skill")
+            if get("active") is False or not isinstance(skill, str) or (
+                    skill not in _TRACKED and not NAME_RE.fullmatch(skill)):
                 continue
-            if scope_session is not None and sid not in (None, scope_session):
+            sid = get("session_id")
+            if not isinstance(sid, str):
+                sid = None
+            elif scope_session is not None and sid != scope_session:
                 continue
-            if (skill, sid) in seen:
+            key = (skill, sid)
+            if key in seen:
                 continue
-            seen.add((skill, sid))
-            phase = raw.get("phase") if isinstance(raw.get("phase"), str) else None
-            at = raw.get("activated_at") if isinstance(raw.get("activated_at"), str) else None
-            entries.append(CanonicalEntry(skill, phase, sid, at, raw))
+            seen.add(key)
+            phase = get("phase")
+            at = get("activated_at")
+            entries.append(CanonicalEntry(skill, phase if isinstance(phase, str) else None, sid,
+                                          at if isinstance(at, str) else None, raw))
     elif skills is not None:
         return CanonicalSet(path, True, data, error="field active_skills: expected a list", sha=read.sha)
     elif data.get("active") is True and isinstance(data.get("skill"), str) and NAME_RE.fullmatch(data["skill"]):
@@ -102,11 +113,19 @@ def read_scope(layout: Layout, session_id: str | None, errors: list[FileError], 
         names = listed.names
         linked = linked or listed.linked
         for name in names:
-            mode = mode_from_filename(name)
+            mode = _MODE_OF_FILE.get(name)
             if mode is None:
                 continue
             old = keep.modes.get(mode) if keep is not None and name not in fresh else None
-            mf = old if old is not None else _mode_file(listed.read_json(name), mode, session_id, directory)
+            if old is not None:
+                mf = old
+            else:
+                got = listed.read_object(name)
+                if isinstance(got, tuple):  # the common case, built without a path or a record of the read
+                    mf = ModeFile.well_read(mode, session_id, directory, name, got[0], sha256(got[1]).digest(),
+                                            got[2].st_mtime)
+                else:
+                    mf = _mode_file(got, mode, session_id, directory)
             if mf.error:
                 own.append(FileError(mf.path, mf.error))
             modes[mode] = mf

@@ -66,6 +66,27 @@ class ModeFile:
         put(self, "_active", None)
         put(self, "_outcome", None)
 
+    @classmethod
+    def well_read(cls, mode: str, session_id: str | None, directory: Path, name: str, data: dict[str, Any],
+                  digest: bytes, mtime: float) -> ModeFile:
+        """A file read without error, from its directory and its name in it: the same value as
+        `ModeFile(mode, session_id, directory / name, data, None, sha, mtime, directory=directory)` with
+        `digest` the bytes of `sha`, built without joining and splitting the path (a whole-tree read
+        builds one per file)."""
+        self = object.__new__(cls)
+        put = object.__setattr__
+        put(self, "mode", mode)
+        put(self, "session_id", session_id)
+        put(self, "directory", directory)
+        put(self, "name", _FILE_NAMES.get(name) or name)
+        put(self, "data", data)
+        put(self, "error", None)
+        put(self, "digest", digest)
+        put(self, "mtime", mtime)
+        put(self, "_active", None)
+        put(self, "_outcome", None)
+        return self
+
     def __repr__(self) -> str:
         return (f"ModeFile(mode={self.mode!r}, session_id={self.session_id!r}, path={self.path!r}, "
                 f"data={self.data!r}, error={self.error!r}, sha={self.sha!r}, mtime={self.mtime!r})")
