@@ -168,20 +168,19 @@ class DirRead:
     def read_json(self, name: str, *, expect: type | None = dict) -> JsonRead:
         """`read_json(directory / name, within=within)`, through the held descriptor when the listing shows
         `name` as a regular file (the common case), through `read_json` itself otherwise."""
-        got = self._read(name, expect)
+        got = self.read_object(name, expect)
         if isinstance(got, tuple):
             return JsonRead(self.directory / name, True, got[1], got[0], None, got[2])
         return got
 
-    def read_object(self, name: str) -> tuple[dict[str, Any], bytes, os.stat_result] | JsonRead:
-        """`read_json(name)`, with its common answer unwrapped: (data, raw bytes, stat) of a regular file of
-        the listing, read through the held descriptor in one go within the cap, that holds plainly
-        well-formed state (`plain_object`); the reference reader's `JsonRead` for anything else.
+    def read_object(self, name: str, expect: type | None = dict
+                    ) -> tuple[dict[str, Any], bytes, os.stat_result] | JsonRead:
+        """`read_json(name, expect=expect)`, with the common answer for an object unwrapped: (data, raw bytes,
+        stat) of a regular file of the listing, read through the held descriptor in one go within the cap,
+        that holds plainly well-formed state (`plain_object`); a `JsonRead` for anything else (always one
+        when `expect` is not dict), the reference reader's own for every unusual file.
 
         The whole-tree read calls this once per file: the common case builds no path and no record."""
-        return self._read(name, dict)
-
-    def _read(self, name: str, expect: type | None) -> tuple[dict[str, Any], bytes, os.stat_result] | JsonRead:
         fd = self._fd
         if fd is None or name not in self._regular:
             return self._reference(name, expect)

@@ -20,7 +20,18 @@ from rcs_tui.files.dirread import DirRead
 from rcs_tui.files.io import JsonRead, parse_fast, read_json
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.session import Resolution, resolve_session
-from rcs_tui.state.snapshot import CanonicalEntry, CanonicalSet, FileError, Member, ModeFile, Scope, Snapshot
+from rcs_tui.state.snapshot import (
+    CanonicalEntry,
+    CanonicalSet,
+    FileError,
+    Member,
+    ModeFile,
+    Scope,
+    Snapshot,
+    canonical_entry,
+    scope_read,
+    well_read,
+)
 
 # The mode each tracked `<mode>-state.json` name stands for (`mode_from_filename`, as one lookup).
 _MODE_OF_FILE = {f"{m}{STATE_SUFFIX}": mode_from_filename(f"{m}{STATE_SUFFIX}") for m in TRACKED_MODES}
@@ -74,8 +85,8 @@ def _canonical(read: JsonRead, scope_session: str | None) -> CanonicalSet:
             seen.add(key)
             phase = get("phase")
             at = get("activated_at")
-            entries.append(CanonicalEntry(skill, phase if isinstance(phase, str) else None, sid,
-                                          at if isinstance(at, str) else None, raw))
+            entries.append(canonical_entry(skill, phase if isinstance(phase, str) else None, sid,
+                                           at if isinstance(at, str) else None, raw))
     elif skills is not None:
         return CanonicalSet(path, True, data, error="field active_skills: expected a list", sha=read.sha)
     elif data.get("active") is True and isinstance(data.get("skill"), str) and NAME_RE.fullmatch(data["skill"]):
@@ -112,23 +123,27 @@ def read_scope(layout: Layout, session_id: str | None, errors: list[FileError], 
             own.append(FileError(directory, listed.error))
         names = listed.names
         linked = linked or listed.linked
+        newest: float | None = None  # the newest mode-file write, as `Scope.newest` would find it
         for name in names:
             mode = _MODE_OF_FILE.get(name)
             if mode is None:
                 continue
-            old = keep.modes.get(mode) if keep is not None and name not in fresh else None
-            if old is not None:
+            if keep is not None and name not in fresh and (old := keep.modes.get(mode)) is not None:
                 mf = old
             else:
                 got = listed.read_object(name)
                 if isinstance(got, tuple):  # the common case, built without a path or a record of the read
-                    mf = ModeFile.well_read(mode, session_id, directory, name, got[0], sha256(got[1]).digest(),
-                                            got[2].st_mtime)
-                else:
-                    mf = _mode_file(got, mode, session_id, directory)
+                    mtime = got[2].st_mtime
+                    modes[mode] = well_read(mode, session_id, directory, name, got[0], sha256(got[1]).digest(), mtime)
+                    if newest is None or mtime > newest:
+                        newest = mtime
+                    continue
+                mf = _mode_file(got, mode, session_id, directory)
             if mf.error:
                 own.append(FileError(mf.path, mf.error))
             modes[mode] = mf
+            if mf.mtime is not None and (newest is None or mf.mtime > newest):
+                newest = mf.mtime
         if keep is not None and keep.canonical is not None and CANONICAL_FILE not in fresh:
             canonical = keep.canonical
         else:
@@ -147,8 +162,9 @@ def read_scope(layout: Layout, session_id: str | None, errors: list[FileError], 
                 hud_state = hud.data
             elif hud.error:
                 own.append(FileError(hud.path, hud.error))
-    errors.extend(own)
-    return Scope(session_id, directory, modes, canonical, hud_state, tuple(own), linked)
+    if own:
+        errors.extend(own)
+    return scope_read(session_id, directory, modes, canonical, hud_state, tuple(own), linked, newest)
 
 
 class Places:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -66,27 +67,6 @@ class ModeFile:
         put(self, "_active", None)
         put(self, "_outcome", None)
 
-    @classmethod
-    def well_read(cls, mode: str, session_id: str | None, directory: Path, name: str, data: dict[str, Any],
-                  digest: bytes, mtime: float) -> ModeFile:
-        """A file read without error, from its directory and its name in it: the same value as
-        `ModeFile(mode, session_id, directory / name, data, None, sha, mtime, directory=directory)` with
-        `digest` the bytes of `sha`, built without joining and splitting the path (a whole-tree read
-        builds one per file)."""
-        self = object.__new__(cls)
-        put = object.__setattr__
-        put(self, "mode", mode)
-        put(self, "session_id", session_id)
-        put(self, "directory", directory)
-        put(self, "name", _FILE_NAMES.get(name) or name)
-        put(self, "data", data)
-        put(self, "error", None)
-        put(self, "digest", digest)
-        put(self, "mtime", mtime)
-        put(self, "_active", None)
-        put(self, "_outcome", None)
-        return self
-
     def __repr__(self) -> str:
         return (f"ModeFile(mode={self.mode!r}, session_id={self.session_id!r}, path={self.path!r}, "
                 f"data={self.data!r}, error={self.error!r}, sha={self.sha!r}, mtime={self.mtime!r})")
@@ -146,6 +126,54 @@ class CanonicalEntry:
     raw: dict[str, Any]
 
 
+def _builders() -> tuple[Callable[..., ModeFile], Callable[..., CanonicalEntry]]:
+    """Constructors of the two records a whole-tree read builds by the ten thousand, each a plain function
+    setting the slots directly through their descriptors (half the cost of a frozen class's `__init__`,
+    which goes through `object.__setattr__` for every field)."""
+    new = object.__new__
+    m_mode, m_sid, m_dir, m_name, m_data, m_error, m_digest, m_mtime, m_active, m_outcome = (
+        ModeFile.__dict__[f].__set__ for f in ("mode", "session_id", "directory", "name", "data", "error", "digest",
+                                               "mtime", "_active", "_outcome"))
+    file_names = _FILE_NAMES
+
+    def well_read(mode: str, session_id: str | None, directory: Path, name: str, data: dict[str, Any],
+                  digest: bytes, mtime: float) -> ModeFile:
+        """A file read without error, from its directory and its name in it: the same value as
+        `ModeFile(mode, session_id, directory / name, data, None, sha, mtime, directory=directory)` with
+        `digest` the bytes of `sha`, built without joining and splitting the path."""
+        self = new(ModeFile)
+        m_mode(self, mode)
+        m_sid(self, session_id)
+        m_dir(self, directory)
+        m_name(self, file_names.get(name) or name)
+        m_data(self, data)
+        m_error(self, None)
+        m_digest(self, digest)
+        m_mtime(self, mtime)
+        m_active(self, None)
+        m_outcome(self, None)
+        return self
+
+    e_skill, e_phase, e_sid, e_at, e_raw = (CanonicalEntry.__dict__[f].__set__
+                                            for f in ("skill", "phase", "session_id", "activated_at", "raw"))
+
+    def canonical_entry(skill: str, phase: str | None, session_id: str | None, activated_at: str | None,
+                        raw: dict[str, Any]) -> CanonicalEntry:
+        """`CanonicalEntry(skill, phase, session_id, activated_at, raw)`."""
+        self = new(CanonicalEntry)
+        e_skill(self, skill)
+        e_phase(self, phase)
+        e_sid(self, session_id)
+        e_at(self, activated_at)
+        e_raw(self, raw)
+        return self
+
+    return well_read, canonical_entry
+
+
+well_read, canonical_entry = _builders()
+
+
 @dataclass(frozen=True, slots=True)
 class CanonicalSet:
     """`skill-active-state.json`: the canonical active set of a scope (legacy single-skill form included)."""
@@ -192,6 +220,22 @@ class Scope:
     def newest(self) -> float | None:
         """The newest modification time of its mode files (None without any); computed once per Scope."""
         return max((f.mtime for f in self.modes.values() if f.mtime is not None), default=None)
+
+
+def scope_read(session_id: str | None, directory: Path, modes: dict[str, ModeFile], canonical: CanonicalSet | None,
+               hud_state: dict[str, Any] | None, errors: tuple[FileError, ...], linked: bool,
+               newest: float | None) -> Scope:
+    """`Scope(session_id, directory, modes, canonical, hud_state, errors, linked)` as a reader builds it, with
+    `newest` (what `Scope.newest` finds in `modes`) already known: the fields stored as the frozen class's
+    `__init__` stores them, and `newest` where its first use would keep it (a whole-tree read builds one
+    Scope per session and then asks each for its newest write)."""
+    self = _new(Scope)
+    self.__dict__.update(session_id=session_id, dir=directory, modes=modes, canonical=canonical, hud_state=hud_state,
+                         errors=errors, linked=linked, newest=newest)
+    return self
+
+
+_new = object.__new__
 
 
 @dataclass(frozen=True)
