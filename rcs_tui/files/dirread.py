@@ -78,7 +78,7 @@ class DirRead:
         self._real: str | None = None
         self._listed = listed
         spath = os.fspath(directory) if _at is None else _at[3]
-        self._prefix = os.path.join(spath, "")
+        self._prefix = spath if spath.endswith(os.sep) else spath + os.sep  # os.path.join(spath, "")
         note(spath)  # an input of the answer being built, also when it turns out to be absent
         if _FAST:
             self._open(spath, _at)
@@ -102,7 +102,7 @@ class DirRead:
             try:
                 fd = os.open(at[2], _DIR_OPEN | _NOFOLLOW, dir_fd=at[0])
                 # A single name below a directory already found inside the tree is inside it too.
-                real = os.path.join(at[1], at[2])
+                real = at[1] + at[2] if at[1].endswith(os.sep) else at[1] + os.sep + at[2]  # os.path.join
             except OSError:
                 fd = None  # a symlink, gone, not a directory: opened (or refused) by its path below
         if fd is None:

@@ -453,7 +453,7 @@ def plain_object(raw: bytes) -> dict[str, Any] | None:
     bytes, with its field names and short values shared the same way; every check is a scan of the bytes
     or text, and the decoder's scanner is called directly when the text starts with the object (the one
     call `JSONDecoder.decode` makes after skipping whitespace, and the same end check)."""
-    if _SURROGATE_ESCAPE.search(raw) is not None:  # (a NUL byte the strict decoder refuses itself)
+    if b"\\" in raw and _SURROGATE_ESCAPE.search(raw) is not None:  # (a NUL byte the strict decoder refuses)
         return None
     try:
         text = raw.decode("utf-8")

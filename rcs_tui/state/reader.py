@@ -29,6 +29,7 @@ from rcs_tui.state.snapshot import (
     Scope,
     Snapshot,
     canonical_entry,
+    canonical_set,
     scope_read,
     well_read,
 )
@@ -60,7 +61,11 @@ def _canonical(read: JsonRead, scope_session: str | None) -> CanonicalSet:
         return CanonicalSet(path, False)
     if read.error:
         return CanonicalSet(path, True, error=read.error, sha=read.sha)
-    data: dict[str, Any] = read.data
+    return _canonical_set(path, read.data, read.sha, scope_session)
+
+
+def _canonical_set(path: Path, data: dict[str, Any], sha: str | None, scope_session: str | None) -> CanonicalSet:
+    """The canonical set a file read without error holds (`sha`: its digest)."""
     entries: list[CanonicalEntry] = []
     skills = data.get("active_skills")
     legacy = "active_skills" not in data
@@ -88,11 +93,13 @@ def _canonical(read: JsonRead, scope_session: str | None) -> CanonicalSet:
             entries.append(canonical_entry(skill, phase if isinstance(phase, str) else None, sid,
                                            at if isinstance(at, str) else None, raw))
     elif skills is not None:
-        return CanonicalSet(path, True, data, error="field active_skills: expected a list", sha=read.sha)
+        return CanonicalSet(path, True, data, error="field active_skills: expected a list", sha=sha)
     elif data.get("active") is True and isinstance(data.get("skill"), str) and NAME_RE.fullmatch(data["skill"]):
         phase = data.get("phase") if isinstance(data.get("phase"), str) else None
         entries.append(CanonicalEntry(data["skill"], phase, scope_session, data.get("activated_at"), {}))
-    return CanonicalSet(path, True, data, sha=read.sha, entries=tuple(entries), legacy=legacy)
+    if sha is None:
+        return CanonicalSet(path, True, data, sha=sha, entries=tuple(entries), legacy=legacy)
+    return canonical_set(path, data, sha, tuple(entries), legacy)
 
 
 def read_scope(layout: Layout, session_id: str | None, errors: list[FileError], *, linked: bool = False,
@@ -147,7 +154,11 @@ def read_scope(layout: Layout, session_id: str | None, errors: list[FileError], 
         if keep is not None and keep.canonical is not None and CANONICAL_FILE not in fresh:
             canonical = keep.canonical
         else:
-            canonical = _canonical(listed.read_json(CANONICAL_FILE), session_id)
+            got = listed.read_object(CANONICAL_FILE)
+            if isinstance(got, tuple):
+                canonical = _canonical_set(directory / CANONICAL_FILE, got[0], sha256(got[1]).hexdigest(), session_id)
+            else:
+                canonical = _canonical(got, session_id)
         if canonical.error:
             own.append(FileError(canonical.path, canonical.error))
         if session_id is None or "hud-state.json" not in names:

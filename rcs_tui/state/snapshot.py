@@ -126,8 +126,29 @@ class CanonicalEntry:
     raw: dict[str, Any]
 
 
-def _builders() -> tuple[Callable[..., ModeFile], Callable[..., CanonicalEntry]]:
-    """Constructors of the two records a whole-tree read builds by the ten thousand, each a plain function
+@dataclass(frozen=True, slots=True)
+class CanonicalSet:
+    """`skill-active-state.json`: the canonical active set of a scope (legacy single-skill form included)."""
+
+    path: Path
+    exists: bool
+    data: dict[str, Any] | None = None
+    error: str | None = None
+    sha: str | None = None
+    entries: tuple[CanonicalEntry, ...] = ()
+    legacy: bool = False
+
+    @property
+    def members(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(e.skill for e in self.entries))
+
+    @property
+    def usable(self) -> bool:
+        return self.exists and self.error is None
+
+
+def _builders() -> tuple[Callable[..., ModeFile], Callable[..., CanonicalEntry], Callable[..., CanonicalSet]]:
+    """Constructors of the three records a whole-tree read builds by the ten thousand, each a plain function
     setting the slots directly through their descriptors (half the cost of a frozen class's `__init__`,
     which goes through `object.__setattr__` for every field)."""
     new = object.__new__
@@ -168,31 +189,26 @@ def _builders() -> tuple[Callable[..., ModeFile], Callable[..., CanonicalEntry]]
         e_raw(self, raw)
         return self
 
-    return well_read, canonical_entry
+    c_path, c_exists, c_data, c_error, c_sha, c_entries, c_legacy = (
+        CanonicalSet.__dict__[f].__set__ for f in ("path", "exists", "data", "error", "sha", "entries", "legacy"))
+
+    def canonical_set(path: Path, data: dict[str, Any], sha: str, entries: tuple[CanonicalEntry, ...],
+                      legacy: bool) -> CanonicalSet:
+        """`CanonicalSet(path, True, data, sha=sha, entries=entries, legacy=legacy)`: a set read without error."""
+        self = new(CanonicalSet)
+        c_path(self, path)
+        c_exists(self, True)
+        c_data(self, data)
+        c_error(self, None)
+        c_sha(self, sha)
+        c_entries(self, entries)
+        c_legacy(self, legacy)
+        return self
+
+    return well_read, canonical_entry, canonical_set
 
 
-well_read, canonical_entry = _builders()
-
-
-@dataclass(frozen=True, slots=True)
-class CanonicalSet:
-    """`skill-active-state.json`: the canonical active set of a scope (legacy single-skill form included)."""
-
-    path: Path
-    exists: bool
-    data: dict[str, Any] | None = None
-    error: str | None = None
-    sha: str | None = None
-    entries: tuple[CanonicalEntry, ...] = ()
-    legacy: bool = False
-
-    @property
-    def members(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(e.skill for e in self.entries))
-
-    @property
-    def usable(self) -> bool:
-        return self.exists and self.error is None
+well_read, canonical_entry, canonical_set = _builders()
 
 
 @dataclass(frozen=True)
