@@ -30,6 +30,7 @@ from rcs_tui.state.snapshot import (
     Snapshot,
     canonical_entry,
     canonical_set,
+    member,
     scope_read,
     well_read,
 )
@@ -305,7 +306,28 @@ def list_sessions(layout: Layout, errors: list[FileError]) -> list[str]:
 
 
 def _facts(scope: Scope) -> dict[str, FileFacts]:
-    return {m: FileFacts(True, f.active, f.phase, f.tombstone, f.error) for m, f in scope.modes.items()}
+    """`FileFacts(True, f.active, f.phase, f.tombstone, f.error)` of each mode file.
+
+    The doctor asks this of every session, and nearly all files come down to a handful of distinct facts
+    (active or not, in one of a few phases): those are built once and shared (FileFacts is immutable)."""
+    out = {}
+    for mode, f in scope.modes.items():
+        data = f.data
+        phase = data.get("current_phase") if data else None
+        if not isinstance(phase, str):
+            phase = None
+        key = (f.active, phase, data is not None and phase == "cleared" and data.get("active") is False, f.error)
+        facts = _SHARED_FACTS.get(key)
+        if facts is None:
+            facts = FileFacts(True, *key)
+            if len(_SHARED_FACTS) < _SHARED_FACTS_MAX and len(phase or "") <= 40 and key[3] is None:
+                _SHARED_FACTS[key] = facts
+        out[mode] = facts
+    return out
+
+
+_SHARED_FACTS: dict[tuple[bool, str | None, bool, str | None], FileFacts] = {}
+_SHARED_FACTS_MAX = 256  # distinct (active, phase, tombstone) kept; phases are the runtime's few words
 
 
 def compute_members(layout: Layout, resolution: Resolution, root: Scope,
@@ -324,7 +346,7 @@ def compute_members(layout: Layout, resolution: Resolution, root: Scope,
     out = []
     for v in verdicts:
         where = root if v.in_root else scope
-        out.append(Member(v.mode, v.health, where.session_id, where.modes.get(v.mode),
+        out.append(member(v.mode, v.health, where.session_id, where.modes.get(v.mode),
                           entries.get(v.mode) if not v.in_root else None, v.reason))
     return tuple(out)
 
