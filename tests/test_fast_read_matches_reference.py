@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from rcs_tui.core.modes import CANONICAL_FILE, mode_from_filename
-from rcs_tui.files.io import MAX_STATE_BYTES, read_json
+from rcs_tui.files.io import MAX_STATE_BYTES, read_json, rel_of
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.reader import parse_canonical, read_mode_file, read_scope, read_snapshot
 from rcs_tui.state.snapshot import FileError, ModeFile, Scope
@@ -201,6 +201,9 @@ def test_every_scope_reads_as_the_file_by_file_reader_read_it(tmp_path: Path, se
         assert scope.linked == expected.linked, name
         assert scope.newest == expected.newest, name  # the newest mode-file write, known as the scope is read
         assert [repr(f.data) for f in scope.modes.values()] == [repr(f.data) for f in expected.modes.values()]
+        for f in scope.modes.values():  # the path a document shows, with the root or another directory as base
+            for base in (root, root / ".rcs" / "state", tmp_path / "elsewhere", f.directory):
+                assert f.rel_path(base) == rel_of(base, f.path)
         alone = read_scope(layout, name, [], linked=link)  # one scope alone, as a refresh reads it
         assert alone == expected and alone.linked == expected.linked, name
 

@@ -75,6 +75,12 @@ class ModeFile:
     def path(self) -> Path:
         return self.directory / self.name
 
+    def rel_path(self, root: Path) -> str:
+        """`rel_of(root, self.path)`: the directory as the operator sees it and the file's name, without
+        joining a Path only to turn it into text again (a document of every scope asks it of every file)."""
+        base = rel_of(root, self.directory)
+        return self.name if base == "." else f"{base}/{self.name}"
+
     @property
     def sha(self) -> str | None:
         """The file's SHA-256 as hex (what was read; None when nothing was)."""
@@ -279,7 +285,7 @@ class Member:
                 "phase": f.phase if f else None,
                 "iteration": f.iteration if f else None, "max_iterations": f.max_iterations if f else None,
                 "outcome": f.outcome.value if f else None,
-                "path": rel_of(root, f.path) if f else None, "reason": self.reason}
+                "path": f.rel_path(root) if f else None, "reason": self.reason}
 
 
 def member(mode: str, health: Health, scope: str | None, file: ModeFile | None, entry: CanonicalEntry | None,
