@@ -447,12 +447,13 @@ _JSON_SPACE = " \t\n\r"
 def plain_object(raw: bytes) -> dict[str, Any] | None:
     """The JSON object `raw` holds when it is plainly well-formed state, else None (let `parse_json` judge).
 
-    Plainly well-formed: UTF-8 without lone surrogate escapes, one object by the strict
-    decoder (no NaN, no infinite numbers) with only JSON whitespace around it, nested no deeper than the
-    cap (at most that many brackets in all). The object is exactly what `parse_json` gives for the same
-    bytes, with its field names and short values shared the same way; every check is a scan of the bytes
-    or text, and the decoder's scanner is called directly when the text starts with the object (the one
-    call `JSONDecoder.decode` makes after skipping whitespace, and the same end check)."""
+    Plainly well-formed: UTF-8 without lone surrogate escapes, one object by the strict decoder (no NaN, no
+    infinite numbers) with only JSON whitespace around it, nested no deeper than the cap (at most that many
+    brackets in all, counted when there is more than the object's own brace). The object is exactly what
+    `parse_json` gives for the same bytes, with its field names and short values shared the same way. Every
+    check is a scan of the bytes or text, and the decoder's scanner is called directly when the text starts
+    with the object (the one call `JSONDecoder.decode` makes after skipping whitespace, and the same end
+    check)."""
     if b"\\" in raw and _SURROGATE_ESCAPE.search(raw) is not None:  # (a NUL byte the strict decoder refuses)
         return None
     try:
@@ -465,7 +466,10 @@ def plain_object(raw: bytes) -> dict[str, Any] | None:
             data = _STRICT.decode(text)
     except (ValueError, RecursionError, StopIteration):
         return None
-    if type(data) is not dict or text.count("[") + text.count("{") > MAX_JSON_DEPTH:
+    if type(data) is not dict:
+        return None
+    # Deeper than the cap takes more brackets than the cap; a lone object's one brace needs no count.
+    if (text.find("{", 1) != -1 or "[" in text) and text.count("[") + text.count("{") > MAX_JSON_DEPTH:
         return None
     return {intern(k): (intern(v) if type(v) is str and len(v) <= SHARED_STRING_MAX else v) for k, v in data.items()}
 
