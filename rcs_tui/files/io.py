@@ -454,7 +454,8 @@ def plain_object(raw: bytes) -> dict[str, Any] | None:
     check is a scan of the bytes or text, and the decoder's scanner is called directly when the text starts
     with the object (the one call `JSONDecoder.decode` makes after skipping whitespace, and the same end
     check)."""
-    if b"\\" in raw and _SURROGATE_ESCAPE.search(raw) is not None:  # (a NUL byte the strict decoder refuses)
+    # No NUL check of its own: the strict decoder refuses a NUL byte anywhere in a document.
+    if b"\\" in raw and _SURROGATE_ESCAPE.search(raw) is not None:
         return None
     try:
         text = raw.decode("utf-8")
