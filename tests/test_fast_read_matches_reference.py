@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from rcs_tui.core.modes import CANONICAL_FILE, mode_from_filename
-from rcs_tui.files.io import MAX_STATE_BYTES, read_json
+from rcs_tui.files.io import MAX_STATE_BYTES, read_json, rel_of
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.reader import parse_canonical, read_mode_file, read_scope, read_snapshot
 from rcs_tui.state.snapshot import FileError, ModeFile, Scope
@@ -192,12 +192,18 @@ def test_every_scope_reads_as_the_file_by_file_reader_read_it(tmp_path: Path, se
     expected_root = reference_scope(layout, None)
     assert snap.root_scope == expected_root
     assert snap.root_scope.linked == expected_root.linked
+    assert snap.root_scope.newest == expected_root.newest
     assert snap.sessions, "every tree holds at least one usable session"
     for name, scope in snap.sessions.items():
         link = os.path.islink(layout.sessions / name)
         expected = reference_scope(layout, name, linked=link)
         assert scope == expected, name
         assert scope.linked == expected.linked, name
+        assert scope.newest == expected.newest, name  # the newest mode-file write, known as the scope is read
+        assert [repr(f.data) for f in scope.modes.values()] == [repr(f.data) for f in expected.modes.values()]
+        for f in scope.modes.values():  # the path a document shows, with the root or another directory as base
+            for base in (root, root / ".rcs" / "state", tmp_path / "elsewhere", f.directory):
+                assert f.rel_path(base) == rel_of(base, f.path)
         alone = read_scope(layout, name, [], linked=link)  # one scope alone, as a refresh reads it
         assert alone == expected and alone.linked == expected.linked, name
 

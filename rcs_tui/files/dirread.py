@@ -23,12 +23,24 @@ same words. Nothing here raises.
 from __future__ import annotations
 
 import os
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from stat import S_ISREG
 from typing import Any
 
 from rcs_tui.files.inputs import note
-from rcs_tui.files.io import MAX_STATE_BYTES, JsonRead, inside, opened_path, parse_fast, parse_json, read_fd, read_json
+from rcs_tui.files.io import (
+    MAX_STATE_BYTES,
+    BytesRead,
+    JsonRead,
+    inside,
+    opened_path,
+    parse_fast,
+    parse_json,
+    plain_object,
+    read_fd,
+    read_json,
+)
 
 _DIR_OPEN = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NONBLOCK", 0)
              | getattr(os, "O_CLOEXEC", 0))
@@ -51,7 +63,9 @@ class DirRead:
                  "_prefix", "_real", "_listed")
 
     def __init__(self, directory: Path, *, within: Path | None = None, max_bytes: int = MAX_STATE_BYTES,
-                 listed: bool = True, _at: tuple[int, str] | None = None) -> None:
+                 listed: bool = True, _at: tuple[int, str, str, str] | None = None) -> None:
+        """`_at` (from `child`): the parent's descriptor and real path, this directory's name in it and its
+        path as text (the parent's text plus the name: no second formatting of `directory`)."""
         self.directory = directory
         self.within = within
         self.max_bytes = max_bytes
@@ -60,11 +74,11 @@ class DirRead:
         self.error: str | None = None
         self.missing = False
         self._fd: int | None = None
-        self._regular: frozenset[str] = frozenset()
+        self._regular: AbstractSet[str] = frozenset()
         self._real: str | None = None
         self._listed = listed
-        spath = os.fspath(directory)
-        self._prefix = os.path.join(spath, "")
+        spath = os.fspath(directory) if _at is None else _at[3]
+        self._prefix = spath if spath.endswith(os.sep) else spath + os.sep  # os.path.join(spath, "")
         note(spath)  # an input of the answer being built, also when it turns out to be absent
         if _FAST:
             self._open(spath, _at)
@@ -76,19 +90,19 @@ class DirRead:
         O_NOFOLLOW: its real path is this one's plus the name, with no path walk and no `/proc` lookup.
         A name that is a symlink (or anything else the relative open refuses) is opened by its path.
         `path`: `directory / name` when the caller has built it already."""
-        at = (self._fd, self._real) if self._fd is not None and self._real is not None else None
-        if name in ("", ".", "..") or "/" in name:
-            at = None
-        return DirRead(self.directory / name if path is None else path, within=self.within,
-                       max_bytes=self.max_bytes, _at=at)
+        path = self.directory / name if path is None else path
+        fd, real = self._fd, self._real
+        if fd is None or real is None or name in ("", ".", "..") or "/" in name:
+            return DirRead(path, within=self.within, max_bytes=self.max_bytes)
+        return DirRead(path, within=self.within, max_bytes=self.max_bytes, _at=(fd, real, name, self._prefix + name))
 
-    def _open(self, spath: str, at: tuple[int, str] | None) -> None:
+    def _open(self, spath: str, at: tuple[int, str, str, str] | None) -> None:
         fd = real = None
         if at is not None:
-            name = os.path.basename(spath)
             try:
-                fd = os.open(name, _DIR_OPEN | _NOFOLLOW, dir_fd=at[0])
-                real = os.path.join(at[1], name)
+                fd = os.open(at[2], _DIR_OPEN | _NOFOLLOW, dir_fd=at[0])
+                # A single name below a directory already found inside the tree is inside it too.
+                real = at[1] + at[2] if at[1].endswith(os.sep) else at[1] + os.sep + at[2]  # os.path.join
             except OSError:
                 fd = None  # a symlink, gone, not a directory: opened (or refused) by its path below
         if fd is None:
@@ -106,21 +120,26 @@ class DirRead:
                 with os.scandir(fd) as it:
                     found = list(it)
                 try:  # the types come from the listing itself (no syscall) on every Linux file system in use
-                    entries = sorted([(e.name, e.is_symlink(), e.is_file(follow_symlinks=False)) for e in found])
+                    self._regular = {e.name for e in found if e.is_file(follow_symlinks=False)}
+                    self.linked = any([e.is_symlink() for e in found])
                 except OSError:  # a type the listing left unknown, and the entry vanished before its stat
-                    entries = sorted([(e.name, _is_link(e), _is_regular(e)) for e in found])
+                    self._regular = {e.name for e in found if _is_regular(e)}
+                    self.linked = any([_is_link(e) for e in found])
             except OSError:
                 os.close(fd)
+                self._regular = frozenset()
+                self.linked = False
                 self._list_by_path(spath)
                 return
-            self.names = [name for name, _, _ in entries]
-            self.linked = any(link for _, link, _ in entries)
-            self._regular = frozenset(name for name, _, regular in entries if regular)
-        real = real or opened_path(fd, spath)
-        within = self.within
-        if within is not None and not inside(real, within):
-            os.close(fd)  # every file would be refused as leading outside: let the reference reader say so
-            return
+            names = [e.name for e in found]
+            names.sort()
+            self.names = names
+        if real is None:
+            real = opened_path(fd, spath)
+            within = self.within
+            if within is not None and not inside(real, within):
+                os.close(fd)  # every file would be refused as leading outside: let the reference reader say so
+                return
         self._fd = fd
         self._real = real
 
@@ -149,15 +168,27 @@ class DirRead:
     def read_json(self, name: str, *, expect: type | None = dict) -> JsonRead:
         """`read_json(directory / name, within=within)`, through the held descriptor when the listing shows
         `name` as a regular file (the common case), through `read_json` itself otherwise."""
-        path = self.directory / name
+        got = self.read_object(name, expect)
+        if isinstance(got, tuple):
+            return JsonRead(self.directory / name, True, got[1], got[0], None, got[2])
+        return got
+
+    def read_object(self, name: str, expect: type | None = dict
+                    ) -> tuple[dict[str, Any], bytes, os.stat_result] | JsonRead:
+        """`read_json(name, expect=expect)`, with the common answer for an object unwrapped: (data, raw bytes,
+        stat) of a regular file of the listing, read through the held descriptor in one go within the cap,
+        that holds plainly well-formed state (`plain_object`); a `JsonRead` for anything else (always one
+        when `expect` is not dict), the reference reader's own for every unusual file.
+
+        The whole-tree read calls this once per file: the common case builds no path and no record."""
         fd = self._fd
         if fd is None or name not in self._regular:
-            return read_json(path, within=self.within, expect=expect, max_bytes=self.max_bytes)
+            return self._reference(name, expect)
         note(self._prefix + name)
         try:
             ffd = os.open(name, _FILE_OPEN, dir_fd=fd)
         except OSError:  # gone, swapped for a symlink or socket, no permission: the reference reader says which
-            return read_json(path, within=self.within, expect=expect, max_bytes=self.max_bytes)
+            return self._reference(name, expect)
         try:
             st = os.fstat(ffd)
             size = st.st_size
@@ -165,14 +196,22 @@ class DirRead:
             if S_ISREG(st.st_mode) and size <= self.max_bytes:
                 raw = os.read(ffd, size + 1)
                 if len(raw) <= size:
-                    return parse_fast(path, raw, st, expect)
+                    if expect is not dict:
+                        return parse_fast(self.directory / name, raw, st, expect)
+                    data = plain_object(raw)
+                    if data is not None:
+                        return data, raw, st
+                    return parse_json(BytesRead(self.directory / name, True, raw=raw, stat=st))
                 os.lseek(ffd, 0, os.SEEK_SET)
-            got = read_fd(ffd, path, max_bytes=self.max_bytes)  # anything else, under the one rule set
+            got = read_fd(ffd, self.directory / name, max_bytes=self.max_bytes)  # anything else, one rule set
         except OSError:
-            got = read_fd(ffd, path, max_bytes=self.max_bytes)
+            got = read_fd(ffd, self.directory / name, max_bytes=self.max_bytes)
         finally:
             os.close(ffd)
         return parse_json(got, expect=expect)
+
+    def _reference(self, name: str, expect: type | None) -> JsonRead:
+        return read_json(self.directory / name, within=self.within, expect=expect, max_bytes=self.max_bytes)
 
     def read_raw(self, name: str) -> tuple[bytes, os.stat_result] | None:
         """The bytes and stat of `name` when `read_json(name)` would read it through the held descriptor in

@@ -420,12 +420,14 @@ def parse_json(got: BytesRead, *, expect: type | None = dict) -> JsonRead:
 def parse_fast(path: Path, raw: bytes, st: os.stat_result | None, expect: type | None = dict) -> JsonRead:
     """`parse_json(BytesRead(path, True, raw=raw, stat=st), expect=expect)`, made cheap for well-formed state.
 
-    The bytes are decoded and parsed once by the same strict decoder; the checks a well-formed file passes
-    (no NUL byte, not nested deeper than the cap, no lone surrogate escape, the expected top-level type)
-    are each a scan of the bytes or text. A file failing any of them, or failing to decode or parse, is
-    handed to `parse_json`, which finds the reason and words it: the answer is the same either way.
+    A document `plain_object` accepts is the answer; anything else is handed to `parse_json`, which finds
+    the reason and words it: the answer is the same either way.
     """
-    if b"\x00" not in raw:
+    if expect is dict:
+        data = plain_object(raw)
+        if data is not None:
+            return JsonRead(path, True, raw, data, None, st)
+    elif b"\x00" not in raw:
         try:
             text = raw.decode("utf-8")
             data = _shared_strings(_STRICT.decode(text))
@@ -436,6 +438,41 @@ def parse_fast(path: Path, raw: bytes, st: os.stat_result | None, expect: type |
                     and (expect is None or isinstance(data, expect))):
                 return JsonRead(path, True, raw, data, None, st)
     return parse_json(BytesRead(path, True, raw=raw, stat=st), expect=expect)
+
+
+_SCAN = _STRICT.scan_once  # type: ignore[attr-defined]  # set by JSONDecoder.__init__, absent from its stubs
+_JSON_SPACE = " \t\n\r"
+
+
+def plain_object(raw: bytes) -> dict[str, Any] | None:
+    """The JSON object `raw` holds when it is plainly well-formed state, else None (let `parse_json` judge).
+
+    Plainly well-formed: UTF-8 without lone surrogate escapes, one object by the strict decoder (no NaN, no
+    infinite numbers) with only JSON whitespace around it, nested no deeper than the cap (at most that many
+    brackets in all, counted when there is more than the object's own brace). The object is exactly what
+    `parse_json` gives for the same bytes, with its field names and short values shared the same way. Every
+    check is a scan of the bytes or text, and the decoder's scanner is called directly when the text starts
+    with the object (the one call `JSONDecoder.decode` makes after skipping whitespace, and the same end
+    check)."""
+    # No NUL check of its own: the strict decoder refuses a NUL byte anywhere in a document.
+    if b"\\" in raw and _SURROGATE_ESCAPE.search(raw) is not None:
+        return None
+    try:
+        text = raw.decode("utf-8")
+        if text[:1] == "{":
+            data, end = _SCAN(text, 0)
+            if text[end:].strip(_JSON_SPACE):
+                return None
+        else:
+            data = _STRICT.decode(text)
+    except (ValueError, RecursionError, StopIteration):
+        return None
+    if type(data) is not dict:
+        return None
+    # Deeper than the cap takes more brackets than the cap; a lone object's one brace needs no count.
+    if (text.find("{", 1) != -1 or "[" in text) and text.count("[") + text.count("{") > MAX_JSON_DEPTH:
+        return None
+    return {intern(k): (intern(v) if type(v) is str and len(v) <= SHARED_STRING_MAX else v) for k, v in data.items()}
 
 
 def dump_json(data: Any) -> bytes:

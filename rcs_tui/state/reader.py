@@ -7,19 +7,37 @@ import os
 import time
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
 from rcs_tui.core.health import FileFacts, classify
 from rcs_tui.core.lifecycle import is_active_doc
-from rcs_tui.core.modes import CANONICAL_FILE, NAME_RE, mode_from_filename
+from rcs_tui.core.modes import CANONICAL_FILE, NAME_RE, STATE_SUFFIX, TRACKED_MODES, mode_from_filename
 from rcs_tui.files import inputs
 from rcs_tui.files.collector import paused
 from rcs_tui.files.dirread import DirRead
 from rcs_tui.files.io import JsonRead, parse_fast, read_json
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.session import Resolution, resolve_session
-from rcs_tui.state.snapshot import CanonicalEntry, CanonicalSet, FileError, Member, ModeFile, Scope, Snapshot
+from rcs_tui.state.snapshot import (
+    CanonicalEntry,
+    CanonicalSet,
+    FileError,
+    Member,
+    ModeFile,
+    Scope,
+    Snapshot,
+    canonical_entry,
+    canonical_set,
+    member,
+    scope_read,
+    well_read,
+)
+
+# The mode each tracked `<mode>-state.json` name stands for (`mode_from_filename`, as one lookup).
+_MODE_OF_FILE = {f"{m}{STATE_SUFFIX}": mode_from_filename(f"{m}{STATE_SUFFIX}") for m in TRACKED_MODES}
+_TRACKED = frozenset(TRACKED_MODES)  # valid names all (`NAME_RE`): most canonical entries need no match
 
 
 def read_mode_file(path: Path, mode: str, session_id: str | None, within: Path) -> ModeFile:
@@ -44,33 +62,45 @@ def _canonical(read: JsonRead, scope_session: str | None) -> CanonicalSet:
         return CanonicalSet(path, False)
     if read.error:
         return CanonicalSet(path, True, error=read.error, sha=read.sha)
-    data: dict[str, Any] = read.data
+    return _canonical_set(path, read.data, read.sha, scope_session)
+
+
+def _canonical_set(path: Path, data: dict[str, Any], sha: str | None, scope_session: str | None) -> CanonicalSet:
+    """The canonical set a file read without error holds (`sha`: its digest)."""
     entries: list[CanonicalEntry] = []
     skills = data.get("active_skills")
     legacy = "active_skills" not in data
     if isinstance(skills, list):
         seen: set[tuple[str, str | None]] = set()
         for raw in skills:
-            if not isinstance(raw, dict) or raw.get("active") is False:
+            if not isinstance(raw, dict):
                 continue
-            skill = raw.get("skill")
-            sid = raw.get("session_id") if isinstance(raw.get("session_id"), str) else None
-            if not isinstance(skill, str) or not NAME_RE.fullmatch(skill):
+            get = raw.get
+            skill = get("skill")
+            if get("active") is False or not isinstance(skill, str) or (
+                    skill not in _TRACKED and not NAME_RE.fullmatch(skill)):
                 continue
-            if scope_session is not None and sid not in (None, scope_session):
+            sid = get("session_id")
+            if not isinstance(sid, str):
+                sid = None
+            elif scope_session is not None and sid != scope_session:
                 continue
-            if (skill, sid) in seen:
+            key = (skill, sid)
+            if key in seen:
                 continue
-            seen.add((skill, sid))
-            phase = raw.get("phase") if isinstance(raw.get("phase"), str) else None
-            at = raw.get("activated_at") if isinstance(raw.get("activated_at"), str) else None
-            entries.append(CanonicalEntry(skill, phase, sid, at, raw))
+            seen.add(key)
+            phase = get("phase")
+            at = get("activated_at")
+            entries.append(canonical_entry(skill, phase if isinstance(phase, str) else None, sid,
+                                           at if isinstance(at, str) else None, raw))
     elif skills is not None:
-        return CanonicalSet(path, True, data, error="field active_skills: expected a list", sha=read.sha)
+        return CanonicalSet(path, True, data, error="field active_skills: expected a list", sha=sha)
     elif data.get("active") is True and isinstance(data.get("skill"), str) and NAME_RE.fullmatch(data["skill"]):
         phase = data.get("phase") if isinstance(data.get("phase"), str) else None
         entries.append(CanonicalEntry(data["skill"], phase, scope_session, data.get("activated_at"), {}))
-    return CanonicalSet(path, True, data, sha=read.sha, entries=tuple(entries), legacy=legacy)
+    if sha is None:
+        return CanonicalSet(path, True, data, sha=sha, entries=tuple(entries), legacy=legacy)
+    return canonical_set(path, data, sha, tuple(entries), legacy)
 
 
 def read_scope(layout: Layout, session_id: str | None, errors: list[FileError], *, linked: bool = False,
@@ -101,19 +131,35 @@ def read_scope(layout: Layout, session_id: str | None, errors: list[FileError], 
             own.append(FileError(directory, listed.error))
         names = listed.names
         linked = linked or listed.linked
+        newest: float | None = None  # the newest mode-file write, as `Scope.newest` would find it
         for name in names:
-            mode = mode_from_filename(name)
+            mode = _MODE_OF_FILE.get(name)
             if mode is None:
                 continue
-            old = keep.modes.get(mode) if keep is not None and name not in fresh else None
-            mf = old if old is not None else _mode_file(listed.read_json(name), mode, session_id, directory)
+            if keep is not None and name not in fresh and (old := keep.modes.get(mode)) is not None:
+                mf = old
+            else:
+                got = listed.read_object(name)
+                if isinstance(got, tuple):  # the common case, built without a path or a record of the read
+                    mtime = got[2].st_mtime
+                    modes[mode] = well_read(mode, session_id, directory, name, got[0], sha256(got[1]).digest(), mtime)
+                    if newest is None or mtime > newest:
+                        newest = mtime
+                    continue
+                mf = _mode_file(got, mode, session_id, directory)
             if mf.error:
                 own.append(FileError(mf.path, mf.error))
             modes[mode] = mf
+            if mf.mtime is not None and (newest is None or mf.mtime > newest):
+                newest = mf.mtime
         if keep is not None and keep.canonical is not None and CANONICAL_FILE not in fresh:
             canonical = keep.canonical
         else:
-            canonical = _canonical(listed.read_json(CANONICAL_FILE), session_id)
+            got = listed.read_object(CANONICAL_FILE)
+            if isinstance(got, tuple):
+                canonical = _canonical_set(directory / CANONICAL_FILE, got[0], sha256(got[1]).hexdigest(), session_id)
+            else:
+                canonical = _canonical(got, session_id)
         if canonical.error:
             own.append(FileError(canonical.path, canonical.error))
         if session_id is None or "hud-state.json" not in names:
@@ -128,8 +174,9 @@ def read_scope(layout: Layout, session_id: str | None, errors: list[FileError], 
                 hud_state = hud.data
             elif hud.error:
                 own.append(FileError(hud.path, hud.error))
-    errors.extend(own)
-    return Scope(session_id, directory, modes, canonical, hud_state, tuple(own), linked)
+    if own:
+        errors.extend(own)
+    return scope_read(session_id, directory, modes, canonical, hud_state, tuple(own), linked, newest)
 
 
 class Places:
@@ -259,7 +306,28 @@ def list_sessions(layout: Layout, errors: list[FileError]) -> list[str]:
 
 
 def _facts(scope: Scope) -> dict[str, FileFacts]:
-    return {m: FileFacts(True, f.active, f.phase, f.tombstone, f.error) for m, f in scope.modes.items()}
+    """`FileFacts(True, f.active, f.phase, f.tombstone, f.error)` of each mode file.
+
+    The doctor asks this of every session, and nearly all files come down to a handful of distinct facts
+    (active or not, in one of a few phases): those are built once and shared (FileFacts is immutable)."""
+    out = {}
+    for mode, f in scope.modes.items():
+        data = f.data
+        phase = data.get("current_phase") if data else None
+        if not isinstance(phase, str):
+            phase = None
+        key = (f.active, phase, data is not None and phase == "cleared" and data.get("active") is False, f.error)
+        facts = _SHARED_FACTS.get(key)
+        if facts is None:
+            facts = FileFacts(True, *key)
+            if len(_SHARED_FACTS) < _SHARED_FACTS_MAX and len(phase or "") <= 40 and key[3] is None:
+                _SHARED_FACTS[key] = facts
+        out[mode] = facts
+    return out
+
+
+_SHARED_FACTS: dict[tuple[bool, str | None, bool, str | None], FileFacts] = {}
+_SHARED_FACTS_MAX = 256  # distinct (active, phase, tombstone) kept; phases are the runtime's few words
 
 
 def compute_members(layout: Layout, resolution: Resolution, root: Scope,
@@ -278,7 +346,7 @@ def compute_members(layout: Layout, resolution: Resolution, root: Scope,
     out = []
     for v in verdicts:
         where = root if v.in_root else scope
-        out.append(Member(v.mode, v.health, where.session_id, where.modes.get(v.mode),
+        out.append(member(v.mode, v.health, where.session_id, where.modes.get(v.mode),
                           entries.get(v.mode) if not v.in_root else None, v.reason))
     return tuple(out)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -73,6 +74,12 @@ class ModeFile:
     @property
     def path(self) -> Path:
         return self.directory / self.name
+
+    def rel_path(self, root: Path) -> str:
+        """`rel_of(root, self.path)`: the directory as the operator sees it and the file's name, without
+        joining a Path only to turn it into text again (a document of every scope asks it of every file)."""
+        base = rel_of(root, self.directory)
+        return self.name if base == "." else f"{base}/{self.name}"
 
     @property
     def sha(self) -> str | None:
@@ -146,6 +153,70 @@ class CanonicalSet:
         return self.exists and self.error is None
 
 
+def _builders() -> tuple[Callable[..., ModeFile], Callable[..., CanonicalEntry], Callable[..., CanonicalSet]]:
+    """Constructors of the three records a whole-tree read builds by the ten thousand, each a plain function
+    setting the slots directly through their descriptors (half the cost of a frozen class's `__init__`,
+    which goes through `object.__setattr__` for every field)."""
+    new = object.__new__
+    m_mode, m_sid, m_dir, m_name, m_data, m_error, m_digest, m_mtime, m_active, m_outcome = (
+        ModeFile.__dict__[f].__set__ for f in ("mode", "session_id", "directory", "name", "data", "error", "digest",
+                                               "mtime", "_active", "_outcome"))
+    file_names = _FILE_NAMES
+
+    def well_read(mode: str, session_id: str | None, directory: Path, name: str, data: dict[str, Any],
+                  digest: bytes, mtime: float) -> ModeFile:
+        """A file read without error, from its directory and its name in it: the same value as
+        `ModeFile(mode, session_id, directory / name, data, None, sha, mtime, directory=directory)` with
+        `digest` the bytes of `sha`, built without joining and splitting the path."""
+        self = new(ModeFile)
+        m_mode(self, mode)
+        m_sid(self, session_id)
+        m_dir(self, directory)
+        m_name(self, file_names.get(name) or name)
+        m_data(self, data)
+        m_error(self, None)
+        m_digest(self, digest)
+        m_mtime(self, mtime)
+        m_active(self, None)
+        m_outcome(self, None)
+        return self
+
+    e_skill, e_phase, e_sid, e_at, e_raw = (CanonicalEntry.__dict__[f].__set__
+                                            for f in ("skill", "phase", "session_id", "activated_at", "raw"))
+
+    def canonical_entry(skill: str, phase: str | None, session_id: str | None, activated_at: str | None,
+                        raw: dict[str, Any]) -> CanonicalEntry:
+        """`CanonicalEntry(skill, phase, session_id, activated_at, raw)`."""
+        self = new(CanonicalEntry)
+        e_skill(self, skill)
+        e_phase(self, phase)
+        e_sid(self, session_id)
+        e_at(self, activated_at)
+        e_raw(self, raw)
+        return self
+
+    c_path, c_exists, c_data, c_error, c_sha, c_entries, c_legacy = (
+        CanonicalSet.__dict__[f].__set__ for f in ("path", "exists", "data", "error", "sha", "entries", "legacy"))
+
+    def canonical_set(path: Path, data: dict[str, Any], sha: str, entries: tuple[CanonicalEntry, ...],
+                      legacy: bool) -> CanonicalSet:
+        """`CanonicalSet(path, True, data, sha=sha, entries=entries, legacy=legacy)`: a set read without error."""
+        self = new(CanonicalSet)
+        c_path(self, path)
+        c_exists(self, True)
+        c_data(self, data)
+        c_error(self, None)
+        c_sha(self, sha)
+        c_entries(self, entries)
+        c_legacy(self, legacy)
+        return self
+
+    return well_read, canonical_entry, canonical_set
+
+
+well_read, canonical_entry, canonical_set = _builders()
+
+
 @dataclass(frozen=True)
 class Scope:
     """Root (`session_id` None) or one session directory."""
@@ -173,6 +244,30 @@ class Scope:
         return max((f.mtime for f in self.modes.values() if f.mtime is not None), default=None)
 
 
+def scope_read(session_id: str | None, directory: Path, modes: dict[str, ModeFile], canonical: CanonicalSet | None,
+               hud_state: dict[str, Any] | None, errors: tuple[FileError, ...], linked: bool,
+               newest: float | None) -> Scope:
+    """`Scope(session_id, directory, modes, canonical, hud_state, errors, linked)` as a reader builds it, with
+    `newest` (what `Scope.newest` finds in `modes`) already known and kept where its first use would keep it.
+
+    Stored attribute by attribute (not through `__dict__`, which would give every scope a dictionary of its
+    own: a third more memory per scope than the class's shared layout)."""
+    self = _new(Scope)
+    _put(self, "session_id", session_id)
+    _put(self, "dir", directory)
+    _put(self, "modes", modes)
+    _put(self, "canonical", canonical)
+    _put(self, "hud_state", hud_state)
+    _put(self, "errors", errors)
+    _put(self, "linked", linked)
+    _put(self, "newest", newest)
+    return self
+
+
+_new = object.__new__
+_put = object.__setattr__
+
+
 @dataclass(frozen=True)
 class Member:
     """A mode as the authoritative scope sees it, with its health and the reason for it."""
@@ -190,7 +285,16 @@ class Member:
                 "phase": f.phase if f else None,
                 "iteration": f.iteration if f else None, "max_iterations": f.max_iterations if f else None,
                 "outcome": f.outcome.value if f else None,
-                "path": rel_of(root, f.path) if f else None, "reason": self.reason}
+                "path": f.rel_path(root) if f else None, "reason": self.reason}
+
+
+def member(mode: str, health: Health, scope: str | None, file: ModeFile | None, entry: CanonicalEntry | None,
+           reason: str) -> Member:
+    """`Member(mode, health, scope, file, entry, reason)` at a third of the cost (the doctor builds members
+    for every session; they are dropped once its findings are made)."""
+    self = _new(Member)
+    self.__dict__.update(mode=mode, health=health, scope=scope, file=file, entry=entry, reason=reason)
+    return self
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from rcs_tui.views.json_stream import Lazy
 
 def mode_json(f: ModeFile, root) -> dict[str, Any]:
     out = f.outcome
-    return {"mode": f.mode, "path": rel_of(root, f.path), "active": f.active, "phase": f.phase,
+    return {"mode": f.mode, "path": f.rel_path(root), "active": f.active, "phase": f.phase,
             "iteration": f.iteration, "max_iterations": f.max_iterations, "tombstone": f.tombstone,
             "outcome": out.value, "outcome_source": out.source, "error": f.error}
 
