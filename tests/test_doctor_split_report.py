@@ -12,7 +12,7 @@ import pytest
 from hostile_trees import doctor_shapes, hostile_tree
 from statefix import dead_pid, pointer
 
-from rcs_tui.project import doctor_split
+from rcs_tui.project import doctor_split, forked
 from rcs_tui.project.doctor_split import report
 from rcs_tui.views.json_stream import write as write_json
 from rcs_tui.views.json_text import escape_controls
@@ -26,8 +26,10 @@ def text(shown) -> str:
 
 @pytest.fixture
 def two_cores(monkeypatch):
-    """Two cores, whatever the machine has, and the copies started (their pids)."""
+    """Two cores, whatever the machine has (and whatever threads earlier tests in this process left running),
+    and the copies started (their pids)."""
     monkeypatch.setattr(doctor_split, "cores", lambda: 2)
+    monkeypatch.setattr(forked, "other_threads", lambda: False)
     started: list[int | None] = []
     real = doctor_split.Forked
 

@@ -13,6 +13,14 @@ from rcs_tui.project import forked
 from rcs_tui.project.forked import Forked
 
 
+@pytest.fixture(autouse=True)
+def one_thread(request, monkeypatch):
+    """The copies these tests make are made whatever threads earlier tests in this process left running;
+    the rule itself is checked by the one test that starts a thread."""
+    if "another_thread" not in request.node.name:
+        monkeypatch.setattr(forked, "other_threads", lambda: False)
+
+
 def gone(pid: int) -> bool:
     try:
         os.waitpid(pid, os.WNOHANG)

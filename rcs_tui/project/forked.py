@@ -31,6 +31,13 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+def other_threads() -> bool:
+    """Does another thread run in this process? A fork copies only the calling thread: a lock another thread
+    holds would stay held forever in the copy, so no copy is made then (the commands that split their work
+    run one thread)."""
+    return threading.active_count() > 1
+
+
 class Forked:
     """`work()` run in a forked copy of this process, started at once. `answer()` waits for its result;
     leaving the `with` block ends a copy still running (an interrupted command leaves nothing behind)."""
@@ -38,8 +45,8 @@ class Forked:
     def __init__(self, work: Callable[[], Any]) -> None:
         self.pid: int | None = None
         self.fd: int | None = None
-        if not hasattr(os, "fork") or threading.active_count() > 1:
-            return  # a fork copies one thread: another's locks could be held forever in the copy
+        if not hasattr(os, "fork") or other_threads():
+            return
         read_end, write_end = os.pipe()
         try:
             pid = os.fork()
