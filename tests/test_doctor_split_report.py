@@ -60,14 +60,15 @@ def test_a_report_made_on_two_cores_reads_as_one_process_makes_it(tmp_path, seed
     assert {"stale-member", "orphan", "root-survivor", "dead-owner", "file-error", "softener"} <= kinds
 
 
-def test_without_an_answer_from_the_second_process_its_part_is_done_here(tmp_path, monkeypatch):
+@pytest.mark.parametrize("said", [None, "garbage", (1, 2, 3, 4), ([("id", (1, "k"), "warn", "text")], [], [], [])])
+def test_without_an_answer_from_the_second_process_its_part_is_done_here(tmp_path, monkeypatch, said):
     rng = random.Random(3)
     root = tmp_path / "proj"
     doctor_shapes(root, rng, 40)
     alone = text(report(root, split_from=10**9))
 
     class Silent:
-        """A second process that never answers (gone, too slow, or a broken answer)."""
+        """A second process that gives no answer (gone or too slow) or one that is not a part."""
 
         def __init__(self, work):
             self.pid = None
@@ -79,7 +80,7 @@ def test_without_an_answer_from_the_second_process_its_part_is_done_here(tmp_pat
             return None
 
         def answer(self, timeout):
-            return None
+            return said
 
     monkeypatch.setattr(doctor_split, "cores", lambda: 2)
     monkeypatch.setattr(doctor_split, "Forked", Silent)

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from rcs_tui.files.layout import Layout
 from rcs_tui.project.doctor import (
@@ -76,7 +76,7 @@ def report(root: Path, session_id: str | None = None, *, rp1_db: str | None = No
     resolution = resolve_session(Layout(root), session_id)
     cut = len(names) - int(len(names) * THEIR_SHARE)
     mine, theirs = frozenset(names[:cut]), frozenset(names[cut:])
-    with Forked(partial(_part, root, resolution, theirs)) as copy:
+    with Forked(partial(_sent, root, resolution, theirs)) as copy:
         snap = read_snapshot(root, resolution.session_id, resolution=resolution, share=mine)
         reads = PlanReads()
         reads.use(snap)
@@ -88,7 +88,7 @@ def report(root: Path, session_id: str | None = None, *, rp1_db: str | None = No
         rest = _journal_findings(root) + _team_findings(root) + _rp1_findings(root, rp1_db, time.time(),
                                                                                idle_seconds)
         answer = copy.answer(ANSWER_TIMEOUT)
-    part = answer if isinstance(answer, Part) else _part(root, resolution, theirs)
+    part = _received(answer) or _part(root, resolution, theirs)
     # root's view, now that every session's clears are known (it is listed first among the members)
     elsewhere = part.tombstoned
     root_members, root_others = _scope_findings(snap, layout, [None], set(), elsewhere)
@@ -117,6 +117,33 @@ def _part(root: Path, resolution: Resolution, names: frozenset[str]) -> Part:
                 [_shown(root, f, reads, encode=True) for f in others],
                 [_shown(root, f, reads, encode=True) for f in errors],
                 frozenset(root_tombstones(snap.root_scope, snap.sessions)))
+
+
+Sent = list[tuple[str, tuple[int, str, str], str, str]]
+
+
+def _sent(root: Path, resolution: Resolution, names: frozenset[str]) -> tuple[Sent, Sent, Sent, list[str]]:
+    """The copy's part as plain tuples and texts: pickled and read back in a third of the time records take."""
+    part = _part(root, resolution, names)
+
+    def plain(listed: list[Shown]) -> Sent:
+        return [(s.id, s.order, s.severity, s.item.text) for s in listed if isinstance(s.item, Encoded)]
+
+    return plain(part.members), plain(part.others), plain(part.errors), sorted(part.tombstoned)
+
+
+def _received(answer: object) -> Part | None:
+    """The copy's part from what `_sent` made; None for anything else."""
+    try:
+        members, others, errors, tombstoned = cast("tuple[Sent, Sent, Sent, list[str]]", answer)
+
+        def shown(plain: Sent) -> list[Shown]:
+            return [Shown(fid, (order[0], order[1], order[2]), severity, Encoded(text, ITEM_LEVEL))
+                    for fid, order, severity, text in plain]
+
+        return Part(shown(members), shown(others), shown(errors), frozenset(tombstoned))
+    except (TypeError, ValueError, IndexError):
+        return None
 
 
 def _shown(root: Path, f: Finding, reads: PlanReads, *, encode: bool = False) -> Shown:
