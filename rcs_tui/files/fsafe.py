@@ -490,44 +490,59 @@ def rename_within(dfd: int, src: str, dst: str) -> bool:
 def leftover_temps(root: Path) -> list[str]:
     """rcs-tui's own temp files left by a killed write, as project-relative paths (links never followed).
 
-    Each owned tree's top is reached by the confined walk once; a directory below it is reached from that
-    held top, one name at a time without following links (ten thousand session directories cost one
-    open each, not a walk from the root each)."""
+    Each owned tree's top is reached by the confined walk once; every directory below it is opened from its
+    parent's descriptor without following a link (ten thousand session directories cost one open each)."""
     out: list[str] = []
     tree = Tree(root)
     for base in OWNED:
         top = tuple(base.split("/"))
         try:
             with tree.dir(top) as base_fd:
-                stack: list[tuple[str, ...]] = [()]
-                while stack:
-                    below = stack.pop()
-                    try:
-                        with _held_below(base_fd, below) as fd:
-                            for entry in os.scandir(fd):
-                                if entry.is_dir(follow_symlinks=False):
-                                    stack.append((*below, entry.name))
-                                elif entry.name.endswith(TEMP_SUFFIX) and entry.is_file(follow_symlinks=False):
-                                    out.append("/".join((*top, *below, entry.name)))
-                    except OSError:
-                        continue
+                _temps_below(base_fd, top, out)
         except (OSError, Refused):
             continue
     return sorted(out)
 
 
-@contextlib.contextmanager
-def _held_below(base_fd: int, parts: tuple[str, ...]) -> Iterator[int]:
-    """A descriptor of `parts` below the held directory, each step opened without following a link."""
-    fd = os.dup(base_fd)
+def _temps_below(base_fd: int, top: tuple[str, ...], out: list[str]) -> None:
+    """The temp files in the held directory and every directory below it, depth first. A directory stays
+    open while its subdirectories are opened from it: one descriptor a level, all closed on the way out."""
+    held: list[tuple[tuple[str, ...], int, list[str]]] = []
     try:
-        for part in parts:
-            nfd = os.open(part, _DIR_FLAGS, dir_fd=fd)
-            os.close(fd)
-            fd = nfd
-        yield fd
+        fd = os.dup(base_fd)
+        held.append(((), fd, []))
+        held[-1] = ((), fd, _temps_in(fd, top, (), out))
+        while held:
+            parts, fd, pending = held[-1]
+            if not pending:
+                held.pop()
+                os.close(fd)
+                continue
+            name = pending.pop()
+            try:
+                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except OSError:
+                continue
+            held.append(((*parts, name), child, []))
+            try:
+                held[-1] = ((*parts, name), child, _temps_in(child, top, (*parts, name), out))
+            except OSError:
+                continue  # unlisted: closed as a directory with nothing below it
     finally:
-        os.close(fd)
+        for _, fd, _ in held:
+            os.close(fd)
+
+
+def _temps_in(fd: int, top: tuple[str, ...], parts: tuple[str, ...], out: list[str]) -> list[str]:
+    """The names of the directory's subdirectories (links not followed); its temp files go to `out`."""
+    below = []
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                below.append(entry.name)
+            elif entry.name.endswith(TEMP_SUFFIX) and entry.is_file(follow_symlinks=False):
+                out.append("/".join((*top, *parts, entry.name)))
+    return below
 
 
 def remove_temp(root: Path, rel: str) -> None:

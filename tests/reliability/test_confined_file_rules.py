@@ -620,16 +620,16 @@ def test_leftover_temps_are_still_found_after_a_directory_that_cannot_be_opened(
     for s in ("s1", "s2"):
         (tmp_path / STATE / "sessions" / s).mkdir(parents=True)
         (tmp_path / STATE / "sessions" / s / f".{s}.rcs-tui.tmp").write_text("")
-    real = fsafe._held_below
+    real = os.open
     failed: list[str] = []
 
-    def below(base_fd: int, parts: tuple[str, ...]) -> object:
-        if len(parts) == 2 and not failed:  # the first session directory visited was swapped for a link
-            failed.append(parts[-1])
-            raise OSError(errno.ELOOP, "Too many levels of symbolic links", parts[-1])
-        return real(base_fd, parts)
+    def open_(path, flags, mode=0o777, *, dir_fd=None):  # the first session directory was swapped for a link
+        if path in ("s1", "s2") and not failed:
+            failed.append(path)
+            raise OSError(errno.ELOOP, "Too many levels of symbolic links", path)
+        return real(path, flags, mode, dir_fd=dir_fd)
 
-    monkeypatch.setattr(fsafe, "_held_below", below)
+    monkeypatch.setattr(fsafe.os, "open", open_)
     found = fsafe.leftover_temps(tmp_path)
     [other] = {"s1", "s2"} - set(failed)
     assert found == [f".rcs/state/sessions/{other}/.{other}.rcs-tui.tmp"]
