@@ -635,6 +635,62 @@ def test_leftover_temps_are_still_found_after_a_directory_that_cannot_be_opened(
     assert found == [f".rcs/state/sessions/{other}/.{other}.rcs-tui.tmp"]
 
 
+def _sessions_with_temps(root: Path, count: int = 6) -> list[str]:
+    found = []
+    for i in range(count):
+        d = root / STATE / "sessions" / f"s{i}"
+        (d / "sub").mkdir(parents=True)
+        (d / f".t{i}.rcs-tui.tmp").write_text("")
+        found.append(f".rcs/state/sessions/s{i}/.t{i}.rcs-tui.tmp")
+    (root / ".rcs/tasks/t1").mkdir(parents=True)
+    (root / ".rcs/tasks/t1/.x.rcs-tui.tmp").write_text("")
+    return sorted([*found, ".rcs/tasks/t1/.x.rcs-tui.tmp"])
+
+
+def _fails_to_list(monkeypatch: pytest.MonkeyPatch, ending: str, error: BaseException) -> list[str]:
+    """`os.scandir` of a directory whose path ends with `ending` raises `error` (the first time)."""
+    real = os.scandir
+    failed: list[str] = []
+
+    def scandir(fd):  # type: ignore[no-untyped-def]
+        if isinstance(fd, int) and not failed and os.readlink(f"/proc/self/fd/{fd}").endswith(ending):
+            failed.append(ending)
+            raise error
+        return real(fd)
+
+    monkeypatch.setattr(fsafe.os, "scandir", scandir)
+    return failed
+
+
+def test_leftover_temps_are_found_in_every_one_of_many_sibling_directories(tmp_path: Path) -> None:
+    expected = _sessions_with_temps(tmp_path)
+    before = len(os.listdir("/proc/self/fd"))
+    assert fsafe.leftover_temps(tmp_path) == expected
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+@pytest.mark.parametrize("where", ["/.rcs/state", "/sessions/s3"])
+def test_a_directory_that_cannot_be_listed_hides_only_what_it_holds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    expected = _sessions_with_temps(tmp_path)
+    failed = _fails_to_list(monkeypatch, where, PermissionError(errno.EACCES, "Permission denied"))
+    before = len(os.listdir("/proc/self/fd"))
+    found = fsafe.leftover_temps(tmp_path)
+    assert failed == [where]
+    hidden = [rel for rel in expected if f"{where}/" in f"/{rel}"]
+    assert found == [rel for rel in expected if rel not in hidden] and hidden
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_an_interrupted_walk_leaves_no_descriptor_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _sessions_with_temps(tmp_path)
+    _fails_to_list(monkeypatch, "/sessions/s2/sub", KeyboardInterrupt())
+    before = len(os.listdir("/proc/self/fd"))
+    with pytest.raises(KeyboardInterrupt):
+        fsafe.leftover_temps(tmp_path)
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
 def test_files_rcs_tui_creates_are_0644_and_temps_have_the_mode_asked(tmp_path: Path) -> None:
     tree = _tree(tmp_path)
     old = os.umask(0o022)
