@@ -38,6 +38,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 from bench_fleet import CACHE, iteration_of, projects_dir, rss_mb, set_iteration  # noqa: E402
+from bench_sweep import READ_ALL  # noqa: E402
 from common import Row, pct, tree_pids  # noqa: E402
 
 
@@ -128,15 +129,6 @@ def measure_once(base: Path, count: int, runs: int) -> list[Row]:
         Row("fleet-scale", "floor: one document in-process x projects", f"{serial:.1f} s",
             "", f"{per_doc * 1000:.0f} ms per project (mean of {len(sample)}), read one after another"),
     ]
-
-
-READ_ALL = """import os, sys
-n = 0
-for d, _, files in os.walk(sys.argv[1]):
-    for f in files:
-        with open(os.path.join(d, f), "rb") as fh:
-            n += len(fh.read())
-"""
 
 
 def drop_page_cache() -> bool:
