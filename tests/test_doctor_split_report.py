@@ -101,3 +101,20 @@ def test_the_command_prints_the_report_and_its_exit_status(tmp_path, monkeypatch
     assert len(two_cores) == 1 and two_cores[0] is not None
     assert printed[0] == printed[1]
     assert json.loads(printed[0])["fix"] is None
+
+
+def test_a_second_process_that_hangs_is_ended_and_its_part_done_here(tmp_path, monkeypatch, two_cores):
+    import os
+    import time
+
+    doctor_shapes(tmp_path, random.Random(9), 20)
+    alone = text(report(tmp_path, split_from=10**9))
+    monkeypatch.setattr(doctor_split, "ANSWER_FLOOR", 0.5)
+    monkeypatch.setattr(doctor_split, "ANSWER_SLOWER", 1.0)
+    monkeypatch.setattr(doctor_split, "_sent", lambda *args: time.sleep(120))
+    started = time.monotonic()
+    assert text(report(tmp_path, split_from=2)) == alone
+    assert time.monotonic() - started < 60
+    [pid] = two_cores
+    with pytest.raises(ChildProcessError):  # ended and reaped: nothing left running
+        os.waitpid(pid, os.WNOHANG)

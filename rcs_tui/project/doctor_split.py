@@ -41,7 +41,10 @@ SPLIT_FROM = 2000  # sessions: below this one process answers before a second on
 THEIR_SHARE = 0.54  # of the sessions, the copy's: root, the journal, its leftover-file walk of every directory,
 # teams and rp1 stay here
 ITEM_LEVEL = 2  # where a finding sits in the report: {"findings": [ here ] }
-ANSWER_TIMEOUT = 300.0  # seconds the copy may take before its part is done here instead
+# How long the copy's answer is waited for, once this process has done its own part (about as much work):
+# this many times what that took, and at least the floor. Past it, its part is done here instead.
+ANSWER_SLOWER = 4.0
+ANSWER_FLOOR = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,7 @@ def report(root: Path, session_id: str | None = None, *, rp1_db: str | None = No
     resolution = resolve_session(Layout(root), session_id)
     cut = len(names) - int(len(names) * THEIR_SHARE)
     mine, theirs = frozenset(names[:cut]), frozenset(names[cut:])
+    started = time.monotonic()
     with Forked(partial(_sent, root, resolution, theirs)) as copy:
         snap = read_snapshot(root, resolution.session_id, resolution=resolution, share=mine)
         reads = PlanReads()
@@ -87,7 +91,7 @@ def report(root: Path, session_id: str | None = None, *, rp1_db: str | None = No
         own = [_shown(root, f, reads, encode=True) for f in own_members + own_others]
         rest = _journal_findings(root) + _team_findings(root) + _rp1_findings(root, rp1_db, time.time(),
                                                                                idle_seconds)
-        answer = copy.answer(ANSWER_TIMEOUT)
+        answer = copy.answer(max(ANSWER_FLOOR, ANSWER_SLOWER * (time.monotonic() - started)))
     part = _received(answer) or _part(root, resolution, theirs)
     # root's view, now that every session's clears are known (it is listed first among the members)
     elsewhere = part.tombstoned
