@@ -472,7 +472,8 @@ def plain_object(raw: bytes) -> dict[str, Any] | None:
     # Deeper than the cap takes more brackets than the cap; a lone object's one brace needs no count.
     if (text.find("{", 1) != -1 or "[" in text) and text.count("[") + text.count("{") > MAX_JSON_DEPTH:
         return None
-    return {intern(k): (intern(v) if type(v) is str and len(v) <= SHARED_STRING_MAX else v) for k, v in data.items()}
+    shared: dict[str, Any] = _shared_strings(data)
+    return shared
 
 
 def dump_json(data: Any) -> bytes:

@@ -312,11 +312,8 @@ def _facts(scope: Scope) -> dict[str, FileFacts]:
     (active or not, in one of a few phases): those are built once and shared (FileFacts is immutable)."""
     out = {}
     for mode, f in scope.modes.items():
-        data = f.data
-        phase = data.get("current_phase") if data else None
-        if not isinstance(phase, str):
-            phase = None
-        key = (f.active, phase, data is not None and phase == "cleared" and data.get("active") is False, f.error)
+        phase = f.phase
+        key = (f.active, phase, f.tombstone, f.error)
         facts = _SHARED_FACTS.get(key)
         if facts is None:
             facts = FileFacts(True, *key)
