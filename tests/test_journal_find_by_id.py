@@ -89,6 +89,6 @@ def test_lines_that_cannot_matter_are_not_parsed(tmp_path, monkeypatch, block):
     (tmp_path / JOURNAL).write_text("\n".join(lines) + "\n")
     parsed = []
     real = journal.loads_strict
-    monkeypatch.setattr(journal, "loads_strict", lambda raw: parsed.append(raw) or real(raw))
+    monkeypatch.setattr(journal, "loads_strict", lambda raw, **kw: parsed.append(raw) or real(raw, **kw))
     assert find_entry(tmp_path, "entry-003")["id"] == "entry-003"
     assert parsed == [lines[3].encode()]

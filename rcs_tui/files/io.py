@@ -250,6 +250,8 @@ class NestedTooDeep(ValueError):
 
 
 _STRICT = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float)
+_SCAN = _STRICT.scan_once  # type: ignore[attr-defined]  # set by JSONDecoder.__init__, absent from its stubs
+_JSON_SPACE = " \t\n\r"
 SHARED_STRING_MAX = 40
 
 
@@ -264,9 +266,13 @@ def _shared_strings(data: Any) -> Any:
     return {intern(k): (intern(v) if type(v) is str and len(v) <= SHARED_STRING_MAX else v) for k, v in data.items()}
 
 
-def loads_strict(text: str | bytes) -> Any:
+def loads_strict(text: str | bytes, *, share: bool = True) -> Any:
     """`json.loads` as the runtime's JSON: NaN, Infinity and numbers that overflow a float are errors, and so
     is nesting deeper than `MAX_JSON_DEPTH` (NestedTooDeep, a ValueError).
+
+    `share`: a top-level object's keys and short values become shared copies (`_shared_strings`), which pays
+    for documents kept by the thousand; a reader that drops each document once judged (the journal's scan)
+    says False, as sharing was a third of its parse.
 
     The depth cap is what lets everything downstream (the sanitiser, the JSON writer, the views) walk a
     document recursively: a file that parses just under the interpreter's recursion limit would otherwise
@@ -274,16 +280,26 @@ def loads_strict(text: str | bytes) -> Any:
     with options builds a new one each time).
     """
     if isinstance(text, (bytes, bytearray)):
-        text = text.decode(json.detect_encoding(text), "surrogatepass")
+        # An object's first two bytes `{"` are what `json.detect_encoding` answers "utf-8" for (no byte order
+        # mark, no zero byte): asked only of other starts, as it costs a tenth of a journal line's parse.
+        text = text.decode("utf-8" if text[:2] == b'{"' else json.detect_encoding(text), "surrogatepass")
     elif not isinstance(text, str):
         raise TypeError(f"the JSON object must be str, bytes or bytearray, not {text.__class__.__name__}")
     try:
-        data = _shared_strings(_STRICT.decode(text))
+        if text[:1] == "{":  # the one scanner call `decode` makes, with its end check; its errors from decode
+            try:
+                data, end = _SCAN(text, 0)
+            except StopIteration:  # a value missing inside: decode says where
+                data, end = None, 0
+            if end != len(text) and text[end:].strip(_JSON_SPACE):
+                data = _STRICT.decode(text)
+        else:
+            data = _STRICT.decode(text)
     except RecursionError:
         raise NestedTooDeep(TOO_DEEP) from None
     if text.count("[") + text.count("{") > MAX_JSON_DEPTH and _deeper_than(data, MAX_JSON_DEPTH):
         raise NestedTooDeep(TOO_DEEP)
-    return data
+    return _shared_strings(data) if share else data
 
 
 def _deeper_than(data: Any, limit: int) -> bool:
@@ -440,8 +456,6 @@ def parse_fast(path: Path, raw: bytes, st: os.stat_result | None, expect: type |
     return parse_json(BytesRead(path, True, raw=raw, stat=st), expect=expect)
 
 
-_SCAN = _STRICT.scan_once  # type: ignore[attr-defined]  # set by JSONDecoder.__init__, absent from its stubs
-_JSON_SPACE = " \t\n\r"
 
 
 def plain_object(raw: bytes) -> dict[str, Any] | None:

@@ -170,10 +170,10 @@ def _entries(fd: int, size: int, st: JournalScan, bad: list[tuple[int, str]],
         if raw is None:
             bad.append((offset, f"longer than {MAX_LINE} bytes"))
             continue
-        if not raw.strip() or (wanted is not None and not wanted(raw)):
+        if raw.isspace() or (wanted is not None and not wanted(raw)):
             continue
         try:
-            entry = loads_strict(raw)  # the one depth cap: a forged deep line cannot reach the output walkers
+            entry = loads_strict(raw, share=False)  # the depth cap keeps forged deep lines out
         except ValueError:
             bad.append((offset, "not JSON (torn or foreign line)"))
             continue
