@@ -72,8 +72,10 @@ PLANS = (ALL_AT_ONCE, SCAN, SEEK)
 
 
 def use(monkeypatch: pytest.MonkeyPatch, plan: tuple[float, int]) -> None:
+    """Read by `plan` whatever the sample of the table says (an index plan never turns into the scan)."""
     monkeypatch.setattr(status_read, "SCAN_ALL_SHARE", plan[0])
     monkeypatch.setattr(status_read, "SCAN_RATIO", plan[1])
+    monkeypatch.setattr(status_read, "OPEN_SCAN_ALL", float("inf") if plan[0] < 0 else 1.0)
 
 
 def cells(found: dict) -> dict[str, list[tuple]]:

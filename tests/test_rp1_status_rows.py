@@ -204,6 +204,7 @@ def test_python_sees_the_same_few_rows_however_many_events_a_step_holds(tmp_path
     for plan in ((2.0, 0), (-1.0, 10**9), (-1.0, 0)):
         monkeypatch.setattr(status_read, "SCAN_ALL_SHARE", plan[0])
         monkeypatch.setattr(status_read, "SCAN_RATIO", plan[1])
+        monkeypatch.setattr(status_read, "OPEN_SCAN_ALL", float("inf") if plan[0] < 0 else 1.0)
         counts = []
         for db in (small, big):
             rows, odd = Rp1Db(db).status_rows(None)

@@ -9,6 +9,7 @@ them) can tie with or cross an earlier row's timestamp, so `created_at` only eve
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import attrgetter
 from typing import Any, NamedTuple, Protocol
 
 from rcs_tui.core.frozen import Frozen, set_field
@@ -254,8 +255,8 @@ def advance(fold: Fold, rows: Iterable[Row]) -> Fold:
     ordered = sorted(rows, key=_order)
     if not ordered:
         return fold
-    if ordered[0].sort_key <= fold.last_id:
-        raise ValueError(f"row {ordered[0].sort_key} is not newer than {fold.last_id}")
+    if ordered[0].id <= fold.last_id:
+        raise ValueError(f"row {ordered[0].id} is not newer than {fold.last_id}")
     steps, diagnostic = dict(fold.steps), dict(fold.diagnostic)
     last_entered, last_diagnostic = fold.last_entered, fold.last_diagnostic
     run_status, run_row_id = fold.run_status, fold.run_row_id
@@ -271,9 +272,9 @@ def advance(fold: Fold, rows: Iterable[Row]) -> Fold:
             if not step:  # a run-level row
                 prompts.clear()
                 if status:
-                    run_status, run_row_id = status, ev.sort_key
+                    run_status, run_row_id = status, ev.id
                 continue
-            last_step_activity = ev.sort_key
+            last_step_activity = ev.id
             if not ev.unit and ":" not in step:  # a workflow row
                 if prompts:
                     prompts = [p for p in prompts if p.step and p.step != step]
@@ -290,10 +291,10 @@ def advance(fold: Fold, rows: Iterable[Row]) -> Fold:
                     if status in ("running", "waiting"):
                         last_diagnostic = logical
         elif type_ == "waiting_for_user":
-            last_step_activity = ev.sort_key
+            last_step_activity = ev.id
             prompts.append(ev)
     return Fold(steps, diagnostic, last_entered, last_diagnostic, run_status, run_row_id, last_step_activity,
-                last_activity, tuple(prompts), ordered[-1].sort_key)
+                last_activity, tuple(prompts), ordered[-1].id)
 
 
 def _steps(fold: Fold) -> dict[str, str]:
@@ -363,8 +364,7 @@ def extend(projection: Projection, rows: Iterable[Row]) -> Projection:
     return finish(advance(projection.fold, rows))
 
 
-def _order(row: Row) -> int:
-    return row.sort_key
+_order = attrgetter("id")  # `sort_key`, read without its property: a first read sorts every run's rows
 
 
 def _current_step(steps: dict[str, str], last_entered: str | None, prompts: list[Row]) -> str | None:

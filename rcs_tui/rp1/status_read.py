@@ -14,7 +14,8 @@ Unit and sub-agent rows decide a status only for a run with no workflow step row
 run is returned as odd (its status comes from all its events).
 
 How, chosen by the make-up of the table's newest rows: when rows of those kinds are a small share of the
-table (busy runs: mostly unit, sub-agent, artifact and note rows), one scan groups every run's by run,
+table (busy runs: mostly unit, sub-agent, artifact and note rows), or when most steps' newest row is one
+that leaves the step open (short runs whose steps end with unit rows), one scan groups every run's by run,
 step, kind and unit-or-not, keeping the newest of each. Else one pass over the `(run_id, step)` index
 gives each step's newest row (no table row read but that one); a step whose newest row settles it
 (`stands_for_older`) needs nothing more; for the others (a unit, an artifact, a note or a prompt came
@@ -48,6 +49,8 @@ UNIT_KEY = "CASE WHEN unit IS NULL OR unit = '' THEN 0 WHEN typeof(unit) = 'text
 SCAN_RATIO = 4  # a table scan costs about this many rows read by index per row of the table
 SAMPLE = 4096  # newest rows looked at to tell the table's make-up
 SCAN_ALL_SHARE = 0.25  # at most this share of deciding rows, one scan grouping all of them beats the index
+# More than this share of open steps, times SCAN_RATIO: the index plan would scan the table for them anyway.
+OPEN_SCAN_ALL = 1.0
 
 
 def cell_text(value: Any) -> str | None:
@@ -156,11 +159,43 @@ def _deciding_share(conn: sqlite3.Connection) -> float:
     return float(got[1]) / got[0] if got[0] else 0.0
 
 
+def _open_share(conn: sqlite3.Connection) -> float:
+    """The share of steps whose newest row leaves them open (`stands_for_older` does not hold), among the
+    steps with a row in the newest rows (whose newest row is then among them): a sample of the table.
+    A row with a cell that is not text counts as open."""
+    rows = conn.execute(f"SELECT MAX(id), type, step, unit, data FROM (SELECT id, run_id, type, step, unit, data"
+                        f" FROM events ORDER BY id DESC LIMIT {SAMPLE}) GROUP BY run_id, step").fetchall()
+    statuses: dict[Any, str | None] = {}
+    left = 0
+    for _, type_, step, unit, data in rows:
+        if type_ != "status_change" or not (step is None or step.__class__ is str) or not (
+                unit is None or unit.__class__ is str):
+            left += 1
+            continue
+        if step and ":" in step:
+            continue  # a sub-agent's status row: settles its step whatever it says
+        if not step or not unit:
+            status = statuses[data] if data in statuses else statuses.setdefault(data, payload_status(data))
+            left += not status
+        else:
+            left += 1  # a unit's row
+    return left / len(rows) if rows else 0.0
+
+
+def _scan_all_first(conn: sqlite3.Connection) -> bool:
+    """Whether every run's deciding rows are best read by one scan grouping them all, not through the index.
+
+    Yes when they are a small share of the table (the scan sorts only those), or when so many steps' newest
+    row leaves the step open that the index plan would end in the same scan, after a pass over every step's
+    newest row first (busy runs whose steps end with unit rows: a third of the time at 100 000 runs)."""
+    return _deciding_share(conn) <= SCAN_ALL_SHARE or _open_share(conn) * SCAN_RATIO > OPEN_SCAN_ALL
+
+
 def _deciding_rows(conn: sqlite3.Connection, schema: Schema, in_scope: str, params: list[Any],
                    ) -> tuple[dict[str, list[StatusRow]], set[str]]:
     sql = _Sql(schema)
     kept = _Kept()
-    if not in_scope and _deciding_share(conn) <= SCAN_ALL_SHARE:
+    if not in_scope and _scan_all_first(conn):
         # Every run, and few rows of the kinds that decide (units, sub-agents, notes are most of the table):
         # one scan groups them all, newest first per run, step, kind.
         for row in conn.execute(f"SELECT {sql.newest_of_group} FROM events NOT INDEXED WHERE {DECIDING}"
