@@ -150,7 +150,7 @@ class _Writer:
         # sanitised keys first, as `sanitize` builds its copy: equal keys merge (first place, last value);
         # a mapping whose keys are all text the sanitiser keeps as it is is written as it stands
         known = _CLEAN_KEYS
-        if all(k in known for k in mapping) or _all_clean(mapping):
+        if known.issuperset(mapping) or _all_clean(mapping):
             clean = mapping
         else:
             clean = {(strip_controls(k, keep_newlines=True) if isinstance(k, str) else k): v
