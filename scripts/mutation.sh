@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/venv.sh test,mutation
 if [ "$#" -eq 0 ]; then
-  set -- $(ls rcs_tui/core/*.py | xargs -n1 basename | sed 's/\.py$//' | grep -v '^__init__$') rp1.projection \
+  set -- $(ls rcs_tui/core/*.py | xargs -n1 basename | sed 's/\.py$//' | grep -v '^__init__$') rp1.projection rp1.status_read \
     state.journal_format state.redo files.inputs state.journal state.ops state.txn state.plans files.io \
     files.fsafe project.doctor
 fi
