@@ -166,20 +166,13 @@ def _open_share(conn: sqlite3.Connection) -> float:
     rows = conn.execute(f"SELECT MAX(id), type, step, unit, data FROM (SELECT id, run_id, type, step, unit, data"
                         f" FROM events ORDER BY id DESC LIMIT {SAMPLE}) GROUP BY run_id, step").fetchall()
     statuses: dict[Any, str | None] = {}
-    left = 0
-    for _, type_, step, unit, data in rows:
-        if type_ != "status_change" or not (step is None or step.__class__ is str) or not (
+    settled = 0
+    for eid, type_, step, unit, data in rows:
+        if type_ == "status_change" and (step is None or step.__class__ is str) and (
                 unit is None or unit.__class__ is str):
-            left += 1
-            continue
-        if step and ":" in step:
-            continue  # a sub-agent's status row: settles its step whatever it says
-        if not step or not unit:
             status = statuses[data] if data in statuses else statuses.setdefault(data, payload_status(data))
-            left += not status
-        else:
-            left += 1  # a unit's row
-    return left / len(rows) if rows else 0.0
+            settled += stands_for_older(StatusRow(eid, "", type_, step, unit, status, ""))
+    return 1 - settled / len(rows) if rows else 0.0
 
 
 def _scan_all_first(conn: sqlite3.Connection) -> bool:
