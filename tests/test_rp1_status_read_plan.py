@@ -46,6 +46,26 @@ def test_the_read_scans_once_exactly_when_most_steps_end_with_a_unit_row(tmp_pat
     assert len(set(statuses.values())) >= (3 if scans else 1)  # e: its runs end in several ways
 
 
+def test_the_read_scans_once_when_deciding_rows_are_few_though_steps_end_settled(tmp_path: Path) -> None:
+    """Runs whose steps are mostly artifacts and notes between their own status rows: the few deciding rows are
+    grouped by one scan (the index pass would read a table row for every step), with the full statuses."""
+    from rcs_tui.rp1.fixtures import FakeClock, Rp1Writer, create_db
+
+    path = create_db(tmp_path / "rp1.db")
+    with Rp1Writer(path, clock=FakeClock()) as w:
+        for i in range(60):
+            run = w.start_run("build", project_path="/p", run_id=f"run-{i}")
+            for step in ("plan", "build"):
+                w.step(run, step, "running")
+                for k in range(20):
+                    w.artifact(run, step, f"{step}-{k}.md")
+                w.step(run, step, ("completed", "failed", "running")[i % 3] if step == "build" else "completed")
+    statuses, ran = _read(path)
+    assert [s for s in ran if "NOT INDEXED" in s and "GROUP BY run_id, step, type" in s]
+    assert not [s for s in ran if "INDEXED BY" in s and "GROUP BY run_id, step)" in s]
+    assert statuses == _full(path) and set(statuses.values()) == {"completed", "failed", "running"}
+
+
 def test_a_sample_of_steps_left_open_counts_unit_rows_prompts_and_rows_without_a_status(tmp_path: Path) -> None:
     path = build_shaped_db(tmp_path / "rp1.db", SHAPES["a"].scaled(20))
     conn = sqlite3.connect(path)

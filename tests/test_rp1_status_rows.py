@@ -214,3 +214,44 @@ def test_python_sees_the_same_few_rows_however_many_events_a_step_holds(tmp_path
         assert counts[0] == counts[1], plan
         assert max(counts[1].values()) <= 8
     assert set(full_statuses(big).values()) == {"running", "waiting"}
+
+
+def test_cells_that_are_not_text_send_their_run_to_the_full_path_whatever_bytes_they_hold(tmp_path):
+    """A run id, step or unit stored as bytes that are not UTF-8 (a hand-edited or foreign database) is read,
+    never an error: its run is derived from all its events, under the id shown for it (`\\ufffd` for each bad
+    byte), and every other run keeps its narrow rows and status."""
+    db = create_db(tmp_path / "rp1.db")
+    with Rp1Writer(db, clock=FakeClock()) as w:
+        for rid in ("plain", "bad-step", "bad-unit"):
+            r = w.start_run("build-fast", project_path=PROJECT, run_id=rid)
+            w.step(r, "plan", "completed")
+            w.step(r, "build", "running")
+        w.conn.execute("INSERT INTO events (run_id, type, step, data, created_at) VALUES"
+                       " ('bad-step', 'status_change', X'ff706c616e', '{\"status\": \"failed\"}', 'x')")
+        w.conn.execute("INSERT INTO events (run_id, type, step, unit, data, created_at) VALUES"
+                       " ('bad-unit', 'status_change', NULL, X'54ff', '{\"status\": \"running\"}', 'x')")
+        w.conn.execute("INSERT INTO events (run_id, type, step, data, created_at) VALUES"
+                       " (X'72756eff', 'status_change', 'plan', '{\"status\": \"failed\"}', 'x')")
+    rows, odd = Rp1Db(db).status_rows(None)
+    assert odd == {"bad-step", "bad-unit", "run\ufffd"}
+    assert set(rows) == {"plain"} and project(rows["plain"]).status == "running"
+
+
+def test_an_index_whose_name_holds_a_double_quote_is_named_as_sqlite_reads_it(tmp_path):
+    """The status read names the `(run_id, step)` and `(run_id)` indexes it walks; a name with `"` in it is
+    quoted, so the read works and agrees with the full projection."""
+    db = create_db(tmp_path / "rp1.db")
+    with Rp1Writer(db, clock=FakeClock()) as w:
+        for i in range(4):
+            r = w.start_run("build-fast", project_path=PROJECT, run_id=f"run-{i}")
+            w.step(r, "plan", "completed")
+            w.step(r, "build", "running" if i % 2 else "completed")
+            w.wait_for_user(r, None, "ok?")
+    conn = sqlite3.connect(db)
+    conn.executescript('DROP INDEX idx_events_run_step; DROP INDEX idx_events_run_id;'
+                       ' CREATE INDEX "by ""run"" step" ON events(run_id, step);'
+                       ' CREATE INDEX "by ""run""" ON events(run_id);')
+    conn.close()
+    rows, odd = Rp1Db(db).status_rows(None)
+    assert not odd
+    assert {rid: project(rs).status for rid, rs in rows.items()} == full_statuses(db)
