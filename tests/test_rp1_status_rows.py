@@ -255,3 +255,92 @@ def test_an_index_whose_name_holds_a_double_quote_is_named_as_sqlite_reads_it(tm
     rows, odd = Rp1Db(db).status_rows(None)
     assert not odd
     assert {rid: project(rs).status for rid, rs in rows.items()} == full_statuses(db)
+
+
+def _insert(db, rows):
+    """(run id, type, step, unit, data) rows appended in this order."""
+    conn = sqlite3.connect(db)
+    conn.executemany("INSERT INTO events (run_id, type, step, unit, data, created_at) VALUES"
+                     " (?, ?, ?, ?, ?, '2026-11-26T00:00:00.000Z')", rows)
+    conn.commit()
+    conn.close()
+
+
+def _narrow_and_full(db):
+    rows, odd = Rp1Db(db).status_rows(None)
+    full = full_statuses(db)
+    return {rid: project(rows.get(rid, ())).status for rid in full if rid not in odd}, full, odd
+
+
+def test_a_run_level_status_behind_run_level_rows_without_one_is_still_found(tmp_path, monkeypatch):
+    """Run-level rows (no step) with a unit count as run-level rows: when the newest ones carry no status, the
+    read goes back past them, through rows it already holds, to the one that does (here: cancelled by hand)."""
+    from rcs_tui.rp1 import status_read
+
+    db = create_db(tmp_path / "rp1.db")
+    with Rp1Writer(db, clock=FakeClock()) as w:
+        for rid in ("cancelled", "plain"):
+            r = w.start_run("build-fast", project_path=PROJECT, run_id=rid)
+            w.step(r, "plan", "completed")
+            w.step(r, "build", "running")
+    _insert(db, [("cancelled", "status_change", None, "T1", '{"status": "cancelled"}'),
+                 ("cancelled", "status_change", None, "T1", "{}"),
+                 ("cancelled", "status_change", None, None, "{}")])
+    for plan in ((2.0, 0), (-1.0, 10**9), (-1.0, 0)):  # one scan of all; the index, then a scan; seeks
+        monkeypatch.setattr(status_read, "SCAN_ALL_SHARE", plan[0])
+        monkeypatch.setattr(status_read, "SCAN_RATIO", plan[1])
+        monkeypatch.setattr(status_read, "OPEN_SCAN_ALL", float("inf") if plan[0] < 0 else 1.0)
+        narrow, full, odd = _narrow_and_full(db)
+        assert not odd and narrow == full == {"cancelled": "cancelled", "plain": "running"}, plan
+
+
+def test_empty_run_ids_as_text_or_as_bytes_are_read_like_any_other(tmp_path):
+    """A run whose id is empty and whose only rows are units is derived from all its events, like any run
+    without a plain step row; a row whose run id is an empty blob sends the run shown as "" there too."""
+    db = create_db(tmp_path / "rp1.db")
+    conn = sqlite3.connect(db)
+    conn.executemany("INSERT INTO runs (id, flow, feature_id, project_path) VALUES (?, 'build', 'f', '/p')",
+                     [("",), ("plain",)])
+    conn.commit()
+    conn.close()
+    _insert(db, [("", "status_change", "build", "T1", '{"status": "failed"}'),
+                 ("plain", "status_change", "build", None, '{"status": "running"}'),
+                 (b"", "status_change", "build", None, '{"status": "completed"}')])
+    narrow, full, odd = _narrow_and_full(db)
+    assert odd == {""} and narrow == {"plain": "running"}
+    assert full[""] == "failed"  # its unit row
+
+
+def test_without_any_index_on_run_id_the_read_still_agrees(tmp_path):
+    """A database without rp1's `(run_id)` and `(run_id, step)` indexes (an old or hand-made one): the read
+    names no index and gives the full projection's statuses."""
+    db = create_db(tmp_path / "rp1.db")
+    with Rp1Writer(db, clock=FakeClock()) as w:
+        for i in range(4):
+            r = w.start_run("build-fast", project_path=PROJECT, run_id=f"run-{i}")
+            w.step(r, "plan", "completed")
+            w.step(r, "build", "running" if i % 2 else "failed")
+            w.wait_for_user(r, None, "ok?")
+    conn = sqlite3.connect(db)
+    conn.executescript("DROP INDEX idx_events_run_step; DROP INDEX idx_events_run_id;")
+    conn.close()
+    narrow, full, odd = _narrow_and_full(db)
+    assert not odd and narrow == full and set(full.values()) == {"waiting"}
+
+
+def test_a_number_in_a_run_id_column_without_a_type_names_its_run_by_its_text(tmp_path):
+    """An events table whose `run_id` column has no declared type keeps a number as a number: that run is
+    derived from all its events under the number's text, never under a made-up name."""
+    from rcs_tui.rp1.fixtures import SCHEMA_V17
+
+    path = tmp_path / "rp1.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(SCHEMA_V17.replace("run_id TEXT NOT NULL REFERENCES runs(id)", "run_id"))
+    conn.executemany("INSERT INTO runs (id, flow, feature_id, project_path) VALUES (?, 'build', 'f', '/p')",
+                     [("7",), ("plain",)])
+    conn.executemany("INSERT INTO events (run_id, type, step, data, created_at) VALUES"
+                     " (?, 'status_change', 'plan', '{\"status\": \"failed\"}', 'x')", [(7,), ("plain",)])
+    conn.commit()
+    conn.close()
+    rows, odd = Rp1Db(path).status_rows(None)
+    assert odd == {"7"} and set(rows) == {"plain"}
