@@ -87,3 +87,8 @@ def test_an_object_followed_by_anything_but_whitespace_is_refused_with_where_it_
     assert loads_strict('{"a": 1} \t\r\n') == {"a": 1}
     with pytest.raises(ValueError, match=r"^Expecting value: line 1 column 1 \(char 0\)$"):
         loads_strict("")
+    # an object cut after its first key, or holding a bare value: never read from its second character
+    with pytest.raises(ValueError, match=r"^Expecting ':' delimiter: line 1 column 5 \(char 4\)$"):
+        loads_strict('{"a"')
+    with pytest.raises(ValueError, match=r"^Expecting property name enclosed in double quotes"):
+        loads_strict("{1}")

@@ -76,6 +76,20 @@ def test_a_redo_cancels_the_undo_before_it_and_an_undone_redo_does_not(tmp_path:
     assert _ids(tmp_path) == [("a", True, False)]
 
 
+def test_a_redo_cancels_only_the_newest_undo_before_it(tmp_path: Path) -> None:
+    """Two undos of one entry, then one redo: the redo cancels the second undo; the first still counts."""
+    _write(tmp_path, [_entry("a"), _entry("u1", undoes="a"), _entry("u2", undoes="a"), _entry("r", redoes="a")])
+    assert _ids(tmp_path) == [("a", True, True), ("u1", True, False), ("u2", True, False), ("r", True, False)]
+
+
+def test_an_entry_that_carries_a_commit_or_abort_field_is_an_entry_not_a_marker(tmp_path: Path) -> None:
+    """Only a line without an id is a commit or abort marker: an entry with such a field (a foreign writer's)
+    is read as an entry, and it neither completes nor aborts the entry it names."""
+    _write(tmp_path, [_entry("a", state="pending"), _entry("b", commit="a"), _entry("c", state="pending"),
+                      _entry("d", abort="c")])
+    assert _ids(tmp_path) == [("a", False, False), ("b", True, False), ("c", False, False), ("d", True, False)]
+
+
 def test_each_unusable_line_is_named_by_its_number_and_reason(tmp_path: Path) -> None:
     _write(tmp_path, [_entry("a"), "{torn", "", "[1]", "   ", _entry("b", files="x"), _entry("c")])
     entries, warnings = load(tmp_path)
