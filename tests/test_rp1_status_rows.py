@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
+
 from rcs_tui.rp1.db import Rp1Db
 from rcs_tui.rp1.fixtures import FakeClock, Rp1Writer, create_db
 from rcs_tui.rp1.projection import project
@@ -237,26 +239,6 @@ def test_cells_that_are_not_text_send_their_run_to_the_full_path_whatever_bytes_
     assert set(rows) == {"plain"} and project(rows["plain"]).status == "running"
 
 
-def test_an_index_whose_name_holds_a_double_quote_is_named_as_sqlite_reads_it(tmp_path):
-    """The status read names the `(run_id, step)` and `(run_id)` indexes it walks; a name with `"` in it is
-    quoted, so the read works and agrees with the full projection."""
-    db = create_db(tmp_path / "rp1.db")
-    with Rp1Writer(db, clock=FakeClock()) as w:
-        for i in range(4):
-            r = w.start_run("build-fast", project_path=PROJECT, run_id=f"run-{i}")
-            w.step(r, "plan", "completed")
-            w.step(r, "build", "running" if i % 2 else "completed")
-            w.wait_for_user(r, None, "ok?")
-    conn = sqlite3.connect(db)
-    conn.executescript('DROP INDEX idx_events_run_step; DROP INDEX idx_events_run_id;'
-                       ' CREATE INDEX "by ""run"" step" ON events(run_id, step);'
-                       ' CREATE INDEX "by ""run""" ON events(run_id);')
-    conn.close()
-    rows, odd = Rp1Db(db).status_rows(None)
-    assert not odd
-    assert {rid: project(rs).status for rid, rs in rows.items()} == full_statuses(db)
-
-
 def _insert(db, rows):
     """(run id, type, step, unit, data) rows appended in this order."""
     conn = sqlite3.connect(db)
@@ -311,9 +293,14 @@ def test_empty_run_ids_as_text_or_as_bytes_are_read_like_any_other(tmp_path):
     assert full[""] == "failed"  # its unit row
 
 
-def test_without_any_index_on_run_id_the_read_still_agrees(tmp_path):
-    """A database without rp1's `(run_id)` and `(run_id, step)` indexes (an old or hand-made one): the read
-    names no index and gives the full projection's statuses."""
+@pytest.mark.parametrize("indexes", [
+    ' CREATE INDEX "by ""run"" step" ON events(run_id, step); CREATE INDEX "by ""run""" ON events(run_id);',
+    "",
+], ids=["names-holding-a-double-quote", "none"])
+def test_the_run_id_indexes_named_oddly_or_missing_give_the_same_statuses(tmp_path, indexes):
+    """The status read names the `(run_id, step)` and `(run_id)` indexes it walks: a name with `"` in it is
+    quoted, and a database without them (an old or hand-made one) is read without naming any; either way the
+    statuses are the full projection's."""
     db = create_db(tmp_path / "rp1.db")
     with Rp1Writer(db, clock=FakeClock()) as w:
         for i in range(4):
@@ -322,7 +309,7 @@ def test_without_any_index_on_run_id_the_read_still_agrees(tmp_path):
             w.step(r, "build", "running" if i % 2 else "failed")
             w.wait_for_user(r, None, "ok?")
     conn = sqlite3.connect(db)
-    conn.executescript("DROP INDEX idx_events_run_step; DROP INDEX idx_events_run_id;")
+    conn.executescript("DROP INDEX idx_events_run_step; DROP INDEX idx_events_run_id;" + indexes)
     conn.close()
     narrow, full, odd = _narrow_and_full(db)
     assert not odd and narrow == full and set(full.values()) == {"waiting"}
