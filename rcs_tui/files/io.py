@@ -456,8 +456,6 @@ def parse_fast(path: Path, raw: bytes, st: os.stat_result | None, expect: type |
     return parse_json(BytesRead(path, True, raw=raw, stat=st), expect=expect)
 
 
-
-
 def plain_object(raw: bytes) -> dict[str, Any] | None:
     """The JSON object `raw` holds when it is plainly well-formed state, else None (let `parse_json` judge).
 

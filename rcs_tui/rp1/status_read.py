@@ -189,8 +189,8 @@ def _deciding_rows(conn: sqlite3.Connection, schema: Schema, in_scope: str, para
     sql = _Sql(schema)
     kept = _Kept()
     if not in_scope and _scan_all_first(conn):
-        # Every run, and few rows of the kinds that decide (units, sub-agents, notes are most of the table):
-        # one scan groups them all, newest first per run, step, kind.
+        # Every run, and few rows of the kinds that decide (units, sub-agents, notes are most of the table) or
+        # most steps left open by their newest row: one scan groups them all, newest first per run, step, kind.
         for row in conn.execute(f"SELECT {sql.newest_of_group} FROM events NOT INDEXED WHERE {DECIDING}"
                                 f" GROUP BY run_id, step, type, {UNIT_KEY}"):
             kept.keep(row)
