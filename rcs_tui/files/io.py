@@ -286,20 +286,26 @@ def loads_strict(text: str | bytes, *, share: bool = True) -> Any:
     elif not isinstance(text, str):
         raise TypeError(f"the JSON object must be str, bytes or bytearray, not {text.__class__.__name__}")
     try:
-        if text[:1] == "{":  # the one scanner call `decode` makes, with its end check; its errors from decode
-            try:
-                data, end = _SCAN(text, 0)
-            except StopIteration:  # a value missing inside: decode says where
-                data, end = None, 0
-            if end != len(text) and text[end:].strip(_JSON_SPACE):
-                data = _STRICT.decode(text)
-        else:
-            data = _STRICT.decode(text)
+        data = _decoded(text)
     except RecursionError:
         raise NestedTooDeep(TOO_DEEP) from None
     if text.count("[") + text.count("{") > MAX_JSON_DEPTH and _deeper_than(data, MAX_JSON_DEPTH):
         raise NestedTooDeep(TOO_DEEP)
     return _shared_strings(data) if share else data
+
+
+def _decoded(text: str) -> Any:
+    """`_STRICT.decode(text)`. A text that starts with an object is handed straight to the decoder's scanner,
+    the one call `decode` makes after skipping leading whitespace, with the same check that only whitespace
+    follows; anything else, and every error, goes through `decode` itself, so its words are the same."""
+    if text[:1] == "{":
+        try:
+            data, end = _SCAN(text, 0)
+        except StopIteration:  # a value missing inside: decode says where
+            return _STRICT.decode(text)
+        if end == len(text) or not text[end:].strip(_JSON_SPACE):
+            return data
+    return _STRICT.decode(text)
 
 
 def _deeper_than(data: Any, limit: int) -> bool:
@@ -463,21 +469,14 @@ def plain_object(raw: bytes) -> dict[str, Any] | None:
     infinite numbers) with only JSON whitespace around it, nested no deeper than the cap (at most that many
     brackets in all, counted when there is more than the object's own brace). The object is exactly what
     `parse_json` gives for the same bytes, with its field names and short values shared the same way. Every
-    check is a scan of the bytes or text, and the decoder's scanner is called directly when the text starts
-    with the object (the one call `JSONDecoder.decode` makes after skipping whitespace, and the same end
-    check)."""
+    check is a scan of the bytes or text, and an object is parsed by one scanner call (`_decoded`)."""
     # No NUL check of its own: the strict decoder refuses a NUL byte anywhere in a document.
     if b"\\" in raw and _SURROGATE_ESCAPE.search(raw) is not None:
         return None
     try:
         text = raw.decode("utf-8")
-        if text[:1] == "{":
-            data, end = _SCAN(text, 0)
-            if text[end:].strip(_JSON_SPACE):
-                return None
-        else:
-            data = _STRICT.decode(text)
-    except (ValueError, RecursionError, StopIteration):
+        data = _decoded(text)
+    except (ValueError, RecursionError):
         return None
     if type(data) is not dict:
         return None
