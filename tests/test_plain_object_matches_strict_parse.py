@@ -116,3 +116,16 @@ def test_every_well_formed_object_takes_the_quick_parse() -> None:
             quick = plain_object(text.encode())
             assert quick is not None and _shape(quick) == _shape(parse_json(BytesRead(PATH, True,
                                                                                     raw=text.encode())).data)
+
+
+@pytest.mark.parametrize("depth", [MAX_JSON_DEPTH - 1, MAX_JSON_DEPTH, MAX_JSON_DEPTH + 1])
+def test_objects_nested_in_objects_past_the_cap_are_left_to_the_full_parse(depth: int) -> None:
+    """Nesting made of objects alone (no list to count): the quick parse takes it up to the cap and leaves
+    one level deeper to the full parse, which refuses it."""
+    raw = ('{"a": ' * depth + "1" + "}" * depth).encode()
+    reference = parse_json(BytesRead(PATH, True, raw=raw))
+    quick = plain_object(raw)
+    if depth > MAX_JSON_DEPTH:
+        assert quick is None and not reference.ok
+    else:
+        assert reference.ok and quick == reference.data
