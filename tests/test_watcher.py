@@ -212,3 +212,31 @@ async def test_a_change_native_watching_lost_when_it_failed_reaches_the_hud(tmp_
     async with app.run_test(size=(100, 1)) as pilot:
         await wait_for(pilot, app, "forge:9/10")
 
+
+
+async def test_a_session_owner_that_dies_without_a_write_leaves_the_hud(tmp_path, monkeypatch):
+    """No file changes when the session's owner dies: the HUD asks every few seconds whether the processes it
+    shows still run, and falls back to root (and says why) instead of showing the dead session as current."""
+    import subprocess
+
+    from rcs_tui.project import processes
+    from tests.statefix import mode, pointer
+
+    monkeypatch.setattr(processes, "INTERVAL_S", 0.2)
+    root = project(tmp_path)
+    mode(root, "ultrawork", current_phase="executing")
+    owner = subprocess.Popen(["sleep", "600"])
+    try:
+        pointer(root, SID, pid=owner.pid, cwd=str(root))
+        app = HudApp(root, rp1_db=False)
+        async with app.run_test(size=(160, 1)) as pilot:
+            await wait_for(pilot, app, "forge:3/10")
+            await pilot.pause(1.0)
+            owner.kill()
+            owner.wait()
+            text = await wait_for(pilot, app, "stale-dead", timeout=30)
+            assert "ultrawork" in text and "forge" not in text
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+            owner.wait()

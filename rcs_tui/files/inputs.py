@@ -11,6 +11,7 @@ recorder's top directory, because whether a path exists is decided by its parent
 from __future__ import annotations
 
 import os
+from _thread import _local
 
 from rcs_tui.files.host import pid_alive, pid_start_ticks
 
@@ -104,10 +105,37 @@ def note(path: str | os.PathLike[str]) -> None:
             pass
 
 
+_NOTING = _local()  # per thread: the maps `noting_processes` blocks note processes in, innermost last
+
+
+class noting_processes:  # noqa: N801 - used as a context manager, like open()
+    """`with noting_processes() as seen:` each process the readers in this thread ask about is noted in
+    `seen` (pid -> `process_print`), as first seen: a live view asks again later whether any of them started or
+    stopped, which no file change would tell it."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, list[object]] = {}
+
+    def __enter__(self) -> dict[int, list[object]]:
+        stack = getattr(_NOTING, "stack", None)
+        if stack is None:
+            stack = _NOTING.stack = []
+        stack.append(self.seen)
+        return self.seen
+
+    def __exit__(self, *exc: object) -> None:
+        _NOTING.stack.remove(self.seen)
+
+
 def alive(pid: int) -> bool:
-    """Whether process `pid` exists, recorded as an input."""
+    """Whether process `pid` exists, recorded as an input (and noted by any `noting_processes` block)."""
     if _ACTIVE:
         _ACTIVE[-1].pid(pid)
+    stack = getattr(_NOTING, "stack", None)
+    if stack:
+        for seen in stack:
+            if pid not in seen:
+                seen[pid] = process_print(pid)
     return pid_alive(pid)
 
 

@@ -124,7 +124,8 @@ class SnapshotFeed:
     def _doctor_json(self, world: World) -> dict[str, Any]:
         if not self.with_doctor:
             return {"count": None, "findings": []}
-        return doctor_part(world, self._findings, journal=self.journal)
+        with self.loader.processes.noting("doctor"):  # a dead owner is a finding no file change announces
+            return doctor_part(world, self._findings, journal=self.journal)
 
     def _build(self, world: World) -> dict[str, Any]:
         snap = world.snapshot
@@ -180,6 +181,7 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, gate: Any 
     def gated() -> Any:
         return gate if gate is not None else contextlib.nullcontext()
 
+    from rcs_tui.project.processes import INTERVAL_S as PROCESS_CHECK_S
     from rcs_tui.project.watch import native_batches, poll_batches, watch_targets, written_since
 
     started = time.time_ns()
@@ -236,7 +238,16 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, gate: Any 
             finally:
                 watcher.polled -= 1
 
+    async def processes() -> None:
+        """A process the document shows alive or gone that started or stopped: its part is read again."""
+        while True:
+            await asyncio.sleep(PROCESS_CHECK_S)
+            moved = await asyncio.to_thread(feed.loader.processes_moved)
+            if moved:
+                queue.put_nowait(moved)
+
     task = asyncio.ensure_future(pump())
+    checker = asyncio.ensure_future(processes())
     try:
         while True:
             getter = asyncio.ensure_future(queue.get())
@@ -264,3 +275,4 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, gate: Any 
             yield doc
     finally:
         task.cancel()
+        checker.cancel()

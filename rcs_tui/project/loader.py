@@ -20,6 +20,7 @@ from rcs_tui.core.modes import NAME_RE, check_name, mode_from_filename
 from rcs_tui.files import inputs
 from rcs_tui.files.io import read_json
 from rcs_tui.files.layout import Layout
+from rcs_tui.project.processes import Processes
 from rcs_tui.state.metrics import HudConfig, HudState, Metrics, parse_time, read_hud_config, read_metrics
 from rcs_tui.state.plans import plan_names
 from rcs_tui.state.reader import read_active_sets, read_snapshot, refresh_snapshot
@@ -87,6 +88,7 @@ class WorldLoader:
         self._listing_done = False
         self.world: World | None = None
         self.read_from_ns: int | None = None  # when the latest full read began (wall clock, as file times are)
+        self.processes = Processes()  # the processes each section's latest read took as alive or gone
 
     # -- sections ---------------------------------------------------------------------------
     def _load_state(self, changed: list[Path] | None = None, *, stage: str = "") -> tuple[Snapshot, tuple[Badge, ...]]:
@@ -195,12 +197,28 @@ class WorldLoader:
 
     # -- public -----------------------------------------------------------------------------
     def sections_for(self, paths: Iterable[Path | str]) -> set[str]:
+        """The sections the changed `paths` touch; every one for `.rcs` itself (moved, deleted, put back)."""
         out = set()
         for p in paths:
-            sec = section_of(Path(p), self.layout, self.rp1_path)
+            path = Path(p)
+            if path == self.layout.rcs:
+                return set(self.sections)
+            sec = section_of(path, self.layout, self.rp1_path)
             if sec in self.sections:
                 out.add(sec)
         return out
+
+    def processes_moved(self) -> frozenset[Path]:
+        """Paths to load again because a process a section (or the doctor's findings, noted as "doctor")
+        showed alive or gone started, stopped or was replaced since it was read: the session pointer (its
+        owner; the doctor's findings are made again with the state) and the team directory (its workers)."""
+        moved = self.processes.moved()
+        out: set[Path] = set()
+        if moved & {"state", "doctor"}:
+            out.add(self.layout.session_pointer)
+        if "team" in moved:
+            out.add(self.layout.team)
+        return frozenset(out)
 
     def off_view(self, paths: Iterable[Path | str]) -> bool:
         """Whether every path lies in a session other than the one the views show (nor the one the
@@ -236,6 +254,8 @@ class WorldLoader:
         later. Each World names the sections it still lacks (`World.pending`).
         """
         paths = None if changed is None or self.world is None else [Path(p) for p in changed]
+        if paths is not None and self.layout.rcs in paths:
+            paths = None  # `.rcs` itself went or came: nothing read before describes what is there now
         todo = set(self.sections) if paths is None else self.sections_for(paths)
         if paths is None:
             self.read_from_ns = time.time_ns()
@@ -270,7 +290,8 @@ class WorldLoader:
         for name in sorted(todo):
             try:
                 loader = getattr(self, self._LOADERS[name])
-                value, badges = loader(paths, stage=stage) if name == "state" else loader()
+                with self.processes.noting(name):
+                    value, badges = loader(paths, stage=stage) if name == "state" else loader()
             except Exception as exc:  # noqa: BLE001 - a viewer must survive any damaged input
                 value = self._values.get(name)
                 if name == "state" and value is None:

@@ -23,14 +23,13 @@ from typing import Any
 from rcs_tui.project.watch import (
     _IGNORED,
     _ISDIR,
-    _MOVED_FROM,
-    _NEW,
     _OVERFLOW,
     DEBOUNCE_MS,
     MAX_DIRS,
     POLL_MS,
     QUIET_MS,
     WatchTargets,
+    directory_event,
     list_dir,
     scan,
     temp_name,
@@ -264,6 +263,8 @@ class SharedWatcher:
             name, path = event.name, event.path
             if mask & _IGNORED or name is None or path is None:
                 continue
+            if self._watch_of.get(path.parent) is not event.watch:
+                continue  # from a watch of a tree that went (see `TreeWatch.current`): about the past
             if not mask & _ISDIR and temp_name(str(name)):
                 continue  # most events of an atomic write: decided before any routing
             for sub in list(self._subs_of.get(path.parent, ())):
@@ -272,11 +273,15 @@ class SharedWatcher:
                     if sub.targets.accept(path):
                         sub.paths.add(path)
                     continue
-                if mask & _MOVED_FROM:
+                went, came, named = directory_event(mask, path, sub.targets)
+                if named:
+                    sub.paths.add(path)
+                if went:
                     self._forget(sub, path)
-                if mask & _NEW and path.parent not in sub.targets.flat:
+                if came:
                     try:
-                        sub.paths.update(p for p in self._add_tree(sub, path) if sub.targets.accept(p))
+                        sub.paths.update(p for p in self._add_tree(sub, path, recursive=path not in sub.targets.flat)
+                                         if sub.targets.accept(p))
                     except OSError as exc:
                         if exc.errno == errno.ENOSPC:  # its writes would never be seen: the caller polls
                             sub.failed.append(exc)

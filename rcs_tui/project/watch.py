@@ -26,6 +26,10 @@ DEBOUNCE_MS = 20  # a batch is yielded at most this long after its first event
 QUIET_MS = 5  # ... or as soon as this long passes without a new event (inotify)
 STEP_MS = 10  # watchfiles' wake-up period (non-Linux)
 POLL_MS = 500
+# The most files one scan signs: a bound on what it holds (about 300 bytes a file), far past the largest trees
+# (10 000 sessions of 5 files). Past it a tree is polled in part: the files beyond the bound are not compared.
+SCAN_LIMIT = 250_000
+POLL_SHARE = 0.2  # a poll waits at least this many times its own scan's duration: at most a fifth of a core
 
 
 @dataclass(frozen=True)
@@ -34,8 +38,11 @@ class WatchTargets:
 
     dirs: tuple[Path, ...]
     accept: Callable[[Path], bool]
-    # Watched without their subdirectories: the rp1 database's directory (it may be /tmp or $HOME).
+    # Watched without their subdirectories: the rp1 database's directory (it may be /tmp or $HOME) and the
+    # project's own directory (only for `.rcs` coming and going).
     flat: frozenset[Path] = frozenset()
+    # Trees watched whole again when they appear (in a flat directory): `.rcs` created, or replaced by another.
+    tops: frozenset[Path] = frozenset()
 
 
 def temp_name(name: str) -> bool:
@@ -44,16 +51,19 @@ def temp_name(name: str) -> bool:
 
 
 def watch_targets(loader: WorldLoader) -> WatchTargets:
-    """`.rcs/` (state, team, tasks, plans, metrics, hud-config) and the rp1 database's directory."""
-    dirs = [loader.layout.rcs]
+    """`.rcs/` (state, team, tasks, plans, metrics, hud-config), the rp1 database's directory, and the
+    project's directory itself: `.rcs` moved away, deleted or put back (a restore from a copy) is a change
+    of everything, and a new `.rcs` must be watched."""
+    rcs = loader.layout.rcs
+    dirs = [rcs, loader.root]
     if loader.rp1_path is not None and loader.rp1_path.parent.is_dir():
         dirs.append(loader.rp1_path.parent)
 
     def accept(path: Path) -> bool:
         return not temp_name(path.name) and bool(loader.sections_for([path]))
 
-    existing = tuple(d for d in dirs if d.is_dir())
-    return WatchTargets(existing, accept, frozenset(d for d in existing if d != loader.layout.rcs))
+    existing = tuple(dict.fromkeys(d for d in dirs if d.is_dir()))
+    return WatchTargets(existing, accept, frozenset(d for d in existing if d != rcs), frozenset({rcs}))
 
 
 async def watch_batches(targets: WatchTargets, *, stop_event: asyncio.Event | None = None,
@@ -75,7 +85,17 @@ async def watch_batches(targets: WatchTargets, *, stop_event: asyncio.Event | No
 MAX_DIRS = 8192
 # inotify's event bits (inotify(7)), as plain ints for the per-event test.
 _OVERFLOW, _IGNORED, _ISDIR, _NEW = 0x4000, 0x8000, 0x40000000, 0x100 | 0x80  # IN_CREATE | IN_MOVED_TO
-_MOVED_FROM = 0x40
+_MOVED_FROM, _DELETE = 0x40, 0x200
+
+
+def directory_event(mask: int, path: Path, targets: WatchTargets) -> tuple[bool, bool, bool]:
+    """What an event naming a directory asks of a watcher: whether to stop watching its tree (it was moved
+    away or deleted), whether to watch its tree (it came: inside a watched tree, or it is one of the watched
+    tops itself, as when `.rcs` is replaced by another), and whether to name it as changed (what it held
+    went or came with it: the loader reads it again, or finds it gone)."""
+    went = bool(mask & (_MOVED_FROM | _DELETE))
+    came = bool(mask & _NEW) and (path in targets.tops or path.parent not in targets.flat)
+    return went, came, (went or came) and targets.accept(path)
 
 
 
@@ -110,6 +130,10 @@ class TreeWatch:
         self.mask = (Mask.MODIFY | Mask.ATTRIB | Mask.CLOSE_WRITE | Mask.MOVED_FROM | Mask.MOVED_TO
                      | Mask.CREATE | Mask.DELETE | Mask.ONLYDIR)
         self.inotify = Inotify(cache_size=256)
+        # The watch held for each watched directory. An event counts only when it comes from that watch: a tree
+        # moved away (or deleted) keeps reporting, under the paths it left, the events the kernel queued
+        # before its watches went, which would otherwise unwatch the tree now at those paths.
+        self.current: dict[Path, Any] = {}
 
     def add_tree(self, top: Path, *, collect: bool = True, recursive: bool = True) -> list[Path]:
         """Watch `top` and (when `recursive`) every directory under it; return the files found (they
@@ -126,6 +150,7 @@ class TreeWatch:
                 continue
             if watch.path != path:  # a directory renamed in the tree keeps its watch: events name the new path
                 watch.path = path
+            self.current[path] = watch
             list_dir(path, stack if recursive else None, files if collect else None)
         return files
 
@@ -140,30 +165,33 @@ class TreeWatch:
         if not mask & _ISDIR and temp_name(str(name)):
             return set(), False  # most events of an atomic write: decided before any path is built
         path = event.path
-        if path is None:
-            return set(), False
+        if path is None or self.current.get(path.parent) is not event.watch:
+            return set(), False  # from a watch of a tree that went: what it says is about the past
         if mask & _ISDIR:
-            if mask & _MOVED_FROM:
+            went, came, named = directory_event(mask, path, targets)
+            out = {path} if named else set()
+            if went:
                 self.forget_tree(path)
-            if mask & _NEW and path.parent not in targets.flat:
+            if came:
                 try:
-                    return {p for p in self.add_tree(path) if targets.accept(p)}, False
+                    out.update(p for p in self.add_tree(path, recursive=path not in targets.flat)
+                               if targets.accept(p))
                 except OSError as exc:
                     if exc.errno == errno.ENOSPC:  # out of watches: its writes would never be seen; poll instead
                         raise
-            return set(), False
+            return out, False
         return ({path} if targets.accept(path) else set()), False
 
     def forget_tree(self, top: Path) -> None:
         """Stop watching `top` and every directory under it: it was moved away. Its watches would keep
         reporting its writes under the path it left, loading a session that is no longer there. A move
         within the tree is followed by the arrival event, which watches it again under its new path."""
-        for watch in self.inotify.watches:
-            if watch.path == top or top in watch.path.parents:
-                try:
-                    self.inotify.rm_watch(watch)
-                except OSError:  # already gone with its directory
-                    pass
+        for path in [p for p in self.current if p == top or top in p.parents]:
+            watch = self.current.pop(path)
+            try:
+                self.inotify.rm_watch(watch)
+            except OSError:  # already gone with its directory
+                pass
 
     def drain(self, targets: WatchTargets, into: set[Path]) -> bool:
         """Take every event the kernel has ready (never waiting) and add their relevant paths to `into`;
@@ -292,10 +320,16 @@ def native_batches(targets: WatchTargets, *, debounce_ms: int = DEBOUNCE_MS,
     return watch_batches(targets, debounce_ms=debounce_ms)
 
 
-def scan(targets: WatchTargets, limit: int = 20_000) -> dict[Path, tuple[int, int, int]]:
-    """Stat signature (inode, size, mtime_ns) of every relevant file under the watched directories."""
-    out: dict[Path, tuple[int, int, int]] = {}
+Signature = tuple[int, int, int, int]  # inode, size, mtime_ns, ctime_ns
+
+
+def scan(targets: WatchTargets, limit: int = SCAN_LIMIT, *, dirs: bool = False) -> dict[Path, Signature]:
+    """Stat signature (inode, size, mtime_ns, ctime_ns) of every relevant file under the watched directories,
+    and with `dirs` of every directory under them too (not the watched tops themselves). The change time is
+    part of it: a rewrite of the same size whose modification time was put back still moves it."""
+    out: dict[Path, Signature] = {}
     stack = list(targets.dirs)
+    tops = set(targets.dirs)
     while stack and len(out) < limit:
         top = stack.pop()
         try:
@@ -306,20 +340,26 @@ def scan(targets: WatchTargets, limit: int = 20_000) -> dict[Path, tuple[int, in
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if top not in targets.flat:
-                        stack.append(Path(entry.path))
+                        path = Path(entry.path)
+                        stack.append(path)
+                        if dirs and path not in tops and targets.accept(path):
+                            st = entry.stat(follow_symlinks=False)
+                            out[path] = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
                 elif targets.accept(Path(entry.path)):
                     st = entry.stat(follow_symlinks=False)
-                    out[Path(entry.path)] = (st.st_ino, st.st_size, st.st_mtime_ns)
+                    out[Path(entry.path)] = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
             except OSError:
                 continue
     return out
 
 
 def written_since(targets: WatchTargets, since_ns: int) -> frozenset[Path]:
-    """The relevant files written since `since_ns` (wall clock, ns), a little earlier included (file times
-    are coarse): what a watcher placed after that moment may have missed."""
+    """The relevant files changed since `since_ns` (wall clock, ns), a little earlier included (file times
+    are coarse), and the directories whose entries changed since (a file deleted or renamed away leaves
+    nothing else behind): what a watcher placed after that moment may have missed. Judged by the change
+    time, which no writer can set back."""
     early = since_ns - 2_000_000_000
-    return frozenset(p for p, sig in scan(targets).items() if sig[2] >= early)
+    return frozenset(p for p, sig in scan(targets, dirs=True).items() if sig[3] >= early)
 
 
 async def poll_batches(targets: WatchTargets, interval: float | Callable[[], float] = POLL_MS / 1000, *,
@@ -332,14 +372,19 @@ async def poll_batches(targets: WatchTargets, interval: float | Callable[[], flo
     changes (a batch it had not delivered, a directory it could not watch) the first scan cannot tell.
     `on_ready` is called once the first scan is taken (changes before it are not compared against).
     """
+    loop = asyncio.get_running_loop()
+    took = loop.time()
     before = await asyncio.to_thread(scan, targets)
+    took = loop.time() - took
     if on_ready is not None:
         on_ready()
     if resync and before:
         yield frozenset(before)
     while True:
-        await asyncio.sleep(interval() if callable(interval) else interval)
+        await asyncio.sleep(max(interval() if callable(interval) else interval, took / POLL_SHARE))
+        took = loop.time()
         after = await asyncio.to_thread(scan, targets)
+        took = loop.time() - took
         changed = frozenset(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
         before = after
         if changed:

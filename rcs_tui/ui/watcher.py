@@ -22,6 +22,7 @@ from textual.message import Message
 from textual.worker import Worker
 
 from rcs_tui.project.loader import WorldLoader
+from rcs_tui.project.processes import INTERVAL_S as PROCESS_CHECK_S
 from rcs_tui.project.watch import DEBOUNCE_MS, native_batches, poll_batches, watch_targets, written_since
 from rcs_tui.views.world import World
 
@@ -129,11 +130,24 @@ def start_watcher(node: DOMNode, loader: WorldLoader, *, force_polling: bool = F
             except Exception as exc:  # noqa: BLE001 - the watcher must never take the app down
                 node.post_message(WatchStatus("error", f"watcher error ({exc}); retrying"))
 
+        async def check_processes() -> None:
+            """A process on screen (a session's owner, a worker) started or stopped without writing anything:
+            load again the section that showed it."""
+            while True:
+                await asyncio.sleep(PROCESS_CHECK_S)
+                try:
+                    moved = await asyncio.to_thread(loader.processes_moved)
+                    if moved and node.app.is_running:
+                        await deliver(moved)
+                except Exception as exc:  # noqa: BLE001 - the watcher must never take the app down
+                    node.post_message(WatchStatus("error", f"watcher error ({exc}) checking processes; retrying"))
+
         while (deferred := await asyncio.to_thread(load_deferred)) is not None:  # e.g. the console's
             if not node.app.is_running:  # sessions, then its rp1 section
                 return
             node.post_message(WorldUpdated(deferred, frozenset()))
             await drawn(node)
+        checker = asyncio.create_task(check_processes())
         try:
             while True:
                 targets = watch_targets(loader)
@@ -163,6 +177,7 @@ def start_watcher(node: DOMNode, loader: WorldLoader, *, force_polling: bool = F
                         node.post_message(WatchStatus("error", f"watcher error ({exc}); retrying"))
                     await asyncio.sleep(min(5.0, 0.5 * failures))
         finally:
+            checker.cancel()
             if flush is not None:
                 flush.cancel()
             if catch_up is not None:

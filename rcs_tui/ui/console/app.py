@@ -275,8 +275,11 @@ class ConsoleApp(App):
         now, seen = self.clock(), self._history_stamp
         from rcs_tui.ui.console.needs import compute
 
-        self._judging.run(self, lambda: compute(world, now, self.root, lambda: self.rp1, self.rp1_db,
-                                                self._findings, seen), self._needs_judged)
+        def judged() -> tuple[tuple[Verdict, ...], object, dict[str, float] | None]:
+            with self.loader.processes.noting("doctor"):  # a dead owner: the watcher asks again every few seconds
+                return compute(world, now, self.root, lambda: self.rp1, self.rp1_db, self._findings, seen)
+
+        self._judging.run(self, judged, self._needs_judged)
 
     def _needs_judged(self, answer: tuple[tuple[Verdict, ...], object, dict[str, float] | None] | None,
                       _: BaseException | None) -> None:

@@ -1,0 +1,43 @@
+"""The processes a live picture of a project took as alive or gone, and whether any of them changed since.
+
+A process dies without writing anything (a session's owner killed, a team worker crashed), so no file
+event says so: a view that re-reads only what changed would keep showing it alive, under a live marker.
+Each part of a picture (a loader's section, the doctor's findings) notes the processes its reads asked
+about, with which process each was (`inputs.process_print`: alive or not, and its start time); a live
+view asks `moved()` every few seconds and re-reads the parts whose processes started, stopped or were
+replaced. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from rcs_tui.files.inputs import noting_processes, process_print
+
+INTERVAL_S = 2.0  # how often a live view asks whether a process it shows started or stopped
+
+
+class Processes:
+    """Per part of a picture, the processes its latest read asked about, as they were then."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, dict[int, list[object]]] = {}
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def noting(self, part: str) -> Iterator[None]:
+        """Read `part` in the block: the processes it asks about replace those its previous read asked about."""
+        with noting_processes() as seen:
+            try:
+                yield
+            finally:
+                with self._lock:
+                    self._seen[part] = seen
+
+    def moved(self) -> set[str]:
+        """The parts one of whose processes is not what it was when they were read."""
+        with self._lock:
+            seen = list(self._seen.items())
+        return {part for part, pids in seen if any(process_print(pid) != then for pid, then in pids.items())}

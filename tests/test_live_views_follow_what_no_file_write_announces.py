@@ -1,0 +1,247 @@
+"""Live views (`snapshot --follow`, the fleet's rows, the HUD and console) follow changes that no write of a
+watched file announces: a session directory moved out of the tree, `.rcs` moved away and put back from a copy,
+a session's owner or a team worker dying without a write, and (polling) a rewrite of the same size whose
+modification time was put back. Before, each of these left the old picture on screen under a live marker
+until some other file changed. Checked on one process's own watches, the fleet's shared watcher and polling."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rcs_tui.files.io import atomic_write, dump_json
+from rcs_tui.project import processes
+from rcs_tui.project.feed import SnapshotFeed, follow_documents
+from rcs_tui.project.shared_watch import SharedWatcher
+from tests.statefix import canonical, mode, pointer
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify and /proc are Linux's")
+
+HOW = ["own watches", "shared watcher", "polling"]
+
+
+class Follow:
+    """A follower of `root`, whose first document waits until its watching started and its catching-up
+    re-read (the files written just before it started are read again) is behind it, so that only the change
+    under test is left to be seen."""
+
+    def __init__(self, root: Path, how: str, watcher: SharedWatcher | None = None) -> None:
+        self.docs = follow_documents(SnapshotFeed(root), poll=how == "polling", watcher=watcher)
+        self.pending: asyncio.Future | None = None
+
+    async def first(self) -> dict:
+        doc = await anext(self.docs)
+        self.pending = asyncio.ensure_future(anext(self.docs))  # the follower watches while one is awaited
+        await asyncio.sleep(3.0)  # watching starts and catches up: nothing changed, so nothing is sent
+        assert not self.pending.done(), "a document was sent though nothing changed"
+        return doc
+
+    async def next(self, timeout: float) -> dict:
+        pending, self.pending = self.pending, None
+        return await asyncio.wait_for(pending if pending is not None else anext(self.docs), timeout)
+
+    async def aclose(self) -> None:
+        if self.pending is not None:
+            self.pending.cancel()
+        await self.docs.aclose()
+
+
+def follow(root: Path, how: str, watcher: SharedWatcher | None = None) -> Follow:
+    return Follow(root, how, watcher)
+
+
+async def until(docs: Follow, check, timeout: float = 30.0) -> dict:
+    """The first document `check` accepts (AssertionError with the last one seen after `timeout`)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    doc: dict = {}
+    while loop.time() < end:
+        try:
+            doc = await docs.next(end - loop.time())
+        except TimeoutError:
+            break
+        if check(doc):
+            return doc
+    raise AssertionError(f"never shown; last document: scopes {[s['scope'] for s in doc.get('scopes', [])]},"
+                         f" active set {doc.get('active_set')}, session {doc.get('session')}")
+
+
+def scopes(doc: dict) -> list[str]:
+    return [s["scope"] for s in doc["scopes"]]
+
+
+def root_modes(doc: dict) -> dict[str, bool]:
+    root = next(s for s in doc["scopes"] if s["scope"] == "root")
+    return {m: f["active"] for m, f in root["modes"].items()}
+
+
+@pytest.fixture
+def watchers():
+    made: list[SharedWatcher] = []
+
+    def make(how: str) -> SharedWatcher | None:
+        if how != "shared watcher":
+            return None
+        made.append(SharedWatcher())
+        return made[-1]
+
+    yield make
+    for w in made:
+        w.close()
+
+
+@pytest.mark.parametrize("how", HOW)
+async def test_a_session_directory_moved_out_of_the_tree_leaves_the_picture(tmp_path, how, watchers):
+    root = tmp_path / "p"
+    mode(root, "team", "s1", current_phase="team-exec")
+    mode(root, "team", "s2", current_phase="team-exec")
+    docs = follow(root, how, watchers(how))
+    try:
+        assert scopes(await docs.first()) == ["root", "s1", "s2"]
+        (root / ".rcs" / "state" / "sessions" / "s2").rename(tmp_path / "trash-s2")
+        await until(docs, lambda d: scopes(d) == ["root", "s1"])
+    finally:
+        await docs.aclose()
+
+
+@pytest.mark.parametrize("how", HOW)
+async def test_rcs_moved_away_and_put_back_from_a_copy_is_followed_and_still_watched(tmp_path, how, watchers):
+    root = tmp_path / "p"
+    mode(root, "ultrawork", current_phase="executing")
+    canonical(root, ["ultrawork"])
+    shutil.copytree(root / ".rcs", tmp_path / "backup")
+    docs = follow(root, how, watchers(how))
+    try:
+        assert root_modes(await docs.first()) == {"ultrawork": True}
+        (root / ".rcs").rename(tmp_path / "old-rcs")
+        shutil.copytree(tmp_path / "backup", root / ".rcs")
+        shutil.rmtree(tmp_path / "old-rcs")
+        await asyncio.sleep(1.0)
+        mode(root, "forge", current_phase="executing", iteration=2, max_iterations=10)  # in the new `.rcs`
+        (root / ".rcs" / "state" / "ultrawork-state.json").unlink()
+        doc = await until(docs, lambda d: root_modes(d) == {"forge": True})
+        assert doc["has_rcs"] is True
+    finally:
+        await docs.aclose()
+
+
+@pytest.fixture
+def quick_checks(monkeypatch):
+    monkeypatch.setattr(processes, "INTERVAL_S", 0.2)  # the follower reads it when it starts
+
+
+def sleeper() -> subprocess.Popen:
+    return subprocess.Popen(["sleep", "600"])
+
+
+def end(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
+@pytest.mark.parametrize("how", ["own watches", "polling"])
+async def test_a_session_owner_that_dies_without_a_write_ends_its_session_on_screen(tmp_path, how, quick_checks):
+    mode(tmp_path, "forge", "s1", current_phase="executing")
+    mode(tmp_path, "ultrawork", current_phase="executing")
+    owner = sleeper()
+    try:
+        pointer(tmp_path, "s1", pid=owner.pid, cwd=str(tmp_path))
+        docs = follow(tmp_path, how)
+        try:
+            first = await docs.first()
+            assert first["session"]["session_id"] == "s1" and first["active_set"] == ["forge"]
+            end(owner)
+            doc = await until(docs, lambda d: d["session"]["source"] == "root")
+            assert doc["active_set"] == ["ultrawork"]
+            assert doc["session"]["pointer"]["stale_dead"] is True
+            assert f"pid {owner.pid} is not running" in doc["session"]["pointer"]["reason"]
+        finally:
+            await docs.aclose()
+    finally:
+        if owner.poll() is None:
+            end(owner)
+
+
+async def test_a_mode_owner_that_dies_without_a_write_becomes_a_doctor_finding(tmp_path, quick_checks):
+    owner = sleeper()
+    try:
+        mode(tmp_path, "ultrawork", current_phase="executing", owner_pid=owner.pid)
+        canonical(tmp_path, ["ultrawork"])
+        docs = follow(tmp_path, "own watches")
+        try:
+            def dead_owner(doc: dict) -> bool:
+                return any(f["kind"] == "dead-owner" for f in doc["doctor"]["findings"])
+
+            assert not dead_owner(await docs.first())
+            end(owner)
+            await until(docs, dead_owner)
+        finally:
+            await docs.aclose()
+    finally:
+        if owner.poll() is None:
+            end(owner)
+
+
+async def test_a_team_worker_that_dies_without_a_write_is_shown_dead(tmp_path, quick_checks):
+    worker = sleeper()
+    try:
+        team = tmp_path / ".rcs" / "state" / "team" / "t1"
+        atomic_write(team / "config.json", dump_json({"name": "t1", "task": "x", "agent_type": "executor",
+                                                      "worker_count": 1, "max_workers": 1, "workers": ["w1"]}))
+        atomic_write(team / "workers" / "w1" / "status.json", dump_json({"state": "working"}))
+        atomic_write(team / "workers" / "w1" / "heartbeat.json", dump_json(
+            {"pid": worker.pid, "alive": True, "turn_count": 3, "last_turn_at": "2026-11-25T21:41:36.953Z"}))
+        mode(tmp_path, "team", current_phase="team-exec", team_name="t1")
+        docs = follow(tmp_path, "own watches")
+        try:
+            def dead(doc: dict) -> bool:
+                return any(f["kind"] == "dead-worker" for f in doc["doctor"]["findings"])
+
+            assert not dead(await docs.first())
+            end(worker)
+            await until(docs, dead)
+        finally:
+            await docs.aclose()
+    finally:
+        if worker.poll() is None:
+            end(worker)
+
+
+async def test_polling_sees_a_same_size_rewrite_whose_modification_time_was_put_back(tmp_path):
+    path = mode(tmp_path, "ultrawork", current_phase="executing", active=True)
+    canonical(tmp_path, ["ultrawork"])
+    docs = follow(tmp_path, "polling")
+    try:
+        assert root_modes(await docs.first()) == {"ultrawork": True}
+        st = path.stat()
+        text = path.read_text()
+        assert '"active": true' in text
+        with open(path, "r+") as fh:  # in place, the same length, then the old times put back
+            fh.write(text.replace('"active": true', '"active":false'))
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
+        await until(docs, lambda d: root_modes(d) == {"ultrawork": False})
+    finally:
+        await docs.aclose()
+
+
+def test_polling_compares_every_file_of_a_tree_past_twenty_thousand_files(tmp_path):
+    """Polling used to sign at most 20 000 files and say nothing about the rest (7 000 sessions of 3 files):
+    their changes were never seen. Every file of such a tree is compared now."""
+    from rcs_tui.project.loader import WorldLoader
+    from rcs_tui.project.watch import scan, watch_targets
+
+    for i in range(7_100):
+        d = tmp_path / ".rcs" / "state" / "sessions" / f"s{i:05d}"
+        d.mkdir(parents=True)
+        for name in ("forge-state.json", "team-state.json", "skill-active-state.json"):
+            (d / name).write_bytes(b"{}")
+    signed = scan(watch_targets(WorldLoader(tmp_path, rp1_db=False)))
+    assert len(signed) == 21_300
