@@ -242,6 +242,8 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, gate: Any 
         """A process the document shows alive or gone that started or stopped: its part is read again."""
         while True:
             await asyncio.sleep(PROCESS_CHECK_S)
+            if not feed.loader.processes.any():
+                continue  # a fleet of projects naming no process costs no thread hop every few seconds
             moved = await asyncio.to_thread(feed.loader.processes_moved)
             if moved:
                 queue.put_nowait(moved)

@@ -135,6 +135,8 @@ def start_watcher(node: DOMNode, loader: WorldLoader, *, force_polling: bool = F
             load again the section that showed it."""
             while True:
                 await asyncio.sleep(PROCESS_CHECK_S)
+                if not loader.processes.any():
+                    continue
                 try:
                     moved = await asyncio.to_thread(loader.processes_moved)
                     if moved and node.app.is_running:
