@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rcs_tui.cli.jsonout import fail, write_line
 from rcs_tui.core import error_kinds as kinds
-from rcs_tui.core.exit_codes import ERROR
+from rcs_tui.core.exit_codes import ERROR, USAGE
 
 
 class CliError(Exception):
@@ -42,7 +42,8 @@ def exit_status(exc: BaseException) -> int:
     if isinstance(exc, BrokenPipeError):
         return ERROR
     if isinstance(exc, known_errors()):
-        return fail(str(exc), ERROR, kinds.kind_of(exc))
+        kind = kinds.kind_of(exc)  # a bad value on the command line is a usage error wherever it is found
+        return fail(str(exc), USAGE if kind == kinds.USAGE else ERROR, kind)
     if isinstance(exc, OSError):  # a file-system failure outside a transaction (which explains its own)
         from rcs_tui.files.fsafe import Refused
         from rcs_tui.state.txn import explain

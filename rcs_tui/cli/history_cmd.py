@@ -11,6 +11,7 @@ import click
 
 from rcs_tui.cli.common import CliError, echo_text, emit, json_option, resolve_root, root_option, rp1_paths
 from rcs_tui.core import error_kinds as kinds
+from rcs_tui.core.changes import MAX_TS
 
 HISTORY_DOC_VERSION = "1.0"
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -25,11 +26,15 @@ def parse_since(text: str | None, now: float) -> float | None:
     value = text.strip()
     parts = re.fullmatch(r"(?:\d+(?:\.\d+)?[smhd])+", value)
     if parts:
-        return now - sum(float(n) * _UNITS[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)([smhd])", value))
-    at = parse_time(value)
-    if at is None:
-        raise CliError(f"--since {text!r}: give a duration such as 90s, 30m, 2h, 1d or an ISO-8601 time",
-                       kinds.USAGE)
+        at: float | None = now - sum(float(n) * _UNITS[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)([smhd])", value))
+    else:
+        at = parse_time(value)
+        if at is None:
+            raise CliError(f"--since {text!r}: give a duration such as 90s, 30m, 2h, 1d or an ISO-8601 time",
+                           kinds.USAGE)
+    if at is None or not 0 <= at <= MAX_TS:  # also a NaN: a history holds times from 1970 to year 9999
+        when = "before 1970" if at is not None and at < 0 else "after year 9999"
+        raise CliError(f"--since {text!r}: that is {when}; the history holds nothing from then", kinds.USAGE)
     return at
 
 

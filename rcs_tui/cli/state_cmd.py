@@ -41,20 +41,59 @@ def _load_input(raw: str | None, file: str | None) -> dict[str, Any]:
     return data
 
 
+INPUT_WAIT_S = 60.0  # the longest a pipe or FIFO given as --input-file is waited on
+
+
 def _read_input_file(file: str) -> str:
     """The operator's input file, read to at most MAX_STATE_BYTES (a pipe such as /dev/stdin is fine;
-    /dev/zero or a huge file is an error, not an endless read)."""
+    /dev/zero or a huge file is an error, not an endless read, and a FIFO nobody writes to is an error after
+    INPUT_WAIT_S, not a hang)."""
     try:
-        with open(file, "rb") as fh:
-            raw = fh.read(MAX_STATE_BYTES + 1)
+        raw = _read_bounded_input(file)
     except OSError as exc:
         raise CliError(f"--input-file {file}: cannot read: {exc.strerror or exc}", kinds.IO_ERROR) from None
+    if raw is None:
+        raise CliError(f"--input-file {file}: nothing was written to it within {INPUT_WAIT_S:.0f} s (a FIFO or"
+                       " pipe with no writer?); not read", kinds.BAD_INPUT)
     if len(raw) > MAX_STATE_BYTES:
         raise CliError(f"--input-file {file}: larger than {MAX_STATE_BYTES} bytes; not read", kinds.BAD_INPUT)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CliError(f"--input-file {file}: not UTF-8 (byte {exc.start})", kinds.BAD_INPUT) from None
+
+
+def _read_bounded_input(file: str) -> bytes | None:
+    """Up to MAX_STATE_BYTES + 1 bytes of `file`, opened without blocking (a FIFO's open waits for a writer
+    otherwise); from a pipe, device or FIFO each read waits until the deadline at most. None: the deadline
+    passed first."""
+    import os
+    import select
+    import stat
+    import time
+
+    fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        waits = not stat.S_ISREG(os.fstat(fd).st_mode)
+        deadline = time.monotonic() + INPUT_WAIT_S
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_STATE_BYTES:
+            if waits:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([fd], [], [], left)[0]:
+                    return None
+            try:
+                chunk = os.read(fd, min(1 << 20, MAX_STATE_BYTES + 1 - size))
+            except BlockingIOError:
+                continue
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _opts(func):
@@ -271,7 +310,8 @@ def redo_cmd(entry, dry_run, expect_plan, root, as_json):
 
 
 @click.command("journal")
-@click.option("--limit", type=int, default=20, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Show at most this many entries, newest first.")
 @root_option
 @json_option
 def journal_cmd(limit, root, as_json):

@@ -162,6 +162,8 @@ def comebacks(snap: Any, entries: list[dict[str, Any]], now: float,
                 or entry["id"] in undone or at is None or now - at > COMEBACK_WINDOW):
             continue
         mode, where = summary.get("mode"), summary.get("scope")
+        if not isinstance(mode, str) or not isinstance(where, str):
+            continue  # not a clear this could have undone (the journal reader refuses such entries anyway)
         scopes = [snap.root_scope, *snap.sessions.values()] if where == "all_sessions" else [
             snap.root_scope if where == "root" else snap.sessions.get(where)]
         for scope in scopes:

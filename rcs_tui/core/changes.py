@@ -44,6 +44,73 @@ def empty() -> Summary:
     return {"at": None, "members": {}, "workers": {}, "tasks": {}, "runs": {}, "cleared": {}}
 
 
+MAX_TS = 253402300799.0  # the last second of year 9999: any later time cannot be shown as a date
+TEXT_KEYS = ("subject", "id", "item", "by", "actor", "journal_id", "cleared_by")
+
+
+def _plain(value: Any) -> bool:
+    """A value a summary or an entry keeps as it is: text, a whole or finite number, true/false or null."""
+    if isinstance(value, float):
+        return value == value and abs(value) != float("inf")
+    return value is None or isinstance(value, (str, int, bool))
+
+
+def _plain_map(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(k, str) and _plain(v) for k, v in value.items())
+
+
+def _member_map(value: Any) -> bool:
+    """A member's picture: plain values, or maps of them (who wrote it: `{"session": …, "pid": …}`)."""
+    return isinstance(value, dict) and all(isinstance(k, str) and (_plain(v) or _plain_map(v))
+                                           for k, v in value.items())
+
+
+def _time(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and _plain(value) and 0 <= value <= MAX_TS
+
+
+def entry_problem(entry: Mapping[str, Any]) -> str | None:
+    """Why a parsed history line is not an entry the history can replay and show (None: it is). The line is
+    read back from a file anyone may have edited: each field is checked for what its readers do with it."""
+    if entry.get("v") != VERSION or not isinstance(entry.get("kind"), str):
+        return "not a history entry of this version"
+    if "ts" in entry and not _time(entry["ts"]):
+        return '"ts" is not a time (seconds since 1970, at most year 9999)'
+    if "seq" in entry and (not isinstance(entry["seq"], int) or isinstance(entry["seq"], bool)):
+        return '"seq" is not a whole number'
+    for key in TEXT_KEYS:
+        if entry.get(key) is not None and not isinstance(entry[key], str):
+            return f'"{key}" is not text'
+    for key in ("from", "to", "after_s", "at", "cleared_at", "removed", "added"):
+        if not _plain(entry.get(key)):
+            return f'"{key}" is not a plain value'
+    if entry.get("writer") is not None and not _plain_map(entry["writer"]):
+        return '"writer" is not an object of plain values'
+    for key in ("state", "before"):
+        if entry.get(key) is not None and not _member_map(entry[key]):
+            return f'"{key}" is not an object of plain values'
+    members = entry.get("members")
+    if members is not None and not (isinstance(members, dict) and all(_member_map(m) for m in members.values())):
+        return '"members" is not a map of objects of plain values'
+    return None
+
+
+def summary_problem(summary: Any) -> str | None:
+    """Why a kept summary (the recorder's checkpoint) cannot be replayed onto (None: it can)."""
+    if not isinstance(summary, dict):
+        return "the summary is not an object"
+    if summary.get("at") is not None and not _time(summary["at"]):
+        return 'the summary\'s "at" is not a time'
+    for section in ("members", "cleared"):
+        value = summary.get(section, {})
+        if not (isinstance(value, dict) and all(_member_map(m) for m in value.values())):
+            return f"the summary's {section} is not a map of objects of plain values"
+    for section in ("workers", "tasks", "runs"):
+        if not _plain_map(summary.get(section, {})):
+            return f"the summary's {section} is not a map of plain values"
+    return None
+
+
 def _scope_mode(key: str) -> tuple[str, str]:
     scope, _, mode = key.rpartition("/")
     return scope, mode

@@ -220,9 +220,13 @@ def _read_gen(tree: Tree, gen: int, warnings: list[str]) -> list[dict[str, Any]]
             entry = json.loads(line)
         except (ValueError, RecursionError):
             entry = None
-        if not isinstance(entry, dict) or entry.get("v") != changes.VERSION or not isinstance(entry.get("kind"), str):
+        if not isinstance(entry, dict):
             if i < len(lines) - 1 or line.endswith(b"}"):
                 warnings.append(f"{rel}: a line that is not a history entry; skipped")
+            continue
+        why = changes.entry_problem(entry)
+        if why is not None:
+            warnings.append(f"{rel}: a line that is not a history entry ({why}); skipped")
             continue
         out.append(entry)
     return out
@@ -301,10 +305,12 @@ class Recorder:
         if got.raw is not None:
             try:
                 data = json.loads(got.raw)
-                if isinstance(data, dict) and data.get("v") == changes.VERSION:
-                    summary, seq = data["summary"], int(data["seq"])
+                if (isinstance(data, dict) and data.get("v") == changes.VERSION
+                        and changes.summary_problem(data.get("summary")) is None
+                        and isinstance(data.get("seq"), int) and not isinstance(data["seq"], bool)):
+                    summary, seq = data["summary"], data["seq"]
                 else:
-                    fresh = True
+                    fresh = True  # damaged: recorded afresh from the lines kept (a new baseline if none)
             except (ValueError, KeyError, TypeError, RecursionError):
                 fresh = True
         written = _read_gen(self.tree, 1, []) + _read_gen(self.tree, 0, [])  # a rotation may fall in between

@@ -246,7 +246,8 @@ class Projection(Frozen):
 
 def advance(fold: Fold, rows: Iterable[Row]) -> Fold:
     """`fold` extended by `rows`, all newer than `fold.last_id` (ValueError otherwise: the older state
-    cannot take a row that should have come before it).
+    cannot take a row that should have come before it). From `EMPTY` any ids go, zero and negative ones too
+    (SQLite takes them in an id column; rp1 never writes them, but a database edited by hand may hold them).
 
     A prompt stays pending until a later row answers it: a run-level status row answers every prompt,
     a workflow row for the prompt's step answers that step's prompts, and any status row answers a
@@ -255,7 +256,7 @@ def advance(fold: Fold, rows: Iterable[Row]) -> Fold:
     ordered = sorted(rows, key=_order)
     if not ordered:
         return fold
-    if ordered[0].id <= fold.last_id:
+    if ordered[0].id <= fold.last_id and fold != EMPTY:  # from nothing, any id goes: 0 and below are valid too
         raise ValueError(f"row {ordered[0].id} is not newer than {fold.last_id}")
     steps, diagnostic = dict(fold.steps), dict(fold.diagnostic)
     last_entered, last_diagnostic = fold.last_entered, fold.last_diagnostic

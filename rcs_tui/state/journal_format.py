@@ -37,6 +37,12 @@ def entry_problem(entry: dict[str, Any]) -> str | None:
             return f"appends[{i}].size_before is not a non-negative integer"
     if "undoes" in entry and not isinstance(entry["undoes"], str):
         return '"undoes" is not a string'
+    summary = entry.get("summary", {})
+    if not isinstance(summary, dict):
+        return '"summary" is not an object'
+    for key in ("mode", "scope"):  # what a clear's entry names: looked up by them later (who came back)
+        if summary.get(key) is not None and not isinstance(summary[key], str):
+            return f"summary.{key} is not a string"
     if entry.get("state", "pending") not in ("pending", "done", "aborted"):
         return '"state" is not pending, done or aborted'
     return None

@@ -29,7 +29,7 @@ from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core.times import iso
 from rcs_tui.files import fsafe
 from rcs_tui.files.fsafe import Refused, Tree
-from rcs_tui.files.io import digest, loads_strict, rel_of
+from rcs_tui.files.io import MAX_STATE_BYTES, digest, loads_strict, rel_of
 from rcs_tui.state.journal_format import line_problem
 from rcs_tui.state.lock import LockBusy, store_lock
 
@@ -177,9 +177,14 @@ def explain(exc: OSError) -> str:
 
 
 def strict_json(rel: str, content: bytes) -> None:
-    """Refuse to write a `.json` file the runtime could not parse (NaN/Infinity, invalid JSON)."""
+    """Refuse to write a `.json` file the runtime could not parse (NaN/Infinity, invalid JSON), or one larger
+    than a state file may be read (every later read, clear and undo of it would be refused: a file written
+    but lost)."""
     if not rel.endswith(".json"):
         return
+    if len(content) > MAX_STATE_BYTES:
+        raise TxnError(f"refusing to write {rel}: {len(content):,} bytes, more than the {MAX_STATE_BYTES:,} a state"
+                       " file may hold (it could not be read, cleared or undone afterwards); nothing was changed")
     try:
         loads_strict(content)
     except (ValueError, RecursionError) as exc:
