@@ -218,3 +218,26 @@ def test_a_clear_entry_without_a_usable_summary_is_skipped(tmp_path):
     os.utime(path, (NOW - 10, NOW - 10))
     broken = {**clear_entry("e1", NOW - 60), "summary": "not a mapping"}
     assert att.resurrected(snap_of(tmp_path), [broken], NOW, parse_time) == []
+
+
+def test_a_comeback_names_its_clear_when_it_ran_and_when_the_member_was_written_again(tmp_path):
+    path = mode(tmp_path, "forge", None, active=True, current_phase="executing")
+    os.utime(path, (NOW - 10, NOW - 10))
+    snap = snap_of(tmp_path)
+    got = att.comebacks(snap, [clear_entry(7, NOW - 60)], NOW, parse_time)
+    assert got == {"root/forge": att.Comeback("7", NOW - 60, NOW - 10)}
+    assert type(got["root/forge"].entry) is str
+    # an entry naming no action is no clear, however the rest reads
+    no_action = {k: v for k, v in clear_entry("e0", NOW - 60).items() if k != "action"}
+    assert att.comebacks(snap, [no_action], NOW, parse_time) == {}
+
+
+def test_a_clear_naming_its_mode_or_scope_with_anything_but_text_is_passed_over_not_fatal(tmp_path):
+    path = mode(tmp_path, "forge", None, active=True, current_phase="executing")
+    os.utime(path, (NOW - 10, NOW - 10))
+    snap = snap_of(tmp_path)
+    for summary in ({"mode": "forge", "scope": ["root"]}, {"mode": ["forge"], "scope": "root"},
+                    {"mode": "forge"}, {"scope": "root"}):
+        bad = {**clear_entry("bad", NOW - 90), "summary": summary}
+        got = att.comebacks(snap, [bad, clear_entry("good", NOW - 60)], NOW, parse_time)
+        assert got == {"root/forge": att.Comeback("good", NOW - 60, NOW - 10)}, summary

@@ -110,8 +110,11 @@ def test_a_state_file_larger_than_a_reader_takes_is_not_written():
     from rcs_tui.files.io import MAX_STATE_BYTES
 
     strict_json("s/forge-state.json", b'"' + b"x" * (MAX_STATE_BYTES - 2) + b'"')  # exactly the most: written
-    with pytest.raises(TxnError, match=f"{MAX_STATE_BYTES + 1:,} bytes, more than the {MAX_STATE_BYTES:,}"):
+    with pytest.raises(TxnError) as refused:
         strict_json("s/forge-state.json", b'"' + b"x" * (MAX_STATE_BYTES - 1) + b'"')
+    assert str(refused.value) == (
+        f"refusing to write s/forge-state.json: {MAX_STATE_BYTES + 1:,} bytes, more than the {MAX_STATE_BYTES:,} a"
+        " state file may hold (it could not be read, cleared or undone afterwards); nothing was changed")
     strict_json("s/notes.txt", b"x" * (MAX_STATE_BYTES + 1))  # only JSON state files are held to it
 
 
@@ -153,6 +156,11 @@ def test_the_processes_a_read_asks_about_are_noted_per_block_and_thread():
         assert set(seen_elsewhere[0]) == {proc.pid + 100000}
         alive(proc.pid)  # outside every block: noted nowhere
         assert set(outer) == {proc.pid, 1}
+        answers: list[bool] = []
+        fresh = threading.Thread(target=lambda: answers.append(alive(proc.pid)))  # a thread that never noted
+        fresh.start()
+        fresh.join()
+        assert answers == [True]
 
         parts = Processes()
         with parts.noting("state"):

@@ -66,7 +66,8 @@ def _member_map(value: Any) -> bool:
 
 
 def _time(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and _plain(value) and 0 <= value <= MAX_TS
+    """Seconds since 1970 up to year 9999 (NaN and the infinities fail the bounds)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= MAX_TS
 
 
 def entry_problem(entry: Mapping[str, Any]) -> str | None:
