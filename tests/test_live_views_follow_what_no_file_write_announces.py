@@ -137,8 +137,13 @@ def quick_checks(monkeypatch):
     monkeypatch.setattr(processes, "INTERVAL_S", 0.2)  # the follower reads it when it starts
 
 
-def sleeper() -> subprocess.Popen:
-    return subprocess.Popen(["sleep", "600"])
+@pytest.fixture
+def sleeper():
+    """A process to show alive and then end (`end`), never left running."""
+    proc = subprocess.Popen(["sleep", "600"])
+    yield proc
+    if proc.poll() is None:
+        end(proc)
 
 
 def end(proc: subprocess.Popen) -> None:
@@ -147,71 +152,53 @@ def end(proc: subprocess.Popen) -> None:
 
 
 @pytest.mark.parametrize("how", ["own watches", "polling"])
-async def test_a_session_owner_that_dies_without_a_write_ends_its_session_on_screen(tmp_path, how, quick_checks):
+async def test_a_session_owner_that_dies_without_a_write_ends_its_session_on_screen(tmp_path, how, quick_checks,
+                                                                                    sleeper):
     mode(tmp_path, "forge", "s1", current_phase="executing")
     mode(tmp_path, "ultrawork", current_phase="executing")
-    owner = sleeper()
+    pointer(tmp_path, "s1", pid=sleeper.pid, cwd=str(tmp_path))
+    docs = follow(tmp_path, how)
     try:
-        pointer(tmp_path, "s1", pid=owner.pid, cwd=str(tmp_path))
-        docs = follow(tmp_path, how)
-        try:
-            first = await docs.first()
-            assert first["session"]["session_id"] == "s1" and first["active_set"] == ["forge"]
-            end(owner)
-            doc = await until(docs, lambda d: d["session"]["source"] == "root")
-            assert doc["active_set"] == ["ultrawork"]
-            assert doc["session"]["pointer"]["stale_dead"] is True
-            assert f"pid {owner.pid} is not running" in doc["session"]["pointer"]["reason"]
-        finally:
-            await docs.aclose()
+        first = await docs.first()
+        assert first["session"]["session_id"] == "s1" and first["active_set"] == ["forge"]
+        end(sleeper)
+        doc = await until(docs, lambda d: d["session"]["source"] == "root")
+        assert doc["active_set"] == ["ultrawork"]
+        assert doc["session"]["pointer"]["stale_dead"] is True
+        assert f"pid {sleeper.pid} is not running" in doc["session"]["pointer"]["reason"]
     finally:
-        if owner.poll() is None:
-            end(owner)
+        await docs.aclose()
 
 
-async def test_a_mode_owner_that_dies_without_a_write_becomes_a_doctor_finding(tmp_path, quick_checks):
-    owner = sleeper()
+def a_mode_owner(root: Path, pid: int) -> None:
+    mode(root, "ultrawork", current_phase="executing", owner_pid=pid)
+    canonical(root, ["ultrawork"])
+
+
+def a_team_worker(root: Path, pid: int) -> None:
+    team = root / ".rcs" / "state" / "team" / "t1"
+    atomic_write(team / "config.json", dump_json({"name": "t1", "task": "x", "agent_type": "executor",
+                                                  "worker_count": 1, "max_workers": 1, "workers": ["w1"]}))
+    atomic_write(team / "workers" / "w1" / "status.json", dump_json({"state": "working"}))
+    atomic_write(team / "workers" / "w1" / "heartbeat.json", dump_json(
+        {"pid": pid, "alive": True, "turn_count": 3, "last_turn_at": "2026-11-25T21:41:36.953Z"}))
+    mode(root, "team", current_phase="team-exec", team_name="t1")
+
+
+@pytest.mark.parametrize(("whose", "kind"), [(a_mode_owner, "dead-owner"), (a_team_worker, "dead-worker")])
+async def test_a_process_that_dies_without_a_write_becomes_a_doctor_finding(tmp_path, quick_checks, sleeper,
+                                                                            whose, kind):
+    whose(tmp_path, sleeper.pid)
+    docs = follow(tmp_path, "own watches")
     try:
-        mode(tmp_path, "ultrawork", current_phase="executing", owner_pid=owner.pid)
-        canonical(tmp_path, ["ultrawork"])
-        docs = follow(tmp_path, "own watches")
-        try:
-            def dead_owner(doc: dict) -> bool:
-                return any(f["kind"] == "dead-owner" for f in doc["doctor"]["findings"])
+        def found(doc: dict) -> bool:
+            return any(f["kind"] == kind for f in doc["doctor"]["findings"])
 
-            assert not dead_owner(await docs.first())
-            end(owner)
-            await until(docs, dead_owner)
-        finally:
-            await docs.aclose()
+        assert not found(await docs.first())
+        end(sleeper)
+        await until(docs, found)
     finally:
-        if owner.poll() is None:
-            end(owner)
-
-
-async def test_a_team_worker_that_dies_without_a_write_is_shown_dead(tmp_path, quick_checks):
-    worker = sleeper()
-    try:
-        team = tmp_path / ".rcs" / "state" / "team" / "t1"
-        atomic_write(team / "config.json", dump_json({"name": "t1", "task": "x", "agent_type": "executor",
-                                                      "worker_count": 1, "max_workers": 1, "workers": ["w1"]}))
-        atomic_write(team / "workers" / "w1" / "status.json", dump_json({"state": "working"}))
-        atomic_write(team / "workers" / "w1" / "heartbeat.json", dump_json(
-            {"pid": worker.pid, "alive": True, "turn_count": 3, "last_turn_at": "2026-11-25T21:41:36.953Z"}))
-        mode(tmp_path, "team", current_phase="team-exec", team_name="t1")
-        docs = follow(tmp_path, "own watches")
-        try:
-            def dead(doc: dict) -> bool:
-                return any(f["kind"] == "dead-worker" for f in doc["doctor"]["findings"])
-
-            assert not dead(await docs.first())
-            end(worker)
-            await until(docs, dead)
-        finally:
-            await docs.aclose()
-    finally:
-        if worker.poll() is None:
-            end(worker)
+        await docs.aclose()
 
 
 async def test_polling_sees_a_same_size_rewrite_whose_modification_time_was_put_back(tmp_path):
