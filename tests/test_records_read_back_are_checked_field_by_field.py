@@ -167,16 +167,21 @@ def test_the_processes_a_read_asks_about_are_noted_per_block_and_thread():
             alive(proc.pid)
         with parts.noting("team"):
             alive(1)
-        assert parts.any() and parts.moved() == set()
+        assert parts.moved() == set()
         proc.kill()
         proc.wait()
         assert parts.moved() == {"state"}
         with parts.noting("state"):  # read again: what it shows now is what it noted
             alive(proc.pid)
         assert parts.moved() == set()
-        with parts.noting("state"), parts.noting("team"):
+        proc2 = subprocess.Popen(["sleep", "600"])
+        with parts.noting("team"):
+            alive(proc2.pid)
+        with parts.noting("team"):  # a part read again that asks about nothing any more forgets its processes
             pass
-        assert not parts.any()
+        proc2.kill()
+        proc2.wait()
+        assert parts.moved() == set()
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -39,6 +39,10 @@ def _record(tap: Any, feed: Any, doc: dict[str, Any]) -> None:
         tap.close()
 
 
+# How often a row asks whether a process it shows (a session's owner, a worker) started or stopped without
+# writing anything: less often than a single view does, for two hundred projects on one event loop.
+PROCESS_CHECK_S = 10.0
+
 class LocalProject:
     """A local root: documents from an in-process feed, actions through `python -m rcs_tui`.
 
@@ -73,7 +77,8 @@ class LocalProject:
         try:
             feed = SnapshotFeed(self.root, summary=True)
             async for doc in follow_documents(feed, poll=self.poll, gate=self.gate, first_look=self.first_look,
-                                              watcher=self.watcher, on_watch=self.on_watch):
+                                              watcher=self.watcher, on_watch=self.on_watch,
+                                              process_check_s=PROCESS_CHECK_S):
                 if tap is not None:
                     await asyncio.to_thread(_record, tap, feed, doc)
                 yield doc

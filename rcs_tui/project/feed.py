@@ -162,6 +162,7 @@ class SnapshotFeed:
 async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, gate: Any = None, first_look: bool = False,
                            watcher: Any = None,
                            on_watch: Callable[[str, str | None], None] | None = None,
+                           process_check_s: float | None = None,
                            ) -> AsyncIterator[dict[str, Any]]:
     """The first document, then one per batch of changes the watcher sees (what arrives meanwhile is merged).
 
@@ -174,6 +175,8 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, gate: Any 
     `watcher` (a `SharedWatcher`) watches the project on an inotify instance shared with other projects
     instead of one of its own. `on_watch(how, reason)` hears how the project is watched once that is known:
     `("inotify", None)`, or `("poll", why)` when native watching could not start or stopped.
+    `process_check_s`: how often to ask whether a process the document shows alive or gone started or stopped
+    (a few signals and `/proc` reads, on the event loop); the fleet asks less often than a single view.
     """
     import asyncio
     import contextlib
@@ -240,11 +243,10 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, gate: Any 
 
     async def processes() -> None:
         """A process the document shows alive or gone that started or stopped: its part is read again."""
+        every = PROCESS_CHECK_S if process_check_s is None else process_check_s
         while True:
-            await asyncio.sleep(PROCESS_CHECK_S)
-            if not feed.loader.processes.any():
-                continue  # a fleet of projects naming no process costs no thread hop every few seconds
-            moved = await asyncio.to_thread(feed.loader.processes_moved)
+            await asyncio.sleep(every)
+            moved = feed.loader.processes_moved()  # no thread hop: a signal and a `/proc` read per process
             if moved:
                 queue.put_nowait(moved)
 

@@ -36,11 +36,6 @@ class Processes:
                 with self._lock:
                     self._seen[part] = seen
 
-    def any(self) -> bool:
-        """Whether any part's latest read asked about a process at all (most pictures name none)."""
-        with self._lock:
-            return any(self._seen.values())
-
     def moved(self) -> set[str]:
         """The parts one of whose processes is not what it was when they were read."""
         with self._lock:

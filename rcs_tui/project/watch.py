@@ -3,7 +3,8 @@
 Directories are watched, not files (an atomic rename replaces a file's inode), with our own filter
 (watchfiles' default one silently drops `.git`, `.venv`, … paths) and a small debounce. On Linux inotify
 is read on the event loop (`inotify_batches`): the process sleeps until the kernel has an event, so idle
-costs no wake-ups at all. Elsewhere `watchfiles.awatch` is used, whose Rust loop wakes every `step` ms even
+watching costs no wake-ups at all (a live view's check of the processes it shows is a timer of its own,
+see `project.processes`). Elsewhere `watchfiles.awatch` is used, whose Rust loop wakes every `step` ms even
 when nothing changes. `poll_batches` compares our own stat signatures every 500 ms (so a same-second
 atomic rename still counts) for when native watching cannot start. The console, the HUD, `snapshot
 --follow` and the fleet all watch through this module; nothing here writes.

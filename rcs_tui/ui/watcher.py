@@ -135,10 +135,8 @@ def start_watcher(node: DOMNode, loader: WorldLoader, *, force_polling: bool = F
             load again the section that showed it."""
             while True:
                 await asyncio.sleep(PROCESS_CHECK_S)
-                if not loader.processes.any():
-                    continue
                 try:
-                    moved = await asyncio.to_thread(loader.processes_moved)
+                    moved = loader.processes_moved()  # a signal and a `/proc` read per process: no thread hop
                     if moved and node.app.is_running:
                         await deliver(moved)
                 except Exception as exc:  # noqa: BLE001 - the watcher must never take the app down
