@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container
 from textual.timer import Timer
@@ -25,6 +25,7 @@ from textual.widgets import Static
 
 from rcs_tui.project.loader import WorldLoader
 from rcs_tui.ui.hud_help import KEY_HINT, HudHelp
+from rcs_tui.ui.notices import PlainNotices
 from rcs_tui.ui.watcher import WatchStatus, WorldUpdated, start_watcher
 from rcs_tui.ui.widgets import HudView, MemberList, OverlayBlockView
 from rcs_tui.views.hud_line import STALE_AFTER, header, template_segments
@@ -73,7 +74,7 @@ def next_tick(age: float | None) -> float:
     return max(1.0, 60.0 - (age % 60.0))
 
 
-class HudApp(App[None]):
+class HudApp(PlainNotices):
     """Full-screen (or `--inline`) HUD over one project."""
 
     CSS = stylesheet("hud.tcss")

@@ -42,6 +42,7 @@ from rcs_tui.ui.console.refusals import Refusal, busy_writer_advice, refusal_rec
 from rcs_tui.ui.console.scopes import COLLAPSE_OVER, ScopesPane
 from rcs_tui.ui.console.statusbar import StatusBar
 from rcs_tui.ui.hud_app import stylesheet
+from rcs_tui.ui.notices import PlainNotices
 from rcs_tui.ui.watcher import WatchStatus, WorldUpdated, start_watcher
 from rcs_tui.views.text import strip_controls
 from rcs_tui.views.world import World
@@ -69,7 +70,7 @@ def iso(ts: float) -> str:
     return times.iso(ts, ms=True)
 
 
-class ConsoleApp(App):
+class ConsoleApp(PlainNotices):
     """The operator recovery console."""
 
     TITLE = "rcs-tui console"

@@ -44,11 +44,12 @@ def journal_rows(root: Path, needle: str = "") -> list[Row]:
     cut_short = {e["id"] for e in interrupted(entries)}
     rows: list[Row] = []
     for e in reversed(entries):
-        if needle and not matches(needle, e.get("action"), e.get("actor"), e.get("id"), *[
-                f.get("path") for f in (e.get("files") or []) + (e.get("appends") or []) if isinstance(f, dict)]):
+        paths = [f.get("path") for f in (e.get("files") or []) + (e.get("appends") or []) if isinstance(f, dict)]
+        if needle and not matches(needle, e.get("action"), e.get("actor"), e.get("id"), *paths):
             continue
+        # the files it touched: those it rewrote and those it appended a line to (a task's transcript), each once
         rows.append((e["id"], [styled(str(e.get("at", ""))[:19].replace("T", " ")), styled(e.get("action"), width=200),
-                               Text(str(len(e.get("files") or []))), entry_state(e, undone, cut_short),
+                               Text(str(len(set(paths)))), entry_state(e, undone, cut_short),
                                styled(e.get("actor"), width=200)]))
     return rows
 

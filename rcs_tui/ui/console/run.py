@@ -39,7 +39,7 @@ def _sub(out: Text, sub: SubEntry, kind: str) -> None:
     out.append(plain(sub.key, 30), style="bold")
     if sub.state and sub.state != sub.key:
         out.append(f" {plain(sub.state, 20)}")
-    out.append(f" {status}", style=STATUS_STYLE.get(status, ""))
+    out.append(f" {plain(status, 20)}", style=STATUS_STYLE.get(status, ""))
     if sub.violation:
         out.append(f"  ⚠ {plain(sub.violation, 80)}", style="bold red")
     out.append("\n")
@@ -56,7 +56,7 @@ def header_text(t: Timeline) -> Text:
     out.append(f"run {plain(t.run.id)}\n", style="bold")
     out.append(f"{plain(t.workflow)}", style="cyan")
     out.append(f"  {plain(t.run.name or t.run.feature_id or '')}  ")
-    out.append(t.status, style=STATUS_STYLE.get(t.status, "bold"))
+    out.append(plain(t.status, 20), style=STATUS_STYLE.get(t.status, "bold"))
     out.append(f"  step {plain(t.current_step or '-')}")
     if not t.tracked:
         out.append("  (no state machine found for this workflow)", style="yellow")
@@ -71,7 +71,7 @@ def timeline_text(t: Timeline) -> Text:
         style = STATUS_STYLE.get(s.status, "")
         out.append(f"{GLYPH.get(s.status, '·')} ", style=style)
         out.append(f"{plain(s.name, 20):<14}", style="bold" if s.status in ("running", "waiting") else "")
-        out.append(f"{s.status:<12}", style=style)
+        out.append(f"{plain(s.status, 20):<12}", style=style)
         out.append(f"{duration(s.duration_s):>7}")
         if s.started_at:
             out.append(f"  {clock_time(s.started_at)}", style="dim")

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from rich.text import Text
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
@@ -39,6 +39,7 @@ from rcs_tui.ui.fleet.help import FleetHelp
 from rcs_tui.ui.fleet.table import cell_widths, columns_for, row_cells, shown_cells
 from rcs_tui.ui.hud_app import stylesheet
 from rcs_tui.ui.linetable import LineTable, content_widths
+from rcs_tui.ui.notices import PlainNotices
 from rcs_tui.ui.updates import show_content
 from rcs_tui.views.text import clip
 
@@ -72,7 +73,7 @@ class FleetScreen(Screen):
         self.refresh_bindings()  # the footer offers the keys that act in this tab
 
 
-class FleetApp(App):
+class FleetApp(PlainNotices):
     """The fleet view."""
 
     TITLE = "rcs-tui fleet"
