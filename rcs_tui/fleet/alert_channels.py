@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from rcs_tui.views.text import strip_controls, tmux_literal
+from rcs_tui.views.text import strip_controls, tmux_argument
 
 NOTIFY_TIMEOUT = 10.0  # seconds a notifier may run before it is stopped (and its delivery marked failed)
 
@@ -127,7 +127,7 @@ class TmuxChannel:
         if exe is None:
             return None
         where = ["-S", self.socket] if self.socket else []
-        return [exe, *where, "display-message", "rcs-tui: " + tmux_literal(message.text)]
+        return [exe, *where, "display-message", tmux_argument("rcs-tui: " + message.text)]
 
     async def send(self, message: Message) -> str | None:
         argv = self.argv(message)

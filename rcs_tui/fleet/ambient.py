@@ -26,7 +26,7 @@ from typing import Any, TextIO
 from rcs_tui.core.attention import NEEDS_YOU, count_words
 from rcs_tui.fleet.alert_channels import run_process
 from rcs_tui.views.hud_line import render_spans
-from rcs_tui.views.text import strip_controls, tmux_literal
+from rcs_tui.views.text import strip_controls, tmux_argument, tmux_literal
 
 OPTIONS = ("@rcs_line", "@rcs_attention", "@rcs_waiting")
 
@@ -64,9 +64,7 @@ class TmuxOptions:
             if self.shown.get(name) == literal:
                 continue
             self.sets += 1
-            # tmux reads an argument that ends in `;` as the end of the command (and `\;` as a `;`)
-            arg = literal[:-1] + "\\;" if literal.endswith(";") else literal
-            why = await run_process([*self.argv, "set-option", "-g", name, arg], None)
+            why = await run_process([*self.argv, "set-option", "-g", name, tmux_argument(value)], None)
             if why is not None:
                 return f"tmux set-option {name}: {why}"
             self.shown[name] = literal

@@ -78,6 +78,13 @@ def tmux_literal(value: object) -> str:
     return strip_controls(value).replace("#", "##")
 
 
+def tmux_argument(value: object) -> str:
+    """`tmux_literal(value)` as one argument of a tmux command: tmux reads an argument that ends in `;` as the
+    end of its command (and `\\;` as a `;`), so a trailing `;` is written `\\;`."""
+    literal = tmux_literal(value)
+    return literal[:-1] + "\\;" if literal.endswith(";") else literal
+
+
 def safe(value: object, *, keep_newlines: bool = False) -> str:
     """Untrusted string → text safe to embed in markup."""
     return escape_markup(strip_controls(value, keep_newlines=keep_newlines))

@@ -79,3 +79,16 @@ def test_the_hud_split_from_a_hostile_directory_runs_nothing(tmux_server, tmp_pa
     panes = subprocess.run(["tmux", "-S", str(sock), "list-panes", "-a", "-F", "#{pane_current_path}"],
                            capture_output=True, text=True).stdout
     assert os.fspath(hostile) in panes.splitlines() or not Path(marker).exists()
+
+
+@pytest.mark.parametrize("value", ["ends in a semicolon;", "two;;", ";", "a; b"])
+def test_an_argument_ending_in_a_semicolon_reaches_tmux_whole(tmux_server, value):
+    """tmux reads an argument that ends in `;` as the end of its command: the one argument form (used by the
+    fleet's tmux alert and the ambient status options) keeps the text as it is."""
+    from rcs_tui.views.text import tmux_argument
+
+    sock, _ = tmux_server
+    subprocess.run(["tmux", "-S", str(sock), "set-option", "-g", "@rcs_test", tmux_argument(value)], check=True)
+    shown = subprocess.run(["tmux", "-S", str(sock), "show-option", "-gv", "@rcs_test"], capture_output=True,
+                           text=True, check=True).stdout.rstrip("\n")
+    assert shown == value
