@@ -21,6 +21,7 @@ from rcs_tui.views.snapshot_doc import RP1_STATUSES, iso, team_json
 from rcs_tui.views.world import World
 
 Lists = dict[str, list[str]]
+LISTED = 500  # waiting or failed rp1 runs listed by name at most (past it, `unlisted` counts the rest)
 
 
 def judge(doc: dict[str, Any], snap: Any, now: float) -> tuple[Lists, list[Verdict]]:
@@ -37,12 +38,15 @@ def rp1_part(source: Any, path: Path | None) -> dict[str, Any]:
     runs (the first pending question of each, and since when), the current run and the newest activity."""
     base: dict[str, Any] = {"db": None if path is None else str(path), "status": "missing", "message": None,
                             "counts": dict.fromkeys(RP1_STATUSES, 0), "waiting": [], "failed": [],
+                            "unlisted": {"waiting": 0, "failed": 0},
                             "current": None, "last_activity": None}
     if source is None or path is None or not path.exists():
         return base
     newest: float | None = None
     for status in RP1_STATUSES:
-        feed = source.feed(status=status, limit=20)
+        # every waiting and failed run is someone the operator must answer: listed up to a bound that keeps a
+        # database of thousands of them readable, and `unlisted` says how many more there are
+        feed = source.feed(status=status, limit=LISTED if status in ("waiting", "failed") else 20)
         if not source.state.ok:
             base.update(status=source.state.code, message=source.state.message)
             return base
@@ -57,6 +61,7 @@ def rp1_part(source: Any, path: Path | None) -> dict[str, Any]:
                                          next((prompt.data[k] for k in ("message", "question", "prompt", "text")
                                                if isinstance(prompt.data.get(k), str)), ""))[:200],
                                      "since": _since(prompt, s.projection.last_activity)})
+    base["unlisted"] = {st: base["counts"][st] - len(base[st]) for st in ("waiting", "failed")}
     current = source.current()
     if current is not None:
         base["current"] = {"id": current.run.id, "flow": current.run.flow, "status": current.status,
