@@ -26,7 +26,7 @@ from typing import Any, TextIO
 from rcs_tui.core.attention import NEEDS_YOU, count_words
 from rcs_tui.fleet.alert_channels import run_process
 from rcs_tui.views.hud_line import render_spans
-from rcs_tui.views.text import strip_controls, tmux_argument, tmux_literal
+from rcs_tui.views.text import strip_controls, tmux_argument
 
 OPTIONS = ("@rcs_line", "@rcs_attention", "@rcs_waiting")
 
@@ -60,14 +60,14 @@ class TmuxOptions:
     async def update(self, values: dict[str, str]) -> str | None:
         """Set each value that differs from what was set last; None when all went in, else why not."""
         for name, value in values.items():
-            literal = tmux_literal(value)
-            if self.shown.get(name) == literal:
+            arg = tmux_argument(value)
+            if self.shown.get(name) == arg:
                 continue
             self.sets += 1
-            why = await run_process([*self.argv, "set-option", "-g", name, tmux_argument(value)], None)
+            why = await run_process([*self.argv, "set-option", "-g", name, arg], None)
             if why is not None:
                 return f"tmux set-option {name}: {why}"
-            self.shown[name] = literal
+            self.shown[name] = arg
         return None
 
 

@@ -184,7 +184,7 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, gate: Any 
     def gated() -> Any:
         return gate if gate is not None else contextlib.nullcontext()
 
-    from rcs_tui.project.processes import INTERVAL_S as PROCESS_CHECK_S
+    from rcs_tui.project.processes import moved_batches
     from rcs_tui.project.watch import native_batches, poll_batches, watch_targets, written_since
 
     started = time.time_ns()
@@ -243,12 +243,8 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, gate: Any 
 
     async def processes() -> None:
         """A process the document shows alive or gone that started or stopped: its part is read again."""
-        every = PROCESS_CHECK_S if process_check_s is None else process_check_s
-        while True:
-            await asyncio.sleep(every)
-            moved = feed.loader.processes_moved()  # no thread hop: a signal and a `/proc` read per process
-            if moved:
-                queue.put_nowait(moved)
+        async for moved in moved_batches(feed.loader.processes_moved, process_check_s):
+            queue.put_nowait(moved)
 
     task = asyncio.ensure_future(pump())
     checker = asyncio.ensure_future(processes())

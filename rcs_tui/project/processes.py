@@ -10,9 +10,11 @@ replaced. Nothing here writes.
 
 from __future__ import annotations
 
+import asyncio
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from rcs_tui.files.inputs import noting_processes, process_print
 
@@ -41,3 +43,15 @@ class Processes:
         with self._lock:
             seen = list(self._seen.items())
         return {part for part, pids in seen if any(process_print(pid) != then for pid, then in pids.items())}
+
+
+async def moved_batches(moved: Callable[[], frozenset[Path]], every: float | None = None,
+                        ) -> AsyncIterator[frozenset[Path]]:
+    """Every `every` seconds (`INTERVAL_S` when None), what `moved()` (a loader's `processes_moved`) names,
+    when it names anything: the one timer of each live view. Asked on the event loop, with no thread hop:
+    a signal and a `/proc` read per process shown."""
+    while True:
+        await asyncio.sleep(INTERVAL_S if every is None else every)
+        paths = moved()
+        if paths:
+            yield paths

@@ -22,7 +22,7 @@ from textual.message import Message
 from textual.worker import Worker
 
 from rcs_tui.project.loader import WorldLoader
-from rcs_tui.project.processes import INTERVAL_S as PROCESS_CHECK_S
+from rcs_tui.project.processes import moved_batches
 from rcs_tui.project.watch import DEBOUNCE_MS, native_batches, poll_batches, watch_targets, written_since
 from rcs_tui.views.world import World
 
@@ -134,11 +134,10 @@ def start_watcher(node: DOMNode, loader: WorldLoader, *, force_polling: bool = F
             """A process on screen (a session's owner, a worker) started or stopped without writing anything:
             load again the section that showed it."""
             while True:
-                await asyncio.sleep(PROCESS_CHECK_S)
                 try:
-                    moved = loader.processes_moved()  # a signal and a `/proc` read per process: no thread hop
-                    if moved and node.app.is_running:
-                        await deliver(moved)
+                    async for moved in moved_batches(loader.processes_moved):
+                        if node.app.is_running:
+                            await deliver(moved)
                 except Exception as exc:  # noqa: BLE001 - the watcher must never take the app down
                     node.post_message(WatchStatus("error", f"watcher error ({exc}) checking processes; retrying"))
 
