@@ -5,6 +5,8 @@ here: the quick commands (`rcs_tui.cli.quick`) use it too."""
 
 from __future__ import annotations
 
+import sys
+
 from rcs_tui.cli.jsonout import fail, write_line
 from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core.exit_codes import ERROR, USAGE
@@ -36,17 +38,32 @@ def exit_status(exc: BaseException) -> int:
     a new line and `{"error": "aborted", "kind": "aborted"}`, a reader of our output that went away is a
     silent ERROR, anything else ERROR with its error line. A file-system failure is explained; an
     unexpected one is still one JSON line, never a traceback."""
+    done = _made_before()
     if isinstance(exc, KeyboardInterrupt):
         write_line("", err=True)
-        return fail("aborted", ERROR, kinds.ABORTED)
+        return fail("aborted" + done, ERROR, kinds.ABORTED)
     if isinstance(exc, BrokenPipeError):
-        return ERROR
+        return fail("the output could not be written: its reader went away" + done, ERROR, kinds.IO_ERROR) \
+            if done else ERROR
     if isinstance(exc, known_errors()):
         kind = kinds.kind_of(exc)  # a bad value on the command line is a usage error wherever it is found
-        return fail(str(exc), USAGE if kind == kinds.USAGE else ERROR, kind)
+        return fail(str(exc) + done, USAGE if kind == kinds.USAGE else ERROR, kind)
     if isinstance(exc, OSError):  # a file-system failure outside a transaction (which explains its own)
         from rcs_tui.files.fsafe import Refused
         from rcs_tui.state.txn import explain
 
-        return fail(explain(exc), ERROR, kinds.UNSAFE_PATH if isinstance(exc, Refused) else kinds.IO_ERROR)
-    return fail(f"internal error: {type(exc).__name__}: {exc}", ERROR, kinds.INTERNAL)
+        return fail(explain(exc) + done, ERROR, kinds.UNSAFE_PATH if isinstance(exc, Refused) else kinds.IO_ERROR)
+    return fail(f"internal error: {type(exc).__name__}: {exc}{done}", ERROR, kinds.INTERNAL)
+
+
+def _made_before() -> str:
+    """What to add to an error that came after this process applied a change (printing its result failed,
+    or a later step did): the change stands, and its journal entry says how to revert it. Empty when
+    nothing was applied (the transaction module is then not even loaded)."""
+    txn = sys.modules.get("rcs_tui.state.txn")
+    ids = txn.committed() if txn is not None else []
+    if not ids:
+        return ""
+    entries = "entries " + ", ".join(ids) if len(ids) > 1 else "entry " + ids[0]
+    return (f"; the change was made before this failed (journal {entries}: `rcs-tui journal` lists it, "
+            f"`rcs-tui undo {ids[-1]}` reverts it)")

@@ -75,6 +75,17 @@ def check_rel(rel: str | os.PathLike[str]) -> tuple[str, ...]:
     return parts
 
 
+# An append-only file an action adds a line to (a task's transcript) may be larger than a state file: undoing
+# the line rewrites the file and records its before-image in one journal entry, base64 in a line the journal
+# reader takes up to 64 MiB, so 32 MiB is the most that can still be undone.
+MAX_APPENDED_BYTES = 32 * 1024 * 1024
+
+
+def max_bytes_for(rel: str) -> int:
+    """The most of a file a plan or its undo may read: a state file's cap for `.json`, else an appended file's."""
+    return MAX_STATE_BYTES if rel.endswith(".json") else MAX_APPENDED_BYTES
+
+
 def _explain(exc: OSError, rel: str, what: str) -> Refused:
     if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
         return Refused(rel, f"{what} is a symlink or not a directory; not followed")
@@ -98,16 +109,19 @@ class Tree:
                 except FileNotFoundError:
                     if not create:
                         raise
+                    made = True
                     try:
                         os.mkdir(part, 0o755, dir_fd=fd)
                     except FileExistsError:
-                        pass
+                        made = False
                     except OSError as exc:  # named by its project-relative path, not its last component
                         raise OSError(exc.errno, exc.strerror, "/".join(rel_dir[: i + 1])) from None
                     try:
                         nfd = os.open(part, _DIR_FLAGS, dir_fd=fd)
                     except OSError as exc:
                         raise _explain(exc, shown or "/".join(rel_dir), "/".join(rel_dir[: i + 1])) from None
+                    if made:  # the project's owner's, like the directory it was made in
+                        owned_like(nfd, os.fstat(fd))
                 except OSError as exc:
                     raise _explain(exc, shown or "/".join(rel_dir), "/".join(rel_dir[: i + 1])) from None
                 os.close(fd)
@@ -218,6 +232,8 @@ def open_leaf(dfd: int, name: str, flags: int, rel: str, mode: int = 0o644) -> i
         if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
             os.close(fd)
             raise Refused(rel, f"has {plural(st.st_nlink - 1, 'other hard link')}, possibly outside .rcs; not written")
+        if flags & os.O_CREAT and stat.S_ISREG(st.st_mode) and st.st_size == 0 and st.st_uid == os.geteuid():
+            owned_like(fd, os.fstat(dfd))  # one just made (a journal, a transcript): the directory's owner's
     return fd
 
 
@@ -247,12 +263,36 @@ def temp_name(name: str) -> str:
     return f".{name}.{uuid.uuid4().hex[:10]}{TEMP_SUFFIX}"
 
 
+def owned_like(fd: int, like: os.stat_result) -> None:
+    """Give the file or directory open at `fd` the owner and group of `like` when they are not ours and we
+    may (only root may give a file away): rcs-tui run with sudo in a user's project leaves that user's
+    files theirs, so the runtime can still rewrite them in place. Anyone else keeps what they create."""
+    if (like.st_uid, like.st_gid) == (os.geteuid(), os.getegid()):
+        return
+    with contextlib.suppress(OSError):
+        os.fchown(fd, like.st_uid, like.st_gid)
+
+
+def _owner_for(dfd: int, name: str) -> os.stat_result:
+    """Whose a file put at `name` should be: the regular file there now, else the directory's."""
+    try:
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        if stat.S_ISREG(st.st_mode):
+            return st
+    except OSError:
+        pass
+    return os.fstat(dfd)
+
+
 def stage(dfd: int, name: str, data: bytes, mode: int = 0o644) -> str:
-    """A fsynced temp file holding `data` beside `name` in the held directory; returns its name."""
+    """A fsynced temp file holding `data` beside `name` in the held directory; returns its name. It has the
+    owner of the file it will replace (of the directory for a new one) where we may set it (`owned_like`)."""
     tmp = temp_name(name)
+    like = _owner_for(dfd, name)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode,
                  dir_fd=dfd)
     try:
+        owned_like(fd, like)  # before the mode: a change of owner clears set-id bits
         os.fchmod(fd, mode)
         write_all(fd, data)
         os.fsync(fd)
@@ -352,11 +392,11 @@ def swap_in(dfd: int, name: str, tmp: str, expect: str | None, rel: str) -> Swap
                 return SwapResult(True, None)
             except FileExistsError:
                 found = _digest_at(dfd, name, rel)
-                _discard(dfd, tmp)
+                discard_temp(dfd, tmp)
                 return SwapResult(False, found)
             except OSError as exc:
                 if not _unsupported(exc):
-                    _discard(dfd, tmp)
+                    discard_temp(dfd, tmp)
                     raise
         return _swap_plain(dfd, name, tmp, expect, rel)
     if _exchange_works:
@@ -364,11 +404,11 @@ def swap_in(dfd: int, name: str, tmp: str, expect: str | None, rel: str) -> Swap
         try:
             renameat2(dfd, tmp, name, _RENAME_EXCHANGE)
         except FileNotFoundError:
-            _discard(dfd, tmp)
+            discard_temp(dfd, tmp)
             return SwapResult(False, None)
         except OSError as exc:
             if not _unsupported(exc):
-                _discard(dfd, tmp)
+                discard_temp(dfd, tmp)
                 raise
             _exchange_works = False
             return _swap_plain(dfd, name, tmp, expect, rel)
@@ -380,16 +420,16 @@ def swap_in(dfd: int, name: str, tmp: str, expect: str | None, rel: str) -> Swap
         except BaseException:  # could not look: put the previous bytes back before giving up
             if _same_inode(dfd, name, ours):
                 renameat2(dfd, tmp, name, _RENAME_EXCHANGE)
-            _discard(dfd, tmp)
+            discard_temp(dfd, tmp)
             raise
         if found == expect:
-            _discard(dfd, tmp)
+            discard_temp(dfd, tmp)
             return SwapResult(True, found)
         if _same_inode(dfd, name, ours):
             renameat2(dfd, tmp, name, _RENAME_EXCHANGE)  # give the runtime its bytes back
-            _discard(dfd, tmp)
+            discard_temp(dfd, tmp)
         else:  # something newer replaced ours already; it stands, the older bytes in tmp are superseded
-            _discard(dfd, tmp)
+            discard_temp(dfd, tmp)
         return SwapResult(False, found)
     return _swap_plain(dfd, name, tmp, expect, rel)
 
@@ -398,15 +438,15 @@ def _swap_plain(dfd: int, name: str, tmp: str, expect: str | None, rel: str) -> 
     try:
         found = _digest_at(dfd, name, rel)
     except BaseException:
-        _discard(dfd, tmp)
+        discard_temp(dfd, tmp)
         raise
     if found != expect:
-        _discard(dfd, tmp)
+        discard_temp(dfd, tmp)
         return SwapResult(False, found)
     try:
         os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
     except BaseException:
-        _discard(dfd, tmp)
+        discard_temp(dfd, tmp)
         raise
     return SwapResult(True, found)
 
@@ -439,7 +479,7 @@ def remove_if(dfd: int, name: str, expect: str, rel: str) -> SwapResult:
         _put_back(dfd, aside, name)
         raise
     if found == expect:
-        os.unlink(aside, dir_fd=dfd)
+        discard_temp(dfd, aside)
         return SwapResult(True, found)
     _put_back(dfd, aside, name)
     return SwapResult(False, found)
@@ -457,23 +497,23 @@ def _put_back(dfd: int, aside: str, name: str) -> None:
                     raise
         os.rename(aside, name, src_dir_fd=dfd, dst_dir_fd=dfd)
     except FileExistsError:
-        _discard(dfd, aside)
+        discard_temp(dfd, aside)
 
 
 def _digest_at(dfd: int, name: str, rel: str) -> str | None:
     try:
-        return digest(read_at(dfd, name, rel))
+        return digest(read_at(dfd, name, rel, max_bytes_for(rel)))
     except FileNotFoundError:
         return None
 
 
-def _discard(dfd: int, name: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(name, dir_fd=dfd)
-
-
 def discard_temp(dfd: int, name: str) -> None:
-    """Remove our own staged temp file `name` in the held directory; a failure leaves it for the doctor."""
+    """Remove our own temp file `name` (staged bytes, or what a swap set aside) in the held directory.
+
+    Never raises: by the time a temp is discarded the step it served has been decided (applied or not),
+    and a failure to clean up must not turn that answer into an error (a swap reported as failed after
+    it took effect is rolled back wrongly). What stays behind is a leftover temp the doctor lists; the
+    journal entry holds the before-image of anything a temp kept."""
     with contextlib.suppress(OSError):
         os.unlink(name, dir_fd=dfd)
 
@@ -549,5 +589,6 @@ def remove_temp(root: Path, rel: str) -> None:
     if not rel.endswith(TEMP_SUFFIX):
         raise Refused(rel, "is not an rcs-tui temp file")
     with Tree(root).parent(rel) as (dfd, name):
-        _discard(dfd, name)
+        with contextlib.suppress(FileNotFoundError):  # the doctor's repair: a failure is its answer
+            os.unlink(name, dir_fd=dfd)
         fsync_fd(dfd)

@@ -22,7 +22,7 @@ from typing import Any
 
 from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core.history import undone_ids
-from rcs_tui.files.fsafe import Refused, Tree, check_rel, open_leaf
+from rcs_tui.files.fsafe import Refused, Tree, check_rel, max_bytes_for, open_leaf
 from rcs_tui.files.io import digest, loads_strict
 from rcs_tui.state.journal_format import MAX_LINE, entry_problem
 from rcs_tui.state.txn import JOURNAL_KEEP, JOURNAL_REL, FileChange, Plan, TxnError, apply, rotated_name
@@ -331,7 +331,7 @@ def checked_path(tree: Tree, entry: dict[str, Any], rel: object) -> str:
 
 def _current(tree: Tree, entry: dict[str, Any], rel: str) -> bytes | None:
     try:
-        return tree.read(rel)
+        return tree.read(rel, max_bytes_for(rel))
     except (Refused, OSError) as exc:
         raise TxnError(f"cannot undo {entry['id']}: {exc}; nothing was changed") from None
 
@@ -402,7 +402,12 @@ def plan_undo(root: Path, entry: dict[str, Any], *, exact: bool = False) -> Plan
     if not changes:  # recorded all the same, so a plain `undo` moves on to the entry before it
         summary["message"] = (f"nothing to restore: every file of {entry['id']} already holds its before-image "
                               "(reverted outside rcs-tui); it is recorded as undone, no file was written")
-    return Plan(action=f"undo {entry.get('action')}", changes=tuple(changes), summary=summary)
+    def recheck() -> str | None:  # two undos racing: only the first is recorded
+        if entry["id"] in undone_ids(read_journal(root)):
+            return f"journal entry {entry['id']} was already undone (by another undo meanwhile)"
+        return None
+
+    return Plan(action=f"undo {entry.get('action')}", changes=tuple(changes), summary=summary, recheck=recheck)
 
 
 def entry_about(root: Path, entry: dict[str, Any], plan: Plan) -> dict[str, Any]:

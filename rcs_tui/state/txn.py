@@ -110,6 +110,9 @@ class Plan:
     changes: tuple[FileChange, ...] = ()
     appends: tuple[Append, ...] = ()
     summary: dict[str, Any] = field(default_factory=dict)
+    # Asked again under the store lock, before anything is journaled: why the plan no longer holds (None: it
+    # does). For what no file's digest shows: an undo that another undo recorded meanwhile.
+    recheck: Callable[[], str | None] | None = field(default=None, compare=False, repr=False)
 
     def describe(self, root: Path) -> dict[str, Any]:
         out: dict[str, Any] = {"action": self.action,
@@ -237,10 +240,18 @@ def write_ahead(tree: Tree, line: bytes) -> int:
     return start
 
 
+def _is_entry(found: bytes, line: bytes) -> bool:
+    """Are `found` the bytes of the entry written as `line`, in any of its states? (A "done" mark whose sync
+    failed is rolled back and marked again: the entry is still ours then.)"""
+    end = STATE_AT + len(MARKS["pending"])
+    return (len(found) == len(line) and found[:STATE_AT] == line[:STATE_AT] and found[end:] == line[end:]
+            and found[STATE_AT:end] in MARKS.values())
+
+
 def mark(tree: Tree, start: int, state: str, line: bytes) -> None:
     """Overwrite the entry's state in place (same length, no new space needed, so a full disk cannot stop it).
 
-    Only when the bytes at `start` are still this entry as written (`line`, pending): if another process
+    Only when the bytes at `start` are still this entry as written (`line`, in any state): if another process
     rotated, truncated or replaced the journal meanwhile, whatever now sits at that offset is not ours to
     change, and an OSError says so instead.
     """
@@ -248,7 +259,7 @@ def mark(tree: Tree, start: int, state: str, line: bytes) -> None:
     with tree.parent(rel) as (dfd, name):
         fd = fsafe.open_leaf(dfd, name, os.O_RDWR, rel)
         try:
-            if os.pread(fd, len(line), start) != line:
+            if not _is_entry(os.pread(fd, len(line), start), line):
                 raise OSError(errno.ESTALE, "the journal was rotated, truncated or replaced by another process "
                               "while the entry was open", rel)
             if os.pwrite(fd, MARKS[state], start + STATE_AT) != len(MARKS[state]):
@@ -273,7 +284,7 @@ class _Step:
 
 def _read_before(tree: Tree, rel: str) -> bytes | None:
     try:
-        return tree.read(rel)
+        return tree.read(rel, fsafe.max_bytes_for(rel))
     except Refused as exc:
         raise ChangedUnderneath(f"{exc}; nothing was changed") from None
     except IsADirectoryError:
@@ -337,8 +348,25 @@ def _failure(exc: BaseException) -> str:
     return str(exc)
 
 
+_committed: list[str] = []  # ids of the journal entries this process applied, newest last (the last few)
+COMMITTED_KEPT = 16
+
+
+def committed() -> list[str]:
+    """The journal ids of the actions this process applied (the last few): an error after one of them (its
+    result could not be printed, a later step failed) must say the change was made all the same."""
+    return list(_committed)
+
+
 def apply(root: Path, plan: Plan, *, actor: str | None = None, extra: dict[str, Any] | None = None) -> dict:
     """Apply a plan under the store lock and journal it. Returns the journal entry."""
+    entry = _apply(root, plan, actor=actor, extra=extra)
+    _committed.append(entry["id"])
+    del _committed[:-COMMITTED_KEPT]
+    return entry
+
+
+def _apply(root: Path, plan: Plan, *, actor: str | None, extra: dict[str, Any] | None) -> dict:
     tree = Tree(root)
     try:
         rels = [rel_of(root, c.path) for c in plan.changes]
@@ -366,11 +394,18 @@ def apply(root: Path, plan: Plan, *, actor: str | None = None, extra: dict[str, 
 def _apply_locked(tree: Tree, plan: Plan, rels: list[str], append_rels: list[str], stack: contextlib.ExitStack,
                   actor: str | None, extra: dict[str, Any] | None) -> dict[str, Any]:
     steps: list[_Step] = []
+    if plan.recheck is not None:
+        reason = plan.recheck()
+        if reason:
+            raise TxnError(f"{reason}; nothing was changed")
     try:
         for rel, change in zip(rels, plan.changes, strict=True):
             try:
-                dfd, name = stack.enter_context(tree.parent(rel, create=change.action == "write"))
-            except FileNotFoundError:  # a delete in a directory that is gone
+                # only a new file may make its directory: one expected there whose directory went was removed
+                # underneath, and making the directory again would bring back a session or task that is gone
+                dfd, name = stack.enter_context(tree.parent(rel, create=change.action == "write"
+                                                            and change.expect is None))
+            except FileNotFoundError:  # a change in a directory that is gone
                 if change.expect is None:
                     continue
                 raise _changed(rel, change.expect, None) from None
@@ -387,9 +422,14 @@ def _apply_locked(tree: Tree, plan: Plan, rels: list[str], append_rels: list[str
             if found != step.change.expect:
                 raise _changed(step.rel, step.change.expect, found)
         sizes: list[int | None] = []
-        for rel in append_rels:
+        for rel, app in zip(append_rels, plan.appends, strict=True):
             st = tree.lstat(rel)
             sizes.append(st.st_size if st is not None else None)
+            grown = (st.st_size if st is not None else 0) + len(app.line.encode("utf-8")) + 2
+            if grown > fsafe.MAX_APPENDED_BYTES:  # its undo could not read the file back, so never applied
+                raise TxnError(f"this action cannot be recorded so that it can be undone: {rel} would be "
+                               f"{grown:,} bytes, more than the {fsafe.MAX_APPENDED_BYTES:,} an undo can restore; "
+                               "nothing was changed (move the file's older lines elsewhere first)")
         rotate(tree)
         entry = {
             # 48 random bits: with 24, a busy runtime's refusals and retries (hundreds of entries a second)
@@ -472,12 +512,16 @@ def _roll_back(tree: Tree, steps: list[_Step], appended: list[tuple[str, int, by
     if failed:
         raise TxnError(f"{reason}; rolling back failed for {', '.join(failed)}: journal entry {entry['id']} is left "
                        "interrupted. Run `rcs-tui doctor` (then `rcs-tui doctor --fix` to roll it back)") from None
-    with contextlib.suppress(OSError):
+    unmarked = ""
+    try:
         mark(tree, start, "aborted", line)
+    except OSError as mark_exc:  # the entry may read as pending or done: say which entry, so no one trusts it
+        unmarked = (f"; journal entry {entry['id']} could not be marked aborted ({explain(mark_exc)}), so it may "
+                    "still read as applied: no file of it holds its change")
     note = ""
     if superseded:
         were, keep = ("was", "keeps") if len(superseded) == 1 else ("were", "keep")
         note = f" ({', '.join(superseded)} {were} rewritten by the runtime meanwhile and {keep} the runtime's bytes)"
     if isinstance(exc, ChangedUnderneath):
-        raise ChangedUnderneath(f"{reason}; the files already changed were restored{note}") from None
-    raise TxnError(f"{reason}; every file was restored, nothing was changed{note}") from None
+        raise ChangedUnderneath(f"{reason}; the files already changed were restored{note}{unmarked}") from None
+    raise TxnError(f"{reason}; every file was restored, nothing was changed{note}{unmarked}") from None

@@ -235,7 +235,7 @@ def test_write_ahead_returns_where_the_entry_starts(root: Path) -> None:
 
 def test_a_failure_while_swapping_names_the_file(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(dfd: int, name: str, tmp: str, expect: object, rel: str) -> object:
-        fsafe._discard(dfd, tmp)  # consumed either way, as the real one does
+        fsafe.discard_temp(dfd, tmp)  # consumed either way, as the real one does
         raise OSError(errno.EIO, "Input/output error")
 
     monkeypatch.setattr(fsafe, "swap_in", broken)

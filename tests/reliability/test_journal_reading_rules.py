@@ -446,11 +446,12 @@ def test_a_transcript_that_cannot_be_read_stops_the_undo(tmp_path: Path) -> None
     root = _project(tmp_path)
     rel = ".rcs/tasks/t1/transcript.jsonl"
     (root / rel).parent.mkdir(parents=True)
-    (root / rel).write_bytes(b" " * (8 * 1024 * 1024 + 1))
+    with open(root / rel, "wb") as f:  # past what an undo can restore (a transcript may outgrow a state file)
+        f.truncate(32 * 1024 * 1024 + 1)
     entry = {"id": "e1", "files": [], "appends": [{"path": rel, "line": "x", "size_before": 0}]}
     with pytest.raises(TxnError) as caught:
         plan_undo(root, entry)
-    assert str(caught.value) == f"cannot undo e1: {rel}: too large (8388609 bytes > 8388608); nothing was changed"
+    assert str(caught.value) == f"cannot undo e1: {rel}: too large (33554433 bytes > 33554432); nothing was changed"
 
 
 @pytest.mark.parametrize(("content", "line", "size", "after"), [

@@ -85,7 +85,7 @@ class Fail:
                     if self.before_failing:
                         self.before_failing()
                     if real is real_swap:  # swap_in consumes its staged file either way
-                        fsafe._discard(args[0], args[2])
+                        fsafe.discard_temp(args[0], args[2])
                     raise self.exc
                 return real(*args, **kwargs)
             return call
@@ -395,8 +395,12 @@ def test_an_entry_is_written_pending_with_sorted_keys_and_marked_in_place(tmp_pa
         txn.mark(tree, start, state, line)
         written = (tmp_path / txn.JOURNAL_REL).read_bytes()[start:]
         assert len(written) == len(line) and json.loads(written)["state"] == state
-        with pytest.raises(OSError):  # marked once: no longer the pending entry it was
-            txn.mark(tree, start, state, line)
+    # an entry marked done whose sync failed is rolled back and marked again: it is still ours
+    txn.mark(tree, start, "done", line)
+    assert json.loads((tmp_path / txn.JOURNAL_REL).read_bytes()[start:])["state"] == "done"
+    other = line.replace(b'"e1"', b'"e2"')
+    with pytest.raises(OSError):  # another entry at that offset is not ours to mark
+        txn.mark(tree, start, "aborted", other)
 
 
 def test_marking_an_entry_the_journal_no_longer_holds_is_refused(tmp_path, monkeypatch):
