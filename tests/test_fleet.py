@@ -11,7 +11,7 @@ import pytest
 
 from rcs_tui.fleet.alerts import AlertSettings, AlertTracker
 from rcs_tui.fleet.projects import ProjectSpecError, expand_projects, parse_project
-from rcs_tui.fleet.rows import Row
+from rcs_tui.fleet.rows import Row, once_json
 from rcs_tui.project.feed import SnapshotFeed
 from rcs_tui.ui.fleet.app import FleetApp
 from rcs_tui.ui.linetable import LineTable
@@ -89,9 +89,26 @@ class TestProjects:
         p = parse_project(spec)
         assert (p.host, p.user, p.port, p.path, p.remote) == (host, user, port, path, True)
 
+    @pytest.mark.parametrize("spec,key", [
+        ("ssh://devbox/~/proj", "ssh://devbox/~/proj"),
+        ("ssh://me@box:2222/tmp/a b/p%23x", "ssh://me@box:2222/tmp/a%20b/p%23x"),
+        ("ssh://box/srv/q%3Fz?rcs-tui=/opt/my tools/rcs-tui", "ssh://box/srv/q%3Fz?rcs-tui=/opt/my%20tools/rcs-tui"),
+        ("ssh://box/srv/x?rcs-tui=a%26b", "ssh://box/srv/x?rcs-tui=a%26b"),
+    ])
+    def test_a_projects_key_reads_back_as_the_same_project(self, spec, key):
+        """The key is what `--json` prints and an alert command gets: given back as `--project`, it names
+        the same host, path and command."""
+        p = parse_project(spec)
+        again = parse_project(p.key)
+        assert p.key == key
+        assert (again.host, again.user, again.port, again.path, again.command) == (p.host, p.user, p.port,
+                                                                                   p.path, p.command)
+
     @pytest.mark.parametrize("spec,message", [
         ("ssh:///path", "no usable host name"), ("ssh://host", "no project path"),
         ("http://host/x", "only local paths and ssh://"), ("ssh://host:99999/x", "bad port"),
+        ("ssh://host/srv/proj#2", r"a '#' ends the path in an ssh:// URL; write it as %23"),
+        ("ssh://host/srv/proj?branch=main", r"unknown option 'branch' after '\?' \(only rcs-tui=COMMAND"),
     ])
     def test_bad_specs_say_why(self, spec, message):
         with pytest.raises(ProjectSpecError, match=message):
@@ -231,6 +248,21 @@ class TestAlerts:
         changed = mode(root, "ultrawork", session="s7", active=False, lifecycle_outcome="askuserQuestion")
         row.take(feed.document([changed]), NOW)
         assert [(a.kind, a.member) for a in tracker.observe(row)] == [("waiting", "s7/ultrawork")]
+
+    def test_a_hosts_values_of_the_wrong_type_are_not_read_as_the_contracts(self):
+        """Text where a list goes is no list of its characters (no "8 failed" from "notalist"), and what
+        `fleet --once --json` passes on keeps the contract's types."""
+        row = Row(parse_project("ssh://devbox/srv/api"))
+        row.take({"version": "1.3", "kind": "snapshot", "has_rcs": True,
+                  "attention": {"failed": "notalist", "waiting": ["s1/forge", 7]},
+                  "active_set": {"x": 1}, "last_activity": 12}, NOW)
+        assert row.attention["failed"] == [] and row.attention["waiting"] == ["s1/forge"]
+        [out] = once_json([row])
+        assert (out["active_set"], out["last_activity"], out["attention"]["failed"]) == ([], None, [])
+        row.take({"version": "1.3", "kind": "snapshot", "has_rcs": True, "attention": {},
+                  "active_set": ["team", 3], "last_activity": "2026-11-28T12:00:00.000Z"}, NOW)
+        [out] = once_json([row])
+        assert (out["active_set"], out["last_activity"]) == (["team"], "2026-11-28T12:00:00.000Z")
 
     def test_a_remote_cannot_claim_a_partial_document(self):
         row = Row(parse_project("ssh://devbox/srv/api"))

@@ -150,3 +150,21 @@ def test_an_input_fifo_read_once_its_writer_comes(tmp_path, run_cli):
         assert res.code == 0 and json.loads(res.stdout)["mode"] == "forge"
     finally:
         writer.wait(30)
+
+
+@pytest.mark.parametrize("argv,option,why", [
+    (["fleet", "--once", "--deadline", "nan"], "--deadline", "'nan' is not a finite number."),
+    (["fleet", "--once", "--timeout", "nan"], "--timeout", "'nan' is not a finite number."),
+    (["doctor", "--idle-minutes", "nan"], "--idle-minutes", "'nan' is not a finite number."),
+    (["doctor", "--idle-minutes", "-5"], "--idle-minutes", "-5.0 is not in the range x>0."),
+    (["console", "--watch-seconds", "nan"], "--watch-seconds", "'nan' is not a finite number."),
+    (["snapshot", "--follow", "--heartbeat", "nan"], "--heartbeat", "'nan' is not a finite number."),
+])
+def test_a_number_that_is_not_one_is_a_usage_error(tmp_path, run_cli, argv, option, why):
+    """NaN passes every range check by comparison: a fleet that waited "nan s", every run idle."""
+    mode(tmp_path, "forge", current_phase="executing")
+    where = ["--project", str(tmp_path)] if argv[0] == "fleet" else ["--root", str(tmp_path)]
+    res = run_cli(*argv, *where)
+    assert res.code == 2
+    assert json.loads(res.stderr.splitlines()[-1]) == {"error": f"Invalid value for '{option}': {why}",
+                                                       "kind": "usage"}

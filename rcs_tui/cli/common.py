@@ -15,8 +15,20 @@ from rcs_tui.cli.quick import JSON_HELP, ROOT_HELP, Option, Quick
 from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core.exit_codes import ERROR, OK, USAGE
 
-__all__ = ["CliError", "dumps", "echo_text", "emit", "expect_plan_option", "fail", "json_option", "known_errors",
+__all__ = ["CliError", "Finite", "dumps", "echo_text", "emit", "expect_plan_option", "fail", "json_option",
+           "known_errors", "readable_snapshot",
            "quick_options", "resolve_root", "root_option", "rp1_paths", "run"]
+
+
+class Finite(click.FloatRange):
+    """A number within bounds, as `click.FloatRange`, that is also finite: NaN passes every comparison, so a
+    range alone lets `nan` through (a timeout of "nan s", every run idle)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if number != number or number in (float("inf"), float("-inf")):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
 
 
 def root_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -76,6 +88,22 @@ def resolve_root(root: str | None) -> Path:
         return find_root(root)
     except RootNotFound as exc:
         raise CliError(str(exc), kinds.NO_PROJECT) from exc
+
+
+def readable_snapshot(root: Path, session_id: str | None) -> Any:
+    """The snapshot of the answering scopes (root and the resolved session), or a CliError naming what could
+    not be read there: an answer built over an unreadable state directory or canonical set would be empty,
+    and read as "nothing is active"."""
+    from rcs_tui.files.io import rel_of
+    from rcs_tui.state.ops import unread_scopes
+    from rcs_tui.state.reader import read_snapshot
+
+    snapshot = read_snapshot(root, session_id, all_sessions=False)
+    unread = unread_scopes(snapshot)
+    if unread:
+        raise CliError("cannot read the state this answer is built from: " + "; ".join(
+            f"{rel_of(root, e.path)}: {e.reason}" for e in unread), kinds.IO_ERROR)
+    return snapshot
 
 
 def settings(**flags: Any) -> Any:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from rcs_tui.cli.common import CliError, resolve_root, root_option, settings
+from rcs_tui.cli.common import CliError, Finite, resolve_root, root_option, settings
 from rcs_tui.core import error_kinds as kinds
 
 
@@ -17,7 +17,7 @@ from rcs_tui.core import error_kinds as kinds
 @click.option("--no-mouse", "no_mouse", is_flag=True, help="Do not capture the mouse.")
 @click.option("--theme", default=None, help="A Textual theme name (e.g. textual-dark, nord, gruvbox).")
 @click.option("--db", "db", default=None, help="rp1 database (else $RP1_DB, else ~/.rp1/rp1.db).")
-@click.option("--watch-seconds", type=click.FloatRange(0, 3600), default=None,
+@click.option("--watch-seconds", type=Finite(0, 3600), default=None,
               help="After a clear, how long to keep watching the member for a resurrection (default 10).")
 @root_option
 def console(session_id, readonly, no_mouse, theme, db, watch_seconds, root):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import click
 
-from rcs_tui.cli.common import CliError
+from rcs_tui.cli.common import CliError, Finite
 from rcs_tui.core import error_kinds as kinds
 
 
@@ -65,7 +65,8 @@ DEFAULT_VIEWER = "console"
 @click.option("--dir", "directory", type=click.Path(file_okay=False), default=None,
               help="Build the workspace here (kept afterwards) instead of a temporary directory.")
 @click.option("--hud", "use_hud", is_flag=True, help="Open the HUD (instead of the default viewer).")
-@click.option("--interval", type=float, default=2.0, show_default=True, help="Seconds between simulator ticks.")
+@click.option("--interval", type=Finite(0.05, 3600), default=2.0, show_default=True,
+              help="Seconds between simulator ticks.")
 @click.option("--no-sim", is_flag=True, help="Build the workspace but do not simulate activity.")
 @click.option("--build-only", is_flag=True, help="Build the workspace, print where it is, and exit.")
 def demo(directory, use_hud, interval, no_sim, build_only) -> None:

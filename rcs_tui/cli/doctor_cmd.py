@@ -7,7 +7,17 @@ from typing import Any, cast
 
 import click
 
-from rcs_tui.cli.common import CliError, echo_text, emit, json_option, resolve_root, root_option, rp1_paths, settings
+from rcs_tui.cli.common import (
+    CliError,
+    Finite,
+    echo_text,
+    emit,
+    json_option,
+    resolve_root,
+    root_option,
+    rp1_paths,
+    settings,
+)
 from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core.exit_codes import FINDINGS_REMAIN, OK
 from rcs_tui.core.words import plural
@@ -25,7 +35,7 @@ from rcs_tui.views.text import sanitize
                    "`plan_fingerprint` to confirm with --expect-plan); write nothing.")
 @click.option("--session-id", "session_id", default=None)
 @click.option("--db", "db", default=None, help="rp1 database (else $RP1_DB, else ~/.rp1/rp1.db).")
-@click.option("--idle-minutes", type=float, default=60.0, show_default=True,
+@click.option("--idle-minutes", type=Finite(0, min_open=True), default=60.0, show_default=True,
               help="Report rp1 runs idle for longer than this.")
 @root_option
 @json_option

@@ -6,7 +6,7 @@ import asyncio
 
 import click
 
-from rcs_tui.cli.common import CliError, emit, json_option, settings
+from rcs_tui.cli.common import CliError, Finite, emit, json_option, settings
 from rcs_tui.core import error_kinds as kinds
 
 TYPE_CHECKING = False
@@ -31,9 +31,9 @@ if TYPE_CHECKING:
               help="Local hours in which alerts are listed but not sent (overrides the config's).")
 @click.option("--ssh-config", "ssh_config", type=click.Path(dir_okay=False), default=None,
               help="ssh client config file (ssh -F); default: ssh's own (~/.ssh/config).")
-@click.option("--timeout", type=click.FloatRange(0.1, 600), default=15.0, show_default=True,
+@click.option("--timeout", type=Finite(0.1, 600), default=15.0, show_default=True,
               help="--once: how long each project's read may take, from when it starts; past it the row says so.")
-@click.option("--deadline", type=click.FloatRange(1, 3600), default=60.0, show_default=True,
+@click.option("--deadline", type=Finite(1, 3600), default=60.0, show_default=True,
               help="--once: the whole run ends within this many seconds; a project not answered by then is a "
                    "row saying so.")
 @click.option("--theme", default=None, help="A Textual theme name.")

@@ -24,6 +24,7 @@ from rcs_tui.cli.common import (
     given_root,
     json_option,
     quick_options,
+    readable_snapshot,
     resolve_root,
     root_option,
     settings,
@@ -146,11 +147,10 @@ def _ambient(path, session, socket, width, preset, ascii_only, title, poll, db) 
 def overlay(root, session, as_json) -> None:
     """Print the AGENTS-overlay Active Modes section for the combined active set."""
     from rcs_tui.state.plans import plan_names
-    from rcs_tui.state.reader import read_snapshot
     from rcs_tui.views.overlay import build_overlay
 
     path = resolve_root(root)
-    block = build_overlay(read_snapshot(path, session, all_sessions=False), plan_names(path))
+    block = build_overlay(readable_snapshot(path, session), plan_names(path))
     if as_json:
         click.echo(dumps(block.as_json()))
     else:

@@ -107,7 +107,7 @@ def once_root(explicit: str | None, stdin_fd: int | None = 0) -> str:
     try:
         return find_root_dir(explicit)
     except RootNotFound as exc:
-        if payload is not None and not explicit:
+        if payload is not None and not exc.named:
             raise NoProjectForStatusline(str(exc)) from None
         raise
 

@@ -89,6 +89,8 @@ def _value(option: Option, value: str) -> object | None:
         return None
     if option.kind == "file" and os.path.isdir(value):  # and Path(dir_okay=False) this
         return None
+    if option.kind in ("dir", "file") and os.path.exists(value) and not os.access(value, os.R_OK):
+        return None  # and Path(readable=True) one it may not read: the same usage error either way
     return value
 
 

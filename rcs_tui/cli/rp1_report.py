@@ -30,7 +30,7 @@ def project_root(root: str | None) -> Path:
     try:
         return find_root(root)
     except RootNotFound as exc:
-        if root:
+        if exc.named:  # `--root` or RCS_ROOT named something that is not a project: never another one
             raise CliError(str(exc), kinds.NO_PROJECT) from exc
         return Path.cwd().resolve()
 

@@ -8,7 +8,17 @@ from typing import Any
 
 import click
 
-from rcs_tui.cli.common import CliError, emit, expect_plan_option, json_option, resolve_root, root_option, rp1_paths
+from rcs_tui.cli.common import (
+    CliError,
+    Finite,
+    emit,
+    expect_plan_option,
+    json_option,
+    readable_snapshot,
+    resolve_root,
+    root_option,
+    rp1_paths,
+)
 from rcs_tui.core import error_kinds as kinds
 from rcs_tui.core.words import plural
 from rcs_tui.files.io import MAX_STATE_BYTES, dump_json, loads_strict
@@ -206,12 +216,11 @@ def list_active_cmd(root, as_json, input_json, input_file, mode, session_id):
     """Active modes of the authoritative scope."""
     from rcs_tui.files.layout import Layout
     from rcs_tui.state.ops import list_active, require_session
-    from rcs_tui.state.reader import read_snapshot
 
     root, _, _, sid = _common(root, input_json, input_file, mode, session_id)
     if sid is not None:
         require_session(Layout(root), sid)  # a typo'd session is an error, not an empty answer
-    emit(list_active(read_snapshot(root, sid, all_sessions=False)), True)
+    emit(list_active(readable_snapshot(root, sid)), True)
 
 
 @state.command("get-status")
@@ -219,10 +228,9 @@ def list_active_cmd(root, as_json, input_json, input_file, mode, session_id):
 def get_status_cmd(root, as_json, input_json, input_file, mode, session_id):
     """Status of every mode file (or one) in the authoritative scope."""
     from rcs_tui.state.ops import check_mode, get_status
-    from rcs_tui.state.reader import read_snapshot
 
     root, _, mode, sid = _common(root, input_json, input_file, mode, session_id)
-    emit(get_status(read_snapshot(root, sid, all_sessions=False), check_mode(mode) if mode else None), True)
+    emit(get_status(readable_snapshot(root, sid), check_mode(mode) if mode else None), True)
 
 
 @state.command("what-if")
@@ -259,7 +267,7 @@ def _human_whatif(data: dict[str, Any]) -> str:
 @click.option("--session-id", "session_id", default=None)
 @click.option("--follow", is_flag=True, help="Keep printing: one JSON document per line, a new one on every change, "
               "until stdin closes.")
-@click.option("--heartbeat", type=click.FloatRange(0, 3600), default=0.0,
+@click.option("--heartbeat", type=Finite(0, 3600), default=0.0,
               help="With --follow: a heartbeat line after this many quiet seconds (0: none).")
 @click.option("--poll", is_flag=True, help="With --follow: poll instead of native file events.")
 @root_option

@@ -49,9 +49,14 @@ def pid_start_ticks(pid: int) -> int | None:
 
 
 class RootNotFound(Exception):
-    """No project root could be determined."""
+    """No project root could be determined. `named`: the user named one (`--root` or `RCS_ROOT`) and it is
+    not a project, which no caller may pass over for a root of its own finding."""
 
     error_kind = kinds.NO_PROJECT
+
+    def __init__(self, message: str, *, named: bool = False) -> None:
+        super().__init__(message)
+        self.named = named
 
 
 DISCOVERY = ("a project root is a directory holding .rcs/; without --root or RCS_ROOT, the nearest ancestor of "
@@ -61,9 +66,9 @@ DISCOVERY = ("a project root is a directory holding .rcs/; without --root or RCS
 def _named_root(path: str, given: str) -> str:
     """A root the user named: it must be a directory holding `.rcs/`, or the answer would be a false all-clear."""
     if not os.path.isdir(path):
-        raise RootNotFound(f"{given}: not a directory")
+        raise RootNotFound(f"{given}: not a directory", named=True)
     if not os.path.isdir(os.path.join(path, ".rcs")):
-        raise RootNotFound(f"{given}: no .rcs/ directory there ({DISCOVERY})")
+        raise RootNotFound(f"{given}: no .rcs/ directory there ({DISCOVERY})", named=True)
     return os.path.realpath(path)
 
 

@@ -13,7 +13,7 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 GLOB_CHARS = re.compile(r"[*?\[]")
 HOST_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
@@ -46,8 +46,11 @@ class Project:
             return self.path
         user = f"{self.user}@" if self.user else ""
         port = f":{self.port}" if self.port else ""
-        command = "" if self.command == "rcs-tui" else f"?rcs-tui={self.command}"
-        return f"ssh://{user}{self.host}{port}{self.path}{command}"
+        command = "" if self.command == "rcs-tui" else "?rcs-tui=" + quote(self.command, safe="/~")
+        # written so that `parse_project` reads it back as this project: a home-relative path after a slash,
+        # the characters a URL gives a meaning to (`#`, `?`, `%`, spaces) escaped
+        path = quote(self.path if self.path.startswith("/") else "/" + self.path, safe="/~")
+        return f"ssh://{user}{self.host}{port}{path}{command}"
 
     @property
     def name(self) -> str:
@@ -69,6 +72,8 @@ def parse_project(spec: str) -> Project:
     if "://" not in text:
         return Project(spec, str(Path(os.path.expanduser(text)).absolute()))
     parts = urlsplit(text)
+    if "#" in text:  # a URL ends its path at `#`: the rest would be dropped silently, and another path read
+        raise ProjectSpecError(f"{spec!r}: a '#' ends the path in an ssh:// URL; write it as %23")
     if parts.scheme != "ssh":
         raise ProjectSpecError(f"{spec!r}: only local paths and ssh://HOST/PATH URLs are supported")
     host = parts.netloc.rpartition("@")[2]
@@ -91,7 +96,11 @@ def parse_project(spec: str) -> Project:
         path = path[1:]
     if not path or path == "/":
         raise ProjectSpecError(f"{spec!r}: no project path after the host")
-    query = parse_qs(parts.query)
+    query = parse_qs(parts.query, keep_blank_values=True)
+    unknown = sorted(set(query) - {"rcs-tui"})
+    if unknown or (parts.query and not query):
+        raise ProjectSpecError(f"{spec!r}: unknown option {', '.join(unknown) or parts.query!r} after '?' "
+                               "(only rcs-tui=COMMAND; write a '?' in the path as %3F)")
     command = query.get("rcs-tui", ["rcs-tui"])[-1]
     if not command.strip() or any(c in command for c in "\n\r\0"):
         raise ProjectSpecError(f"{spec!r}: bad rcs-tui command")

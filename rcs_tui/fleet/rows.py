@@ -91,8 +91,8 @@ class Row:
             doc.pop("partial", None)  # only this process makes partial documents; a host cannot claim one
         self.doc = summarise(doc) if self.project.remote else doc  # a local feed makes summaries itself
         raw = _table(doc.get("attention"))
-        self.attention = {k: [inert(v, 120) for v in raw.get(k, []) if isinstance(v, str)][:200]
-                          for k in attention.KEYS}
+        self.attention = {k: [inert(v, 120) for v in _list(raw.get(k)) if isinstance(v, str)][:200]
+                          for k in attention.KEYS}  # a text where a list goes is no list of eight items
         self.verdicts = _verdicts(doc.get("needs_you"), self.attention)
         self.error, self.error_since, self.connected = None, None, True
         self.updated_at = now or time.time()
@@ -215,14 +215,17 @@ def once_json(rows: Iterable[Row]) -> list[dict[str, Any]]:
     out = []
     for row in sorted_rows(rows):
         p = row.project
+        doc = row.doc or {}
+        last = doc.get("last_activity")
         out.append({"project": p.key, "name": p.name, "host": p.host, "state": row.rank_name,
                     "needs_you": row.needs_you_now, "reasons": row.needs_you() if row.needs_you_now else [],
                     "error": row.error, "readonly_reason": row.readonly_reason,
                     "attention": row.attention,
                     "verdicts": [row.verdict(k.key, item).as_json(iso) for k in attention.NEEDS_YOU
                                  for item in row.attention.get(k.key, [])],
-                    "active_set": (row.doc or {}).get("active_set", []),
-                    "last_activity": (row.doc or {}).get("last_activity"),
+                    # a host's values pass on only in the contract's types: a list of names, a time or null
+                    "active_set": [m for m in _list(doc.get("active_set")) if isinstance(m, str)],
+                    "last_activity": last if isinstance(last, str) and parse_time(last) is not None else None,
                     "watch": row.watch, "watch_reason": row.watch_reason})
     return out
 

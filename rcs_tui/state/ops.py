@@ -30,7 +30,7 @@ from rcs_tui.files.io import JsonRead, dump_json, read_json, rel_of
 from rcs_tui.files.layout import Layout
 from rcs_tui.state.reader import read_scope_alone, read_snapshot
 from rcs_tui.state.session import compatibility_scopes, resolve_session
-from rcs_tui.state.snapshot import Scope, Snapshot
+from rcs_tui.state.snapshot import FileError, Scope, Snapshot
 from rcs_tui.state.txn import FileChange, Plan, TxnError, apply, now_iso
 
 
@@ -321,6 +321,24 @@ def plan_delete_pointer(root: Path, reads: PlanReads | None = None) -> Operation
     changes = (FileChange(layout.session_pointer, "delete", expect=read.sha, why="stale-dead session pointer"),) \
         if read.exists else ()
     return Operation(Plan("remove stale-dead session.json", changes, summary={}), {"removed": read.exists})
+
+
+UNREAD_REASONS = ("cannot ", "unreadable")  # how the readers word a file they could not open, stat or read
+
+
+def unread_scopes(snapshot: Snapshot) -> list[FileError]:
+    """The read errors that leave the answering scopes (root, the resolved session) unknown: a directory
+    that could not be listed or a canonical set that could not be read. An answer built over them would be
+    empty, and an empty answer reads as "nothing is active"; a mode file that could not be read is named
+    by the answers themselves."""
+    layout = Layout(snapshot.root)
+    scopes = {None, snapshot.resolution.session_id}
+    dirs = {layout.state, layout.sessions} | {layout.scope_dir(s) for s in scopes}
+    sets = {layout.canonical_file(s) for s in scopes}
+    # a canonical set that is there but damaged is read as the runtime reads it; one that could not be
+    # opened or read at all (the reader's words for a failed system call) is unknown
+    return [e for e in snapshot.errors
+            if e.path in dirs or (e.path in sets and e.reason.startswith(UNREAD_REASONS))]
 
 
 def list_active(snapshot: Snapshot) -> dict[str, Any]:
