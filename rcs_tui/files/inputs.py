@@ -36,8 +36,9 @@ Signature = list[int] | None
 def signature(path: str, ctime: bool = True) -> Signature:
     """inode, size, mtime_ns, ctime_ns (following a symlink), or None when the path does not exist.
 
-    `ctime=False` for rp1's database and WAL: SQLite itself truncates an empty WAL when a reader closes,
-    which moves its ctime without changing a byte; every commit changes size or mtime.
+    `ctime=False` for rp1's WAL: SQLite itself truncates an empty WAL when a reader closes, which moves its
+    ctime without changing a byte (the database file's own ctime moves only with a write, so it is kept:
+    a commit of the same size whose mtime was put back still shows there).
     """
     try:
         st = os.stat(path)
@@ -64,6 +65,7 @@ class Recorder:
         self.top = top  # ancestors are recorded up to (and including) this directory
         self.inputs: dict[str, Signature] = {}
         self.pids: dict[int, list[object]] = {}
+        self.resolved: dict[str, str] = {}  # a path as given -> where its links led (`realpath`)
 
     def path(self, path: str) -> None:
         if not any(path == p or path.startswith(p + os.sep) for p in self.prefixes):
@@ -103,6 +105,21 @@ def note(path: str | os.PathLike[str]) -> None:
             _ACTIVE[-1].path(os.path.abspath(os.fspath(path)))
         except (TypeError, ValueError):
             pass
+
+
+def realpath(path: str | os.PathLike[str]) -> str:
+    """`os.path.realpath`, noted as an input of the answer being built: where a link leads (anywhere, inside
+    the project or not, or from the process's directory for a relative path) decides what is read, and
+    retargeting a link changes no file the answer read. `resolved_unchanged` checks it again."""
+    out = os.path.realpath(path)
+    if _ACTIVE:
+        _ACTIVE[-1].resolved.setdefault(os.fspath(path), out)
+    return out
+
+
+def resolved_unchanged(resolved: list[list[str]]) -> bool:
+    """Does every path a build resolved (`realpath`) still lead where it led?"""
+    return all(os.path.realpath(path) == out for path, out in resolved)
 
 
 _NOTING = _local()  # per thread: the maps `noting_processes` blocks note processes in, innermost last

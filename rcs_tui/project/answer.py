@@ -31,9 +31,17 @@ import zlib
 
 from rcs_tui.files.cache import cache_dir, code_stamp, read_own, write_own
 from rcs_tui.files.host import ENV_VARS
-from rcs_tui.files.inputs import Recorder, compact, process_print, recording, signature, unchanged
+from rcs_tui.files.inputs import (
+    Recorder,
+    compact,
+    process_print,
+    recording,
+    resolved_unchanged,
+    signature,
+    unchanged,
+)
 
-FORMAT = 3  # 3: a compact record of the inputs, the JSON document stored as compressed text
+FORMAT = 4  # 4: where links led; 3: a compact record of the inputs, the JSON document stored as compressed text
 RACY_NS = 100_000_000  # a write this close to the build may share its timestamp with a later one
 COARSE_RACY_NS = 2_000_000_000  # the same on filesystems with whole-second timestamps
 
@@ -64,7 +72,7 @@ def load_cached(path: str, key: dict[str, object]) -> dict[str, object] | None:
         for pid, alive, ticks in doc["pids"]:
             if process_print(pid) != [pid, alive, ticks]:
                 return None
-        if not unchanged(doc["inputs"]):
+        if not unchanged(doc["inputs"]) or not resolved_unchanged(doc["resolved"]):
             return None
         result = doc["result"]
         if not isinstance(result, dict):
@@ -99,8 +107,9 @@ def store(path: str, key: dict[str, object], inputs: Recorder, result: dict[str,
     stored = dict(result)
     if isinstance(result.get("json"), bytes | bytearray):
         stored["json"] = binascii.b2a_base64(zlib.compress(result["json"], 1), newline=False).decode("ascii")  # type: ignore[arg-type]
+    pids = sorted(inputs.pids.values(), key=lambda p: p[0])  # type: ignore[arg-type,return-value]
     doc = {"format": FORMAT, "key": key, "inputs": compact(inputs.inputs, os.path.dirname(inputs.top)),
-           "pids": sorted(inputs.pids.values(), key=lambda p: p[0]), "result": stored}  # type: ignore[arg-type,return-value]
+           "pids": pids, "resolved": sorted([path, out] for path, out in inputs.resolved.items()), "result": stored}
     return write_own(path, json.dumps(doc, separators=(",", ":")).encode("utf-8", "surrogateescape"))
 
 
@@ -118,15 +127,16 @@ def build(root: str, session: str | None, as_json: bool, ascii_only: bool,
     """Read the world once (recording its inputs) and return the answer in its stored form."""
     from pathlib import Path
 
-    from rcs_tui.rp1.db import default_db_path
+    from rcs_tui.rp1.db import default_db_path, wal_of
 
     db = str(default_db_path(rp1_db))
     prefixes, fixed = watched(root)
     recorder = Recorder(prefixes, os.path.join(root, ".rcs"))
     for path in fixed:
         recorder.inputs[path] = signature(path)
-    for path in (db, db + "-wal"):
-        recorder.inputs[path] = signature(path, ctime=False)
+    recorder.inputs[db] = signature(db)  # followed to the file: a link pointed elsewhere is another inode
+    wal = wal_of(db)
+    recorder.inputs[wal] = signature(wal, ctime=False)
     with recording(recorder):
         result = _answer(Path(root), session, as_json, ascii_only, preset, Path(db))
     return result, recorder

@@ -34,6 +34,11 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 PROJECT_ID_FILE = Path(".rp1") / "project_id"
 
 
+def wal_of(db: str | os.PathLike[str]) -> str:
+    """The path of the WAL of database file `db`: beside the file its path leads to (links resolved)."""
+    return os.path.realpath(db) + "-wal"
+
+
 def default_db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     """`--db`, else `$RP1_DB`, else `~/.rp1/rp1.db`."""
     if explicit:
@@ -240,13 +245,19 @@ class Rp1Db:
     def __init__(self, path: str | os.PathLike[str] | None = None, *, busy_timeout: float = 0.1,
                  retries: int = 3) -> None:
         self.path = default_db_path(path)
-        self.wal_path = Path(f"{self.path}-wal")
         self.busy_timeout = busy_timeout
         self.retries = retries
         self.state: DbState = OK
         self.schema: Schema | None = None
         self._schema_sig: tuple[Any, ...] | None = None
         self._snapshots: dict[int, Snapshot] = {}  # thread -> the read transaction its reads join
+
+    @property
+    def wal_path(self) -> Path:
+        """The WAL SQLite keeps beside the database file itself: beside the file a symlink leads to, as it
+        is now (a WAL looked for beside the link is never there, and the database would be read as if
+        every commit in it had not happened)."""
+        return Path(wal_of(self.path))
 
     # -- change detection -------------------------------------------------------------------
     def signature(self) -> tuple[Any, ...]:
@@ -485,16 +496,17 @@ class Rp1Db:
         """Whether `marks` were taken of this database (its anchors still hold); None when unreadable."""
         return self.read(lambda conn, _schema: _same_database(conn, marks), None)
 
-    def runs_since(self, scope: Scope | None, marks: Marks) -> tuple[list[RunRow], Marks] | None:
+    def runs_since(self, scope: Scope | None, marks: Marks) -> tuple[list[RunRow], Marks, set[str]] | None:
         """Runs in scope that have events newer than `marks`, were updated since (`updated_at` later than
-        the newest kept) or were inserted since, and the new marks.
+        the newest kept) or were inserted since, the new marks, and the ids of every run that changed, in
+        scope or not (one whose update took it out of the scope leaves a kept list by that).
 
         None when `marks` are not of this database any more (`describes`), or the `runs` table changed in
         another way (a row deleted; a row changed without a later `updated_at` while no event or run was
         added): read all runs then. Costs a primary-key range scan of the new events, however large the
         database, plus one pass over `runs.updated_at` when it moved.
         """
-        def q(conn: sqlite3.Connection, schema: Schema) -> tuple[list[RunRow], Marks] | None:
+        def q(conn: sqlite3.Connection, schema: Schema) -> tuple[list[RunRow], Marks, set[str]] | None:
             top, rowid, count, latest = marks.top, marks.rowid, marks.runs, marks.latest
             if not _same_database(conn, marks):
                 return None
@@ -528,7 +540,7 @@ class Rp1Db:
                                                                 [*chunk, *params])]
             if added:
                 rows += [self._run_row(r) for r in conn.execute(f"{base} WHERE r.rowid > ?{extra}", [rowid, *params])]
-            return rows, now
+            return rows, now, set(touched)
         return self.read(q, None)
 
     def runs_after(self, scope: Scope | None, marks: Marks, known: dict[str, tuple[int, Any]]

@@ -107,6 +107,7 @@ class Rp1Source:
         self._stored_status: dict[str, tuple[int, str | None]] = {}  # the same from a trusted store
         # (signature, answer); a None signature (`_key`: a commit may still be landing) never matches
         self._runs_cache: tuple[tuple[Any, ...] | None, list[RunRow]] | None = None
+        self._kept_ids: tuple[list[RunRow], set[str]] | None = None  # a kept list and its run ids
         self._current_cache: tuple[tuple[Any, ...] | None, RunSummary | None] | None = None
         self._store: StatusStore | None = None
         self._derived_from: tuple[list[RunRow], list[RunRow], set[str]] | None = None  # (old, merged, changed)
@@ -159,6 +160,12 @@ class Rp1Source:
         be landing unseen (`Rp1Db.settled`)."""
         return sig if self.db.settled(sig) else None
 
+    def _ids_of(self, rows: list[RunRow]) -> set[str]:
+        """The run ids of a kept list (made once per list)."""
+        if self._kept_ids is None or self._kept_ids[0] is not rows:
+            self._kept_ids = (rows, {r.id for r in rows})
+        return self._kept_ids[1]
+
     def _runs(self) -> list[RunRow]:
         """Runs in scope, newest activity first: all of them once, then only those that changed.
 
@@ -184,11 +191,16 @@ class Rp1Source:
             if delta is not None and self.db.state.ok:
                 if self._untrusted is not None:
                     self._trust(self._untrusted)
-                changed, marks = delta
+                changed, marks, touched = delta
                 changed = list({r.id: r for r in changed}.values())  # a new run with events comes twice
+                # the runs read again, and kept runs that changed but are no longer in scope (moved to
+                # another project): a kept row of either is dropped
                 ids = {r.id for r in changed}
+                gone = touched - ids
+                if gone:  # mostly other projects' runs: only kept ones matter
+                    ids |= gone & self._ids_of(kept)
                 moved = sorted(changed, key=_activity, reverse=True)
-                if not changed:
+                if not ids:
                     rows = kept  # the same list: what was derived from it still holds
                 elif all(r.last_event_id > self._marks[1].top for r in changed):  # all newer than every kept run
                     rows = moved + [r for r in kept if r.id not in ids]

@@ -214,7 +214,7 @@ def read_scope_alone(layout: Layout, session_id: str | None) -> Scope | None:
     link = inputs.is_symlink(path)
     if link:
         try:
-            path.resolve().relative_to(layout.rcs.resolve())
+            Path(inputs.realpath(path)).relative_to(inputs.realpath(layout.rcs))
         except (ValueError, OSError, RuntimeError):
             return None
     if not inputs.is_dir(path):
@@ -243,8 +243,8 @@ def _session_entries(layout: Layout, errors: list[FileError]) -> list[tuple[str,
         if link:
             path = Path(entry.path)
             try:
-                rcs_resolved = rcs_resolved or layout.rcs.resolve()
-                path.resolve().relative_to(rcs_resolved)
+                rcs_resolved = rcs_resolved or Path(inputs.realpath(layout.rcs))
+                Path(inputs.realpath(path)).relative_to(rcs_resolved)
             except (ValueError, OSError, RuntimeError):
                 errors.append(FileError(path, "symlink leads outside .rcs/; not followed"))
                 continue

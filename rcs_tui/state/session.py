@@ -74,7 +74,7 @@ def read_pointer(layout: Layout) -> SessionPointer:
     if not isinstance(sid, str) or not NAME_RE.fullmatch(sid):
         return SessionPointer(True, None, pid, reason=f"session.json: invalid session_id {sid!r}", data=data)
     cwd = data.get("cwd")
-    if isinstance(cwd, str) and cwd and os.path.realpath(cwd) != str(layout.root.resolve()):
+    if isinstance(cwd, str) and cwd and inputs.realpath(cwd) != inputs.realpath(layout.root):
         return SessionPointer(True, sid, pid, reason=f"session.json: cwd {cwd} is not this project", data=data)
     alive, why = process_matches(data.get("pid"), data.get("pid_start_ticks"))
     if not alive:
