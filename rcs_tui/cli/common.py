@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from rcs_tui.cli.errors import CliError, exit_status, known_errors
+from rcs_tui.cli.errors import CliError, command_started, exit_status, known_errors
 from rcs_tui.cli.jsonout import dumps, echo_text, emit, fail
 from rcs_tui.cli.quick import JSON_HELP, ROOT_HELP, Option, Quick
 from rcs_tui.core import error_kinds as kinds
@@ -132,6 +132,7 @@ def run(group: click.Group, argv: list[str] | None) -> int:
     """Invoke the group; map usage errors to USAGE and operator errors to ERROR, never a traceback."""
     from rcs_tui.config.paths import config_absent, config_path
 
+    command_started()
     if not config_absent(config_path()):  # a bad file is reported by every command; without one, skip the schema
         try:
             settings()

@@ -56,12 +56,23 @@ def exit_status(exc: BaseException) -> int:
     return fail(f"internal error: {type(exc).__name__}: {exc}{done}", ERROR, kinds.INTERNAL)
 
 
+_started_after = 0  # actions this process had applied when the running command started
+
+
+def command_started() -> None:
+    """Note the start of a command: only the changes it makes itself are named in its error (one process
+    may run many commands: a test, a shell)."""
+    global _started_after
+    txn = sys.modules.get("rcs_tui.state.txn")
+    _started_after = txn.commits() if txn is not None else 0
+
+
 def _made_before() -> str:
-    """What to add to an error that came after this process applied a change (printing its result failed,
+    """What to add to an error that came after the command applied a change (printing its result failed,
     or a later step did): the change stands, and its journal entry says how to revert it. Empty when
     nothing was applied (the transaction module is then not even loaded)."""
     txn = sys.modules.get("rcs_tui.state.txn")
-    ids = txn.committed() if txn is not None else []
+    ids = txn.committed(_started_after) if txn is not None else []
     if not ids:
         return ""
     entries = "entries " + ", ".join(ids) if len(ids) > 1 else "entry " + ids[0]

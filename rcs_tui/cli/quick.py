@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import os
 
-from rcs_tui.cli.errors import exit_status
+from rcs_tui.cli.errors import command_started, exit_status
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing costs `hud --once` milliseconds
 if TYPE_CHECKING:
@@ -139,6 +139,7 @@ def run_quick(argv: list[str]) -> int | None:
     if found is None:
         return None
     quick, opts = found
+    command_started()
     try:
         return quick.run(**opts)
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - the contract is: never a traceback

@@ -201,6 +201,8 @@ class Tree:
                     with contextlib.suppress(OSError):  # leave no torn line behind
                         os.ftruncate(fd, start)
                     raise
+                if not start:  # a file just made (a new journal, a transcript): its name is durable too
+                    fsync_fd(dfd)
                 return start, data
             finally:
                 os.close(fd)

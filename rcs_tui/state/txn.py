@@ -348,20 +348,26 @@ def _failure(exc: BaseException) -> str:
     return str(exc)
 
 
-_committed: list[str] = []  # ids of the journal entries this process applied, newest last (the last few)
+_committed: list[tuple[int, str]] = []  # (number, journal id) of the last few actions this process applied
 COMMITTED_KEPT = 16
 
 
-def committed() -> list[str]:
-    """The journal ids of the actions this process applied (the last few): an error after one of them (its
-    result could not be printed, a later step failed) must say the change was made all the same."""
-    return list(_committed)
+def commits() -> int:
+    """How many actions this process has applied (a command notes it when it starts)."""
+    return _committed[-1][0] if _committed else 0
+
+
+def committed(since: int = 0) -> list[str]:
+    """The journal ids of the actions this process applied after the first `since` (the last few): an error
+    after one of them (its result could not be printed, a later step failed) must say the change was made
+    all the same."""
+    return [entry_id for number, entry_id in _committed if number > since]
 
 
 def apply(root: Path, plan: Plan, *, actor: str | None = None, extra: dict[str, Any] | None = None) -> dict:
     """Apply a plan under the store lock and journal it. Returns the journal entry."""
     entry = _apply(root, plan, actor=actor, extra=extra)
-    _committed.append(entry["id"])
+    _committed.append((commits() + 1, entry["id"]))
     del _committed[:-COMMITTED_KEPT]
     return entry
 
