@@ -20,7 +20,7 @@ from tests.statefix import canonical, mode
 
 NO_OVERRIDE = ["setpriv", "--bounding-set=-dac_override,-dac_read_search",
                "--inh-caps=-dac_override,-dac_read_search"]
-needs_setpriv = pytest.mark.skipif(os.geteuid() != 0 and shutil.which("setpriv") is None,
+needs_setpriv = pytest.mark.skipif(os.geteuid() == 0 and shutil.which("setpriv") is None,
                                    reason="needs setpriv to run without root's file-reading capabilities")
 
 

@@ -232,6 +232,22 @@ class TestAlerts:
                                                             ("waiting", "root/autopilot")]
         assert len(tracker.alerts) == 5
 
+    def test_what_changes_between_the_first_look_and_the_full_read_is_announced(self, tmp_path):
+        """A full read can wait behind many others: a root member that starts waiting meanwhile was not
+        waiting when the fleet first looked, so it is news; another session's, which the first look did not
+        read, is not."""
+        root = idle(tmp_path / "api")
+        mode(root, "forge", session="s7", active=False, lifecycle_outcome="askuserQuestion")
+        tracker = AlertTracker(AlertSettings(min_interval=0))
+        feed = SnapshotFeed(root)
+        row = Row(parse_project(str(root)))
+        row.take(feed.first_look(), NOW)
+        assert tracker.observe(row) == []
+        mode(root, "autopilot", active=False, lifecycle_outcome="askuserQuestion")  # at root, after the look
+        row.take(feed.document(), NOW)
+        assert sorted(row.attention["waiting"]) == ["root/autopilot", "s7/forge"]
+        assert [(a.kind, a.member) for a in tracker.observe(row)] == [("waiting", "root/autopilot")]
+
     def test_a_partial_first_look_is_not_the_baseline(self, tmp_path):
         """Sessions a quick first look did not read yet are not announced as new when the full read lands."""
         root = idle(tmp_path / "api")
@@ -323,7 +339,7 @@ class TestFleetApp:
                                  bell=False, min_interval=0)
         app = FleetApp(found, alerts=settings)
         async with app.run_test(size=(120, 36)) as pilot:
-            await until(lambda: all(r.doc is not None for r in app.rows.values()))
+            await until(lambda: all(r.doc is not None for r in app.rows.values()))  # a first look, at least
             table = app.screen.query_one("#fleet-table", LineTable)
             await until(lambda: [Path(k).name for k in table.keys] == ["api", "billing", "docs", "web", "notes"])
             web = str(base / "web")

@@ -133,6 +133,24 @@ class AlertSettings:
         return out
 
 
+_ALERT_KEYS = {kind.alert or kind.key: kind.key for kind in NEEDS_YOU}
+
+
+def _first_look_covers(kind: str, item: str, scopes: set[str | None]) -> bool:
+    """Would a project's quick first look (root and the current session's members, every team, rp1) show
+    this entry? A waiting or failed member of another session, and what the doctor judges, it would not."""
+    if kind in ("dead", "silent"):
+        return True
+    if kind in ("waiting", "failed"):
+        head = item.partition("/")[0]
+        return head == "rp1" or head in scopes
+    return False
+
+
+def _first_look_covers_entry(entry: tuple[str, str], scopes: set[str | None]) -> bool:
+    return _first_look_covers(_ALERT_KEYS.get(entry[0], entry[0]), entry[1], scopes)
+
+
 class AlertTracker:
     """Turns attention changes into alerts, by the rules, and delivers them."""
 
@@ -151,20 +169,39 @@ class AlertTracker:
         self.alerts: deque[Alert] = deque(maxlen=MAX_LISTED)
         self._open: dict[tuple[str, str, str, str], Alert] = {}  # (project, kind, item, state) -> its alert
         self._rows: dict[str, Row] = {}
+        # project -> (entries, scopes) of its quick first look, until its first full document
+        self._first_looks: dict[str, tuple[dict[tuple[str, str], str], set[str | None]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
     # -- what projects show ---------------------------------------------------------------------
     def observe(self, row: Row) -> list[Alert]:
-        """New alerts for this row's latest document (none for its first one)."""
-        if row.doc is None or row.doc.get("partial"):  # the baseline is the first full document
+        """New alerts for this row's latest document (none for its first one).
+
+        The baseline is what the project showed when the fleet first looked: a quick first look (root, the
+        current session, teams and rp1, marked partial) for what it covers, the first full read for the
+        rest. So a member that starts waiting between the two (a full read can queue behind a hundred
+        others) is announced, and one that was already waiting in another session is not."""
+        if row.doc is None:
             return []
         key = row.project.key
-        self._rows[key] = row
-        entries = {}
+        entries: dict[tuple[str, str], str] = {}
+        session = row.doc.get("session")
+        scopes = {"root", session.get("session_id") if isinstance(session, dict) else None}
         for kind in NEEDS_YOU:
             for item in row.attention.get(kind.key, []):
                 v = row.verdict(kind.key, item)
                 entries[(kind.alert or kind.key, item)] = v.state
+        if row.doc.get("partial"):
+            if key not in self.rules.seen:
+                self._first_looks[key] = (entries, scopes)
+            return []
+        self._rows[key] = row
+        first_look = self._first_looks.pop(key, None)
+        if first_look is not None and key not in self.rules.seen:
+            looked, covered = first_look
+            # the baseline: the first look where it looked, the full read elsewhere
+            self.rules.observe(key, {**{e: s for e, s in entries.items()
+                                        if not _first_look_covers_entry(e, covered)}, **looked})
         self.rules.observe(key, entries)
         return self.tick()
 
