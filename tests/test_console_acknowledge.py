@@ -59,6 +59,7 @@ async def test_a_records_the_acknowledgement_as_the_fleet_does_and_shows_it(tmp_
         assert any("acknowledged" in t for t in toasts(console))
     [entry] = history(console.root)
     assert entry["kind"] == "ack" and entry["item"] == BLUEPRINT and entry["actor"] == ACTOR and entry["v"] == 1
+    assert entry["of"] == "stale"  # what about it: another kind of trouble with it is not acknowledged
 
     # the fleet's `a` on the same entry of a copy of the project writes the same line, but for id and time
     other = tmp_path / "copy"
@@ -148,3 +149,21 @@ async def test_a_later_console_reads_the_acknowledgement_back(tmp_path):
         await select(pilot, member_row("blueprint"))
         assert "acknowledged: stale · inferred" in str(again.screen.query_one("#scopes-detail").render())
         assert "a" not in footer_keys(again)
+
+
+def test_acknowledging_a_silent_worker_does_not_cover_its_death(tmp_path):
+    """A silent worker acknowledged, then dead: its death (dated by its last heartbeat, before the
+    acknowledgement) needs the operator; the acknowledged silence stays acknowledged."""
+    from rcs_tui.core.acknowledged import Acknowledged, recorded_acks
+    from rcs_tui.core.attention import Verdict
+    from rcs_tui.project.recorder import read_history
+
+    (tmp_path / ".rcs").mkdir()
+    last_beat = 1_795_644_000.0
+    HistoryAcknowledger().acknowledge(str(tmp_path), item_id("silent", "crew/w1"), ACTOR)
+    acked = Acknowledged(recorded=recorded_acks(read_history(tmp_path)))
+    assert acked.covers(Verdict("silent", "crew/w1", "no heartbeat", "inferred", last_beat))
+    assert not acked.covers(Verdict("dead", "crew/w1", "worker died", "inferred", last_beat))
+    # an acknowledgement recorded before kinds were: it covers the item whatever the kind, as then
+    legacy = Acknowledged(recorded=recorded_acks([{"kind": "ack", "item": "crew/w1", "ts": last_beat + 5}]))
+    assert legacy.covers(Verdict("dead", "crew/w1", "worker died", "inferred", last_beat))

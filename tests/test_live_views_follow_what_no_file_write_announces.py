@@ -232,3 +232,29 @@ def test_polling_compares_every_file_of_a_tree_past_twenty_thousand_files(tmp_pa
             (d / name).write_bytes(b"{}")
     signed = scan(watch_targets(WorldLoader(tmp_path, rp1_db=False)))
     assert len(signed) == 21_300
+
+
+async def test_a_worker_whose_heartbeat_goes_silent_is_shown_without_any_write(tmp_path, monkeypatch):
+    """Time alone turns a worker silent (no heartbeat for two minutes): the followed document says so on
+    its own, as a fresh read at that moment does, though no file changed."""
+    from rcs_tui.project import feed as feed_mod
+    from rcs_tui.state.team import HEARTBEAT_STALE_SECONDS
+    from tests.statefix import state_dir, write
+
+    team = state_dir(tmp_path) / "team" / "crew"
+    write(team / "config.json", {"name": "crew"})
+    write(team / "workers" / "w1" / "heartbeat.json", {"pid": os.getpid(), "alive": True,
+                                                        "last_turn_at": "2026-11-25T21:59:00Z"})
+    mode(tmp_path, "team", current_phase="team-exec", team_name="crew")
+    now = [1795644000.0 - HEARTBEAT_STALE_SECONDS]  # 2026-11-25T22:00:00Z less the threshold: still beating
+    monkeypatch.setattr(feed_mod, "REJUDGE_S", 0.2)
+    docs = follow_documents(SnapshotFeed(tmp_path, clock=lambda: now[0]))
+    try:
+        first = await anext(docs)
+        assert first["attention"]["silent"] == []
+        now[0] = 1795644000.0 + 600  # eleven minutes after the last turn, nothing written
+        later = await asyncio.wait_for(anext(docs), 10)
+        assert later["attention"]["silent"] == ["crew/w1"]
+        assert later["attention"] == SnapshotFeed(tmp_path, clock=lambda: now[0]).document()["attention"]
+    finally:
+        await docs.aclose()

@@ -19,7 +19,8 @@ from rcs_tui.core.attention import Verdict
 @dataclass
 class Acknowledged:
     here: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, item) -> its state when acknowledged
-    recorded: dict[str, float] = field(default_factory=dict)  # item -> the newest `ack` in the history (epoch s)
+    # `kind:item` (or a bare item, from a history that did not say which kind) -> the newest `ack` (epoch s)
+    recorded: dict[str, float] = field(default_factory=dict)
 
     def add(self, verdict: Verdict) -> None:
         """The operator acknowledged `verdict` as it is now."""
@@ -29,8 +30,9 @@ class Acknowledged:
         """Whether `verdict` is acknowledged in its present state."""
         if self.here.get((verdict.kind, verdict.item)) == verdict.state:
             return True
-        at = self.recorded.get(verdict.item)
-        return at is not None and verdict.since is not None and verdict.since <= at
+        at = max(self.recorded.get(f"{verdict.kind}:{verdict.item}", float("-inf")),
+                 self.recorded.get(verdict.item, float("-inf")))  # a bare item: any kind, as it was recorded
+        return verdict.since is not None and verdict.since <= at
 
     def forget_changed(self, verdicts: Iterable[Verdict]) -> None:
         """Drop the acknowledgements made here whose entry changed state or needs the operator no more."""
@@ -39,10 +41,12 @@ class Acknowledged:
 
 
 def recorded_acks(entries: Iterable[Mapping[str, Any]]) -> dict[str, float]:
-    """The `ack` entries of a project's history: when each item was last acknowledged (epoch seconds)."""
+    """The `ack` entries of a project's history: when each was last acknowledged (epoch seconds), keyed
+    `kind:item` when the entry says which kind it acknowledged (`of`), else by the item alone."""
     recorded: dict[str, float] = {}
     for e in entries:
-        item, ts = e.get("item"), e.get("ts")
+        item, ts, of = e.get("item"), e.get("ts"), e.get("of")
         if e.get("kind") == "ack" and isinstance(item, str) and isinstance(ts, (int, float)):
-            recorded[item] = max(float(ts), recorded.get(item, float("-inf")))
+            key = f"{of}:{item}" if isinstance(of, str) and of else item
+            recorded[key] = max(float(ts), recorded.get(key, float("-inf")))
     return recorded

@@ -64,8 +64,8 @@ class HistoryAcknowledger:
         from rcs_tui.project.recorder import acknowledge
 
         if os.path.isabs(root) and os.path.isdir(os.path.join(root, ".rcs")):
-            member = item_id.split(":", 1)[1] if ":" in item_id else item_id  # the history names the member
-            acknowledge(Path(root), member, actor)
+            kind, _, member = item_id.partition(":") if ":" in item_id.split("/", 1)[0] else ("", "", item_id)
+            acknowledge(Path(root), member, actor, of=kind or None)  # the history names the member, and what
             return
         self.fallback.acknowledge(root, item_id, actor)
 

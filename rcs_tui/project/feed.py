@@ -28,6 +28,9 @@ from rcs_tui.views.snapshot_doc import (
 from rcs_tui.views.snapshot_json import snapshot_json
 from rcs_tui.views.world import World
 
+REJUDGE_S = 15.0  # how often a followed document is judged again as time passes (a silent worker: 120 s)
+REJUDGE: Any = object()  # the clock's mark in a follower's queue
+
 
 class SnapshotFeed:
     """One project's snapshot documents, rebuilt section by section as files change."""
@@ -109,6 +112,14 @@ class SnapshotFeed:
             self._rp1 = self._rp1_json()
         if sections is None or sections & {"state", "team"} or self._doctor is None:
             self._doctor = self._doctor_json(world)
+        return self._build(world)
+
+    def rejudge(self) -> dict[str, Any] | None:
+        """The last full document judged again at the current time, from the same reads (no file is read):
+        what needs you changes with time alone (a worker's heartbeat going silent). None before a full read."""
+        world = self.world
+        if world is None or self.loader.deferred or self._doctor is None:
+            return None
         return self._build(world)
 
     # -- sections ---------------------------------------------------------------------------
@@ -246,8 +257,15 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, gate: Any 
         async for moved in moved_batches(feed.loader.processes_moved, process_check_s):
             queue.put_nowait(moved)
 
+    async def clock() -> None:
+        """Time passing changes what needs you with no file written (a heartbeat goes silent): judged again."""
+        while True:
+            await asyncio.sleep(REJUDGE_S)
+            queue.put_nowait(REJUDGE)
+
     task = asyncio.ensure_future(pump())
     checker = asyncio.ensure_future(processes())
+    ticker = asyncio.ensure_future(clock())
     try:
         while True:
             getter = asyncio.ensure_future(queue.get())
@@ -259,6 +277,17 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, gate: Any 
             items = [getter.result()]
             while not queue.empty():
                 items.append(queue.get_nowait())
+            if all(item is REJUDGE for item in items):
+                async with gated():
+                    judged = await asyncio.to_thread(feed.rejudge)
+                if judged is None or same_content(judged, last):
+                    continue
+                feed.seq += 1
+                judged["seq"] = feed.seq
+                last = judged
+                yield judged
+                continue
+            items = [item for item in items if item is not REJUDGE]  # a read judges at the current time anyway
             resync = any(item is None for item in items)
             paths = frozenset().union(*(i for i in items if i is not None))
             if resync:
@@ -276,3 +305,4 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, gate: Any 
     finally:
         task.cancel()
         checker.cancel()
+        ticker.cancel()

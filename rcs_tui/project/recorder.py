@@ -272,12 +272,16 @@ def _rotate(tree: Tree, limit: int) -> None:
             os.fsync(dfd)
 
 
-def acknowledge(root: Path, item_id: str, actor: str, *, clock: Callable[[], float] = time.time) -> dict[str, Any]:
+def acknowledge(root: Path, item_id: str, actor: str, *, clock: Callable[[], float] = time.time,
+                of: str | None = None) -> dict[str, Any]:
     """Record that `actor` acknowledged `item_id` (a history entry's `id`, or a member key such as
-    `root/forge`): a `came_back` it names stops being open. Any process may call it; returns the entry."""
+    `root/forge`): a `came_back` it names stops being open. `of`: what about it was acknowledged (`silent`,
+    `waiting`, ...), so another kind of trouble with the same member or worker is not covered. Any process
+    may call it; returns the entry."""
     now = clock()
     entry = {"v": changes.VERSION, "id": f"ack-{uuid.uuid4().hex[:12]}", "at": iso(now, ms=True),
-             "ts": round(now, 3), "kind": "ack", "item": str(item_id), "actor": str(actor)}
+             "ts": round(now, 3), "kind": "ack", "item": str(item_id), "actor": str(actor),
+             **({"of": str(of)} if of else {})}
     Tree(root).append(HISTORY_REL, _line(entry))
     return entry
 

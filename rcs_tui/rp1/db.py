@@ -261,12 +261,15 @@ class Rp1Db:
 
     # -- change detection -------------------------------------------------------------------
     def signature(self) -> tuple[Any, ...]:
-        """Cheap fingerprint of the files (stat only): changes whenever a commit lands."""
+        """Cheap fingerprint of the files (stat only): changes whenever a commit lands. The database file's
+        change time too (a same-size commit whose modification time a tool put back moves only that); not
+        the WAL's, which SQLite moves without a commit when a reader closes."""
         out: list[Any] = []
         for p in (self.path, self.wal_path):
             try:
                 st = p.stat()
-                out.append((st.st_ino, st.st_size, st.st_mtime_ns))
+                out.append((st.st_ino, st.st_size, st.st_mtime_ns) if p is not self.path
+                           else (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
             except OSError:
                 out.append(None)
         return tuple(out)
