@@ -258,3 +258,82 @@ async def test_a_worker_whose_heartbeat_goes_silent_is_shown_without_any_write(t
         assert later["attention"] == SnapshotFeed(tmp_path, clock=lambda: now[0]).document()["attention"]
     finally:
         await docs.aclose()
+
+
+def forge_iteration(doc: dict) -> int | None:
+    root = next(s for s in doc["scopes"] if s["scope"] == "root")
+    return root["modes"]["forge"]["iteration"] if "forge" in root["modes"] else None
+
+
+@pytest.mark.parametrize("how", HOW)
+async def test_rcs_a_link_retargeted_to_another_tree_is_followed_and_watched_there(tmp_path, how, watchers):
+    """`.rcs` a link to a data directory, pointed at another (`ln -sfn`): the view reads the new tree, and a
+    later write in it is seen (its watches follow the link, not the tree it led to before)."""
+    root = tmp_path / "p"
+    root.mkdir()
+    mode(tmp_path / "d1", "forge", current_phase="executing", iteration=1)
+    (tmp_path / "d1" / ".rcs").rename(tmp_path / "data1")
+    (root / ".rcs").symlink_to(tmp_path / "data1")
+    shutil.copytree(tmp_path / "data1", tmp_path / "data2")
+    docs = follow(root, how, watchers(how))
+    try:
+        # (no `first()`: the doctor's journal check reports the linked `.rcs` on its own schedule)
+        assert forge_iteration(await docs.next(30)) == 1
+        await asyncio.sleep(3.0)
+        mode(tmp_path / "d2", "forge", current_phase="executing", iteration=5)
+        shutil.copy(tmp_path / "d2" / ".rcs/state/forge-state.json", tmp_path / "data2/state/forge-state.json")
+        (root / ".rcs.new").symlink_to(tmp_path / "data2")
+        (root / ".rcs.new").rename(root / ".rcs")
+        await until(docs, lambda d: forge_iteration(d) == 5)
+        await asyncio.sleep(1.0)
+        mode(root, "forge", current_phase="executing", iteration=6)  # through the link: into data2
+        await until(docs, lambda d: forge_iteration(d) == 6)
+    finally:
+        await docs.aclose()
+
+
+@pytest.mark.parametrize("how", HOW)
+async def test_an_rp1_database_reached_through_a_link_is_followed(tmp_path, how, watchers, monkeypatch):
+    """`RP1_DB` a link into another directory, rp1 holding the database open (its commits in the WAL beside
+    the file itself): each commit is followed."""
+    from rcs_tui.rp1.fixtures import Rp1Writer, create_db
+
+    root = tmp_path / "p"
+    mode(root, "ultrawork", current_phase="executing")
+    (tmp_path / "data").mkdir()
+    create_db(tmp_path / "data" / "rp1.db")
+    (tmp_path / "links").mkdir()
+    (tmp_path / "links" / "rp1.db").symlink_to(tmp_path / "data" / "rp1.db")
+    monkeypatch.setenv("RP1_DB", str(tmp_path / "links" / "rp1.db"))
+    writer = Rp1Writer(tmp_path / "data" / "rp1.db")
+    writer.start_run("build", project_path=root, run_id="run-1")
+    writer.step("run-1", "requirements", "running")
+    docs = follow(root, how, watchers(how))
+    try:
+        assert (await docs.next(30))["rp1"]["counts"].get("waiting", 0) == 0
+        await asyncio.sleep(3.0)
+        writer.wait_for_user("run-1", "requirements", "which database?")
+        await until(docs, lambda d: d["rp1"]["counts"].get("waiting") == 1)
+    finally:
+        writer.close()
+        await docs.aclose()
+
+
+async def test_a_session_pointer_whose_cwd_link_is_retargeted_is_followed(tmp_path):
+    """The pointer's `cwd` reaches the project through a link, which is then pointed elsewhere: no file
+    changed, yet the session is no longer this project's; the view says so within a few seconds."""
+    root = tmp_path / "p"
+    mode(root, "ultrawork", current_phase="executing")
+    mode(root, "forge", "S1", current_phase="executing")
+    canonical(root, ["forge"], "S1")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "via").symlink_to(root)
+    pointer(root, "S1", cwd=str(tmp_path / "via"))
+    docs = follow(root, "own watches")
+    try:
+        assert (await docs.first())["session"]["session_id"] == "S1"
+        (tmp_path / "via").unlink()
+        (tmp_path / "via").symlink_to(tmp_path / "elsewhere")
+        await until(docs, lambda d: d["session"]["session_id"] is None, timeout=15)
+    finally:
+        await docs.aclose()

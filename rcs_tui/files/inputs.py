@@ -112,9 +112,24 @@ def realpath(path: str | os.PathLike[str]) -> str:
     the project or not, or from the process's directory for a relative path) decides what is read, and
     retargeting a link changes no file the answer read. `resolved_unchanged` checks it again."""
     out = os.path.realpath(path)
+    note_resolved(path, out)
+    return out
+
+
+def note_resolved(path: str | os.PathLike[str], out: str) -> None:
+    """Note that `path` led to `out` (resolved by the caller, say from a short-lived cache), as `realpath`
+    notes it."""
     if _ACTIVE:
         _ACTIVE[-1].resolved.setdefault(os.fspath(path), out)
-    return out
+    stack = getattr(_NOTING, "stack", None)
+    if stack:
+        for seen in stack:
+            seen.setdefault(os.fspath(path), out)
+
+
+def now_of(key: int | str) -> object:
+    """What a `noting_processes` key shows now: a process's print (a pid), or where a path leads (a path)."""
+    return process_print(key) if isinstance(key, int) else os.path.realpath(key)
 
 
 def resolved_unchanged(resolved: list[list[str]]) -> bool:
@@ -127,13 +142,14 @@ _NOTING = _local()  # per thread: the maps `noting_processes` blocks note proces
 
 class noting_processes:  # noqa: N801 - used as a context manager, like open()
     """`with noting_processes() as seen:` each process the readers in this thread ask about is noted in
-    `seen` (pid -> `process_print`), as first seen: a live view asks again later whether any of them started or
-    stopped, which no file change would tell it."""
+    `seen` (pid -> `process_print`), and each path they resolve (path -> where it led, `realpath`), as first
+    seen: a live view asks again later whether any of them started, stopped or leads elsewhere, which no
+    file change would tell it (`now_of`)."""
 
     def __init__(self) -> None:
-        self.seen: dict[int, list[object]] = {}
+        self.seen: dict[int | str, object] = {}
 
-    def __enter__(self) -> dict[int, list[object]]:
+    def __enter__(self) -> dict[int | str, object]:
         stack = getattr(_NOTING, "stack", None)
         if stack is None:
             stack = _NOTING.stack = []

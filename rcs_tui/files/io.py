@@ -8,14 +8,14 @@ import math
 import os
 import re
 import stat as stat_mod
-from functools import lru_cache
+import time
 from pathlib import Path
 from stat import S_ISLNK, S_ISREG
 from sys import intern
 from typing import Any, Literal
 
 from rcs_tui.core.frozen import Frozen, set_field
-from rcs_tui.files.inputs import note
+from rcs_tui.files.inputs import note, note_resolved
 
 MAX_STATE_BYTES = 8 * 1024 * 1024
 
@@ -102,9 +102,27 @@ def _not_regular(path: Path, st: os.stat_result) -> BytesRead:
     return BytesRead(path, True, error=f"not a regular file (a {kind}); not read", stat=st, kind=kind)
 
 
-@lru_cache(maxsize=64)
+_REAL: dict[str, tuple[float, object, str]] = {}  # directory -> (when resolved, its own stat then, where it led)
+REAL_TTL_S = 1.0  # a link on the way to it (not the directory itself) retargeted is seen within this long
+
+
 def _real(directory: str) -> str:
-    return os.path.join(os.path.realpath(directory), "")
+    """Where `directory` leads, with a separator, and noted as an input of what is being read. Resolved
+    again when the entry itself changed (`.rcs` a link pointed elsewhere: a new link) and after `REAL_TTL_S`
+    (a link further up): a long-running view must never judge reads by where a link used to lead."""
+    now = time.monotonic()
+    try:
+        st = os.lstat(directory)
+        own: object = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+    except OSError:
+        own = None
+    hit = _REAL.get(directory)
+    if hit is None or now - hit[0] >= REAL_TTL_S or hit[1] != own:
+        if len(_REAL) >= 64:
+            _REAL.clear()
+        hit = _REAL[directory] = (now, own, os.path.realpath(directory))
+    note_resolved(directory, hit[2])
+    return os.path.join(hit[2], "")
 
 
 def inside(real_path: str, within: Path) -> bool:

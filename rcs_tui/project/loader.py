@@ -30,8 +30,11 @@ from rcs_tui.views.world import SECTIONS, Badge, RunInfo, TaskInfo, World
 
 
 def section_of(path: Path, layout: Layout, rp1_db: Path | None) -> str | None:
-    """Which section a changed path belongs to (None: not ours, ignore it)."""
-    if rp1_db is not None and path.parent == rp1_db.parent and path.name.startswith(rp1_db.name):
+    """Which section a changed path belongs to (None: not ours, ignore it). rp1's files are its database
+    and its WAL and shared memory, beside the database path and beside the file it leads to (`RP1_DB` a
+    link: SQLite keeps the WAL beside the file itself)."""
+    if rp1_db is not None and any(path.parent == db.parent and path.name.startswith(db.name)
+                                  for db in (rp1_db, Path(os.path.realpath(rp1_db)))):
         return "rp1"
     try:
         rel = path.relative_to(layout.rcs)

@@ -1,4 +1,5 @@
-"""The processes a live picture of a project took as alive or gone, and whether any of them changed since.
+"""The processes a live picture of a project took as alive or gone (and the links it followed), and whether
+any of them changed since.
 
 A process dies without writing anything (a session's owner killed, a team worker crashed), so no file
 event says so: a view that re-reads only what changed would keep showing it alive, under a live marker.
@@ -16,7 +17,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from rcs_tui.files.inputs import noting_processes, process_print
+from rcs_tui.files.inputs import noting_processes, now_of
 
 INTERVAL_S = 2.0  # how often a live view asks whether a process it shows started or stopped
 
@@ -25,7 +26,7 @@ class Processes:
     """Per part of a picture, the processes its latest read asked about, as they were then."""
 
     def __init__(self) -> None:
-        self._seen: dict[str, dict[int, list[object]]] = {}
+        self._seen: dict[str, dict[int | str, object]] = {}
         self._lock = threading.Lock()
 
     @contextmanager
@@ -42,7 +43,7 @@ class Processes:
         """The parts one of whose processes is not what it was when they were read."""
         with self._lock:
             seen = list(self._seen.items())
-        return {part for part, pids in seen if any(process_print(pid) != then for pid, then in pids.items())}
+        return {part for part, keys in seen if any(now_of(key) != then for key, then in keys.items())}
 
 
 async def moved_batches(moved: Callable[[], frozenset[Path]], every: float | None = None,

@@ -269,14 +269,14 @@ class SharedWatcher:
                 continue  # most events of an atomic write: decided before any routing
             for sub in list(self._subs_of.get(path.parent, ())):
                 touched.add(sub)
-                if not mask & _ISDIR:
+                if not mask & _ISDIR and path not in sub.targets.tops:  # a top (`.rcs`) may be a link
                     if sub.targets.accept(path):
                         sub.paths.add(path)
                     continue
                 went, came, named = directory_event(mask, path, sub.targets)
                 if named:
                     sub.paths.add(path)
-                if went:
+                if went or (came and path in sub.targets.tops):  # a link retargeted: its old tree is not ours
                     self._forget(sub, path)
                 if came:
                     try:

@@ -57,8 +57,8 @@ def watch_targets(loader: WorldLoader) -> WatchTargets:
     of everything, and a new `.rcs` must be watched."""
     rcs = loader.layout.rcs
     dirs = [rcs, loader.root]
-    if loader.rp1_path is not None and loader.rp1_path.parent.is_dir():
-        dirs.append(loader.rp1_path.parent)
+    if loader.rp1_path is not None:  # beside the database path, and beside the file a link leads to
+        dirs += [loader.rp1_path.parent, Path(os.path.realpath(loader.rp1_path)).parent]
 
     def accept(path: Path) -> bool:
         return not temp_name(path.name) and bool(loader.sections_for([path]))
@@ -168,10 +168,10 @@ class TreeWatch:
         path = event.path
         if path is None or self.current.get(path.parent) is not event.watch:
             return set(), False  # from a watch of a tree that went: what it says is about the past
-        if mask & _ISDIR:
+        if mask & _ISDIR or path in targets.tops:  # a top (`.rcs`) may be a link to a directory
             went, came, named = directory_event(mask, path, targets)
             out = {path} if named else set()
-            if went:
+            if went or (came and path in targets.tops):  # a link retargeted: the tree it led to is not ours
                 self.forget_tree(path)
             if came:
                 try:
