@@ -375,6 +375,46 @@ class TestFleetApp:
         assert remote[-3:] == ["me@devbox", "--", "rcs-tui console --root /srv/app"]
 
 
+class TestFleetKeys:
+    async def test_n_says_when_the_filter_hides_every_project_that_needs_you(self, tmp_path):
+        app = snapshot_app(tmp_path)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await pilot.press("slash", "n", "o", "t", "e", "s", "enter")  # "notes": idle, needs nothing
+            await pilot.pause()
+            await pilot.press("n")
+            await pilot.pause()
+            need = sum(r.needs_you_now for r in app.rows.values())
+            assert need > 0
+            assert [str(n.message) for n in app._notifications][-1] == (
+                f"{need} projects need you, hidden by the filter: esc clears it")
+
+    async def test_y_copies_the_selected_projects_address_and_colon_opens_the_palette(self, tmp_path):
+        app = snapshot_app(tmp_path)
+        copied: list[str] = []
+        app.copy_to_clipboard = copied.append  # type: ignore[method-assign]
+        async with app.run_test(size=(120, 36)) as pilot:
+            await pilot.pause()
+            await pilot.press("y")
+            await pilot.pause()
+            assert copied == [app.selected_key()]
+            assert [str(n.message) for n in app._notifications][-1] == f"copied:\n{copied[0]}"
+            await pilot.press("colon")
+            await pilot.pause()
+            assert type(app.screen).__name__ == "CommandPalette"
+
+    async def test_a_project_view_offers_no_key_of_the_list(self, tmp_path):
+        app = snapshot_app(tmp_path)
+        from rcs_tui.ui.fleet.project import ProjectScreen
+
+        async with app.run_test(size=(120, 36)) as pilot:
+            await pilot.pause()
+            await app.push_screen(ProjectScreen(app.selected_key()))
+            await pilot.pause()
+            for action in ("details", "filter", "clear_filter", "tab"):  # the footer offered i and /, dead there
+                assert app.check_action(action, ()) is False
+            assert app.check_action("acknowledge", ()) is True
+
+
 def snapshot_app(tmp_path: Path) -> FleetApp:
     """The fleet with fixed documents and clock (no watcher): what the snapshot tests draw."""
     base = fleet_dir(tmp_path)

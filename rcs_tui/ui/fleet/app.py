@@ -48,6 +48,7 @@ ALERT_COLUMNS = ("WHEN", "PROJECT", "HOST", "KIND", "MEMBER", "SENT", "WHY")
 ALERT_TICK_S = 1.0
 TICK_S = 15.0
 PROJECT_ACTIONS = frozenset({"details", "filter", "clear_filter", "open_console"})  # need the projects tab
+LIST_ACTIONS = frozenset({"details", "filter", "clear_filter", "tab"})  # the list's, not a project view's
 FREEZE_EVERY = 25  # projects read in full between two freezes of what the fleet holds (see `_settle`)
 
 
@@ -93,6 +94,8 @@ class FleetApp(PlainNotices):
         Binding("a", "acknowledge", "Acknowledge", show=False),
         Binding("j", "cursor('down')", "Down", show=False),
         Binding("k", "cursor('up')", "Up", show=False),
+        Binding("y", "copy", "Copy", show=False),
+        Binding("colon", "palette", "Palette", show=False),
     ]
 
     def __init__(self, projects: list[Project], *, ssh: Ssh | None = None, alerts: AlertSettings | None = None,
@@ -298,8 +301,8 @@ class FleetApp(PlainNotices):
         """The footer and the keys offer what acts in the tab on screen: a project's keys on Projects only,
         and the key of the other tab (not of the one shown)."""
         screen = self.screen
-        if not isinstance(screen, FleetScreen):
-            return True
+        if not isinstance(screen, FleetScreen):  # a project's view: the list's own keys do nothing there
+            return action not in LIST_ACTIONS
         tab = screen.query_one("#fleet-tabs", TabbedContent).active or "projects"
         if action == "tab":
             return parameters[:1] != (tab,)
@@ -327,7 +330,12 @@ class FleetApp(PlainNotices):
 
         rows = [r for r in self._visible() if r.needs_you_now]
         if not rows:
-            self.notify("nothing needs you", timeout=3)
+            hidden = sum(r.needs_you_now for r in self.rows.values())
+            if hidden and self.filter_text:  # the filter must not make "nothing needs you" out of a hidden one
+                self.notify(f"{hidden} {'project needs' if hidden == 1 else 'projects need'} you, hidden by the "
+                            f"filter: esc clears it", severity="warning", timeout=5)
+            else:
+                self.notify("nothing needs you", timeout=3)
             return
         order = [r.project.key for r in self._visible()]
         current = self.screen.key if isinstance(self.screen, ProjectScreen) else self.selected_key()
@@ -342,6 +350,22 @@ class FleetApp(PlainNotices):
         elif isinstance(self.screen, FleetScreen):
             self.screen.query_one("#fleet-tabs", TabbedContent).active = "projects"
             self.screen.query_one("#fleet-table", LineTable).select_key(target)
+
+    def action_palette(self) -> None:
+        """: opens the command palette (ctrl+p too), as in the console."""
+        self.action_command_palette()
+
+    def action_copy(self) -> None:
+        """y: the selected project's address (its path, or its ssh:// URL) to the clipboard, as `--project`
+        takes it."""
+        from rcs_tui.ui.fleet.project import ProjectScreen
+
+        key = self.screen.key if isinstance(self.screen, ProjectScreen) else self.selected_key()
+        if key is None:
+            self.notify("nothing to copy here", severity="warning")
+            return
+        self.copy_to_clipboard(key)
+        self.notify(f"copied:\n{key}", timeout=3)
 
     def action_acknowledge(self, key: str | None = None) -> None:
         """Acknowledge what the selected project (or the project view's) needs you for now: each entry is

@@ -21,6 +21,8 @@ KEYS: tuple[tuple[str, str, bool], ...] = (
     ("/", "filter projects by name or URL; esc clears", False),
     ("n / N", "next / previous project that needs you", False),
     ("a", "acknowledge its needs: no alert until they change", False),
+    ("y", "copy the project's path or ssh:// address", False),
+    (":", "command palette", False),
     ("d", "project view: clear the selected member (previewed)", True),
     ("u / U", "project view: undo / redo, showing the entry and its files", True),
     ("D", "project view: doctor; repair one (enter) or all (D)", False),

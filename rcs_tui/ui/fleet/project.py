@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -82,7 +83,8 @@ class ProjectScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Static(id="project-head")
         yield LineTable(id="project-members")
-        yield Static(id="project-body")
+        with VerticalScroll(id="project-body-scroll"):  # the reasons and findings: tab, then scroll, on a short screen
+            yield Static(id="project-body")
         yield Footer()
 
     def on_mount(self) -> None:
