@@ -86,6 +86,17 @@ def test_every_health_state_reads_without_colour(tmp_path):
     assert "* forge:3/10" in ascii_text and "o blueprint" in ascii_text and "^ ultrawork root-survivor" in ascii_text
 
 
+def test_a_member_that_ended_on_a_question_says_it_waits_for_you_though_stale(tmp_path):
+    """Inactive but still listed, it is stale as the runtime judges it; it ended on a question, so the line
+    says it waits for you (as the fleet and the console do), not only that it is stale."""
+    root = tree(tmp_path, {"forge": forge(3, active=False, current_phase="blocked_on_user",
+                                         lifecycle_outcome="askuserQuestion"),
+                           "blueprint": {"active": False, "current_phase": "complete"}}, ["forge", "blueprint"])
+    text = line(root)
+    assert "◌ forge:3/10 stale · waits for you" in text
+    assert "◌ blueprint:complete stale" in text and "blueprint:complete stale ·" not in text
+
+
 def test_member_details_blueprint_interview_team(tmp_path):
     root = tree(tmp_path, {"blueprint": {"active": True, "current_phase": "draft", "iteration": 2},
                            "deep-interview": {"active": True, "current_phase": "intent-first",

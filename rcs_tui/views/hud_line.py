@@ -10,6 +10,7 @@ tokens, quota, session age, last activity, lifetime turns, data age.
 
 from __future__ import annotations
 
+from rcs_tui.core.attention import WAITING_OUTCOMES
 from rcs_tui.core.values import count
 from rcs_tui.state.metrics import PRESET_ELEMENTS, parse_time
 from rcs_tui.state.snapshot import Member, ModeFile
@@ -109,6 +110,9 @@ def member_seg(m: Member, world: World, ascii_only: bool) -> Seg:
     if m.health != "live":
         style = hstyle
     word = [] if m.health == "live" else [(f" {m.health}", hstyle if hstyle.startswith("bold") else f"bold {hstyle}")]
+    f = m.file
+    if m.health != "live" and f is not None and not f.tombstone and f.outcome.value in WAITING_OUTCOMES:
+        word.append((" · waits for you", "bold magenta"))  # ended on a question: stale or not, it needs you
     short_name = SHORT_NAMES.get(m.mode, m.mode)
     spans = ((glyph + " ", hstyle), (text, style), *word)
     short = ((glyph + " ", hstyle), (short_name, style), *word)
