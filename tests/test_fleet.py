@@ -236,13 +236,7 @@ class TestAlerts:
         """A full read can wait behind many others: a root member that starts waiting meanwhile was not
         waiting when the fleet first looked, so it is news; another session's, which the first look did not
         read, is not."""
-        root = idle(tmp_path / "api")
-        mode(root, "forge", session="s7", active=False, lifecycle_outcome="askuserQuestion")
-        tracker = AlertTracker(AlertSettings(min_interval=0))
-        feed = SnapshotFeed(root)
-        row = Row(parse_project(str(root)))
-        row.take(feed.first_look(), NOW)
-        assert tracker.observe(row) == []
+        root, tracker, feed, row = first_looked_at(tmp_path)
         mode(root, "autopilot", active=False, lifecycle_outcome="askuserQuestion")  # at root, after the look
         row.take(feed.document(), NOW)
         assert sorted(row.attention["waiting"]) == ["root/autopilot", "s7/forge"]
@@ -250,14 +244,8 @@ class TestAlerts:
 
     def test_a_partial_first_look_is_not_the_baseline(self, tmp_path):
         """Sessions a quick first look did not read yet are not announced as new when the full read lands."""
-        root = idle(tmp_path / "api")
-        mode(root, "forge", session="s7", active=False, lifecycle_outcome="askuserQuestion")
-        tracker = AlertTracker(AlertSettings(min_interval=0))
-        feed = SnapshotFeed(root)
-        row = Row(parse_project(str(root)))
-        row.take(feed.first_look(), NOW)
+        root, tracker, feed, row = first_looked_at(tmp_path)
         assert row.doc["partial"] is True and row.attention["waiting"] == []
-        assert tracker.observe(row) == []
         row.take(feed.document(), NOW)
         assert "partial" not in row.doc and row.attention["waiting"] == ["s7/forge"]
         assert tracker.observe(row) == []  # already waiting when the fleet started: on screen, not announced
@@ -373,6 +361,18 @@ class TestFleetApp:
         remote = app.console_argv(parse_project("ssh://me@devbox:2222/srv/app"))
         assert remote[:2] == ["ssh", "-t"] and "-T" not in remote
         assert remote[-3:] == ["me@devbox", "--", "rcs-tui console --root /srv/app"]
+
+
+def first_looked_at(tmp_path: Path) -> tuple[Path, AlertTracker, SnapshotFeed, Row]:
+    """A project waiting in session s7, a tracker and a row that has seen only its quick first look."""
+    root = idle(tmp_path / "api")
+    mode(root, "forge", session="s7", active=False, lifecycle_outcome="askuserQuestion")
+    tracker = AlertTracker(AlertSettings(min_interval=0))
+    feed = SnapshotFeed(root)
+    row = Row(parse_project(str(root)))
+    row.take(feed.first_look(), NOW)
+    assert tracker.observe(row) == []
+    return root, tracker, feed, row
 
 
 class TestFleetKeys:
