@@ -104,3 +104,31 @@ def test_an_acknowledgement_made_here_holds_until_its_entry_changes():
     acked.forget_changed([silent, _v("waiting", 6.0, "root/forge")])
     assert acked.here == {("silent", "crew/w1"): silent.state}
 
+
+
+def test_which_read_errors_leave_an_answer_unknown(tmp_path):
+    """A directory the answer is built from that could not be listed, or a canonical set that could not be
+    opened, leaves it unknown; a damaged canonical set, another session's trouble or a mode file do not."""
+    from dataclasses import replace
+
+    from rcs_tui.files.layout import Layout
+    from rcs_tui.state.ops import unread_scopes
+    from rcs_tui.state.reader import read_snapshot
+    from rcs_tui.state.snapshot import FileError
+    from tests.statefix import mode, pointer
+
+    mode(tmp_path, "forge", "S1", current_phase="executing")
+    pointer(tmp_path, "S1")
+    snap = read_snapshot(tmp_path, None, all_sessions=False)
+    assert snap.resolution.session_id == "S1" and unread_scopes(snap) == []
+    lay = Layout(tmp_path)
+    blocking = [FileError(lay.state, "cannot list directory: Permission denied"),
+                FileError(lay.sessions, "cannot list directory: Permission denied"),
+                FileError(lay.scope_dir("S1"), "cannot list directory: Input/output error"),
+                FileError(lay.canonical_file(None), "unreadable: Permission denied"),
+                FileError(lay.canonical_file("S1"), "cannot stat: Permission denied")]
+    passing = [FileError(lay.canonical_file("S1"), "invalid JSON: Expecting value"),
+               FileError(lay.scope_dir("S2"), "cannot list directory: Permission denied"),
+               FileError(lay.canonical_file("S2"), "unreadable: Permission denied"),
+               FileError(lay.scope_dir("S1") / "forge-state.json", "unreadable: Permission denied")]
+    assert unread_scopes(replace(snap, errors=(*blocking, *passing))) == blocking
