@@ -132,3 +132,34 @@ def test_which_read_errors_leave_an_answer_unknown(tmp_path):
                FileError(lay.canonical_file("S2"), "unreadable: Permission denied"),
                FileError(lay.scope_dir("S1") / "forge-state.json", "unreadable: Permission denied")]
     assert unread_scopes(replace(snap, errors=(*blocking, *passing))) == blocking
+
+
+def test_a_retargeted_link_is_judged_by_where_it_leads_now(tmp_path, monkeypatch):
+    """The resolved directory a read is checked against is kept briefly, but never past a change of the
+    entry itself (`.rcs` a link pointed elsewhere), and never past its time (a link further up)."""
+    from rcs_tui.files import io
+
+    for d in ("one", "two", "three"):
+        (tmp_path / d).mkdir()
+    link = tmp_path / "rcs"
+    link.symlink_to(tmp_path / "one")
+    assert io.inside(str(tmp_path / "one" / "f"), link)
+    link.unlink()
+    link.symlink_to(tmp_path / "two")  # at once: the entry itself changed
+    assert io.inside(str(tmp_path / "two" / "f"), link) and not io.inside(str(tmp_path / "one" / "f"), link)
+    up = tmp_path / "up"
+    up.symlink_to(tmp_path)
+    via = up / "rcs"
+    assert io.inside(str(tmp_path / "two" / "f"), via)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "rcs").symlink_to(tmp_path / "three")
+    up.unlink()
+    up.symlink_to(tmp_path / "elsewhere")  # a link further up: `via` itself is another entry now, seen too
+    assert io.inside(str(tmp_path / "three" / "f"), via)
+
+
+def test_a_process_that_applied_nothing_names_nothing(monkeypatch):
+    monkeypatch.setattr(txn, "_committed", [])
+    assert txn.commits() == 0 and txn.committed() == [] and txn.committed(0) == []
+    monkeypatch.setattr(txn, "_committed", [(3, "a"), (4, "b")])
+    assert txn.commits() == 4 and txn.committed() == ["a", "b"] and txn.committed(3) == ["b"]
