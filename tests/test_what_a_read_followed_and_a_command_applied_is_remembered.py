@@ -161,5 +161,7 @@ def test_a_retargeted_link_is_judged_by_where_it_leads_now(tmp_path, monkeypatch
 def test_a_process_that_applied_nothing_names_nothing(monkeypatch):
     monkeypatch.setattr(txn, "_committed", [])
     assert txn.commits() == 0 and txn.committed() == [] and txn.committed(0) == []
+    monkeypatch.setattr(txn, "_committed", [(1, "first")])  # a process's first action is number 1
+    assert txn.commits() == 1 and txn.committed() == ["first"]
     monkeypatch.setattr(txn, "_committed", [(3, "a"), (4, "b")])
     assert txn.commits() == 4 and txn.committed() == ["a", "b"] and txn.committed(3) == ["b"]
