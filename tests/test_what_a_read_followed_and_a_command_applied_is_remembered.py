@@ -143,7 +143,12 @@ def test_a_retargeted_link_is_judged_by_where_it_leads_now(tmp_path, monkeypatch
         (tmp_path / d).mkdir()
     link = tmp_path / "rcs"
     link.symlink_to(tmp_path / "one")
-    assert io.inside(str(tmp_path / "one" / "f"), link)
+    recorder = Recorder((str(tmp_path),), str(tmp_path))
+    with recording(recorder):
+        assert io.inside(str(tmp_path / "one" / "f"), link)
+    assert recorder.resolved == {str(link): str(tmp_path / "one")}  # what the status line's cache checks again
+    (tmp_path / "one-more").mkdir()
+    assert not io.inside(str(tmp_path / "one-more" / "f"), link)  # a sibling sharing the name's start is outside
     link.unlink()
     link.symlink_to(tmp_path / "two")  # at once: the entry itself changed
     assert io.inside(str(tmp_path / "two" / "f"), link) and not io.inside(str(tmp_path / "one" / "f"), link)
