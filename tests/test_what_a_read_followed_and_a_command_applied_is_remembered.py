@@ -170,3 +170,21 @@ def test_a_process_that_applied_nothing_names_nothing(monkeypatch):
     assert txn.commits() == 1 and txn.committed() == ["first"]
     monkeypatch.setattr(txn, "_committed", [(3, "a"), (4, "b")])
     assert txn.commits() == 4 and txn.committed() == ["a", "b"] and txn.committed(3) == ["b"]
+
+
+def test_a_user_who_cannot_give_a_file_away_keeps_writing(tmp_path, monkeypatch):
+    """Only root may give a file to another owner: anyone else's write goes on with the file as theirs."""
+    from types import SimpleNamespace
+
+    def refused(*_args: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "fchown", refused)
+    fd = os.open(tmp_path / "f", os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        fsafe.owned_like(fd, SimpleNamespace(st_uid=os.geteuid() + 1, st_gid=os.getegid()))  # type: ignore[arg-type]
+    finally:
+        os.close(fd)
+    (tmp_path / ".rcs/state").mkdir(parents=True)
+    txn.apply(tmp_path, Plan("t", (FileChange(tmp_path / ".rcs/state/a-state.json", "write", b"{}\n"),)))
+    assert (tmp_path / ".rcs/state/a-state.json").read_bytes() == b"{}\n"
