@@ -337,3 +337,29 @@ async def test_a_session_pointer_whose_cwd_link_is_retargeted_is_followed(tmp_pa
         await until(docs, lambda d: d["session"]["session_id"] is None, timeout=15)
     finally:
         await docs.aclose()
+
+
+@pytest.mark.parametrize("how", ["own watches", "shared watcher"])
+async def test_rp1_s_directory_made_after_the_view_started_is_followed(tmp_path, how, watchers, monkeypatch):
+    """A first use of rp1 makes its directory while a view runs: the view reads its database from then on,
+    and says the database is gone when the directory goes."""
+    from rcs_tui.rp1.fixtures import Rp1Writer, create_db
+
+    root = tmp_path / "p"
+    mode(root, "ultrawork", current_phase="executing")
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("RP1_DB", str(home / ".rp1" / "rp1.db"))
+    docs = follow(root, how, watchers(how))
+    try:
+        assert (await docs.first())["rp1"]["status"] == "missing"
+        (home / ".rp1").mkdir()
+        create_db(home / ".rp1" / "rp1.db")
+        with Rp1Writer(home / ".rp1" / "rp1.db") as writer:
+            writer.start_run("build", project_path=root, run_id="run-1")
+            writer.wait_for_user("run-1", "requirements", "which one?")
+        await until(docs, lambda d: d["rp1"]["counts"].get("waiting") == 1)
+        (home / ".rp1").rename(tmp_path / "trash-rp1")
+        await until(docs, lambda d: d["rp1"]["status"] == "missing")
+    finally:
+        await docs.aclose()

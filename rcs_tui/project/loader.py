@@ -33,9 +33,9 @@ def section_of(path: Path, layout: Layout, rp1_db: Path | None) -> str | None:
     """Which section a changed path belongs to (None: not ours, ignore it). rp1's files are its database
     and its WAL and shared memory, beside the database path and beside the file it leads to (`RP1_DB` a
     link: SQLite keeps the WAL beside the file itself)."""
-    if rp1_db is not None and any(path.parent == db.parent and path.name.startswith(db.name)
+    if rp1_db is not None and any(path == db.parent or (path.parent == db.parent and path.name.startswith(db.name))
                                   for db in (rp1_db, Path(os.path.realpath(rp1_db)))):
-        return "rp1"
+        return "rp1"  # its files, or its directory coming or going
     try:
         rel = path.relative_to(layout.rcs)
     except ValueError:

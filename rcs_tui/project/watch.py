@@ -57,14 +57,19 @@ def watch_targets(loader: WorldLoader) -> WatchTargets:
     of everything, and a new `.rcs` must be watched."""
     rcs = loader.layout.rcs
     dirs = [rcs, loader.root]
+    rp1_dirs: list[Path] = []
     if loader.rp1_path is not None:  # beside the database path, and beside the file a link leads to
-        dirs += [loader.rp1_path.parent, Path(os.path.realpath(loader.rp1_path)).parent]
+        rp1_dirs = list(dict.fromkeys([loader.rp1_path.parent, Path(os.path.realpath(loader.rp1_path)).parent]))
+        # and their parents, flat: rp1's directory made after the view started (a first use of rp1), or
+        # moved away and back, is seen as `.rcs` is in the project's directory
+        dirs += [*rp1_dirs, *(d.parent for d in rp1_dirs)]
 
     def accept(path: Path) -> bool:
         return not temp_name(path.name) and bool(loader.sections_for([path]))
 
     existing = tuple(dict.fromkeys(d for d in dirs if d.is_dir()))
-    return WatchTargets(existing, accept, frozenset(d for d in existing if d != rcs), frozenset({rcs}))
+    return WatchTargets(existing, accept, frozenset(d for d in existing if d != rcs) | frozenset(rp1_dirs),
+                        frozenset({rcs, *rp1_dirs}))
 
 
 async def watch_batches(targets: WatchTargets, *, stop_event: asyncio.Event | None = None,
