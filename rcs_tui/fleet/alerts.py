@@ -133,9 +133,6 @@ class AlertSettings:
         return out
 
 
-_ALERT_KEYS = {kind.alert or kind.key: kind.key for kind in NEEDS_YOU}
-
-
 def _first_look_covers(kind: str, item: str, scopes: set[str | None]) -> bool:
     """Would a project's quick first look (root and the current session's members, every team, rp1) show
     this entry? A waiting or failed member of another session, and what the doctor judges, it would not."""
@@ -145,10 +142,6 @@ def _first_look_covers(kind: str, item: str, scopes: set[str | None]) -> bool:
         head = item.partition("/")[0]
         return head == "rp1" or head in scopes
     return False
-
-
-def _first_look_covers_entry(entry: tuple[str, str], scopes: set[str | None]) -> bool:
-    return _first_look_covers(_ALERT_KEYS.get(entry[0], entry[0]), entry[1], scopes)
 
 
 class AlertTracker:
@@ -184,13 +177,11 @@ class AlertTracker:
         if row.doc is None:
             return []
         key = row.project.key
-        entries: dict[tuple[str, str], str] = {}
         session = row.doc.get("session")
         scopes = {"root", session.get("session_id") if isinstance(session, dict) else None}
-        for kind in NEEDS_YOU:
-            for item in row.attention.get(kind.key, []):
-                v = row.verdict(kind.key, item)
-                entries[(kind.alert or kind.key, item)] = v.state
+        found = [(kind.key, (kind.alert or kind.key, item), row.verdict(kind.key, item).state)
+                 for kind in NEEDS_YOU for item in row.attention.get(kind.key, [])]
+        entries = {entry: state for _, entry, state in found}
         if row.doc.get("partial"):
             if key not in self.rules.seen:
                 self._first_looks[key] = (entries, scopes)
@@ -200,8 +191,8 @@ class AlertTracker:
         if first_look is not None and key not in self.rules.seen:
             looked, covered = first_look
             # the baseline: the first look where it looked, the full read elsewhere
-            self.rules.observe(key, {**{e: s for e, s in entries.items()
-                                        if not _first_look_covers_entry(e, covered)}, **looked})
+            self.rules.observe(key, {**{entry: state for kind, entry, state in found
+                                        if not _first_look_covers(kind, entry[1], covered)}, **looked})
         self.rules.observe(key, entries)
         return self.tick()
 

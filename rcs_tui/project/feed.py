@@ -277,27 +277,24 @@ async def follow_documents(feed: SnapshotFeed, *, poll: bool = False, gate: Any 
             items = [getter.result()]
             while not queue.empty():
                 items.append(queue.get_nowait())
-            if all(item is REJUDGE for item in items):
+            if all(item is REJUDGE for item in items):  # time passed, nothing changed: judge the same reads
                 async with gated():
                     judged = await asyncio.to_thread(feed.rejudge)
                 if judged is None or same_content(judged, last):
                     continue
-                feed.seq += 1
-                judged["seq"] = feed.seq
-                last = judged
-                yield judged
-                continue
-            items = [item for item in items if item is not REJUDGE]  # a read judges at the current time anyway
-            resync = any(item is None for item in items)
-            paths = frozenset().union(*(i for i in items if i is not None))
-            if resync:
-                paths |= await asyncio.to_thread(written_since_start)
-                if not paths:
+                doc = judged
+            else:
+                items = [item for item in items if item is not REJUDGE]  # a read judges at the current time anyway
+                resync = any(item is None for item in items)
+                paths = frozenset().union(*(i for i in items if i is not None))
+                if resync:
+                    paths |= await asyncio.to_thread(written_since_start)
+                    if not paths:
+                        continue
+                async with gated():
+                    doc = await asyncio.to_thread(feed.build, paths)
+                if resync and same_content(doc, last):
                     continue
-            async with gated():
-                doc = await asyncio.to_thread(feed.build, paths)
-            if resync and same_content(doc, last):
-                continue
             feed.seq += 1
             doc["seq"] = feed.seq
             last = doc
