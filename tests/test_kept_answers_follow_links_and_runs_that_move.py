@@ -74,9 +74,10 @@ def test_a_session_linked_through_a_directory_outside_rcs_that_is_retargeted(tmp
         (tmp_path / "hop").unlink()
         (tmp_path / "hop").symlink_to(root / ".rcs/state/sessions")  # now L leads to S1, inside .rcs
 
-    warm, fresh = _warm_then_compare(run_cli, tmp_path, ["hud", "--once", "--json", "--root", str(root)], retarget)
-    scopes = [s["scope"] for s in json.loads(fresh)["scopes"]]
-    assert scopes == ["root", "L", "S1"] and json.loads(warm) == json.loads(fresh)
+    warm, fresh = _warm_then_compare(run_cli, tmp_path, ["hud", "--once", "--json", "--root", str(root),
+                                                         "--session", "L"], retarget)
+    (scope,) = [s for s in json.loads(fresh)["scopes"] if s["scope"] == "L"]
+    assert scope["active_modes"] == ["forge"] and json.loads(warm) == json.loads(fresh)
 
 
 def _project_with_run(tmp_path: Path) -> tuple[Path, Path]:

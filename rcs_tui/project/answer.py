@@ -100,9 +100,9 @@ def store(path: str, key: dict[str, object], inputs: Recorder, result: dict[str,
     """Write the answer for next time (atomically, privately); False when it was not written.
 
     The record of inputs is compact (it grows with directories, not files) and the JSON document is kept
-    as compressed text, so a tree of 10 000 sessions (a 34 MB document) fits the cache file's size limit
-    many times over. An answer too large even so is not stored (the file layer refuses any cache file
-    larger than it would read): every call then builds afresh, as with no cache.
+    as compressed text, so even a current session holding thousands of files fits the cache file's size
+    limit. An answer too large even so is not stored (the file layer refuses any cache file larger than it
+    would read): every call then builds afresh, as with no cache.
     """
     stored = dict(result)
     if isinstance(result.get("json"), bytes | bytearray):
@@ -158,19 +158,20 @@ def _answer(root: object, session: str | None, as_json: bool, ascii_only: bool,
         sections.add("tasks")
     if "rp1" in wanted or as_json:
         sections.add("rp1")
-    world = WorldLoader(layout.root, session_id=session, all_sessions=as_json, sections=sections,
+    world = WorldLoader(layout.root, session_id=session, all_sessions=False, sections=sections,
                         rp1_db=rp1_db).load()  # type: ignore[arg-type]
     out: dict[str, object] = {"segs": [s.as_json() for s in template_segments(world, chosen, ascii_only=ascii_only)],
                               "head": [list(s) for s in header(world)], "json": None}
     if as_json:
         from rcs_tui.views.json_stream import encoded
         from rcs_tui.views.snapshot_json import snapshot_json
-        from rcs_tui.views.world import world_json_extra
+        from rcs_tui.views.world import HUD_JSON_KIND, HUD_JSON_VERSION, world_json_extra
 
         # Sanitised and encoded as UTF-8 text once, when built, piece by piece: each scope's JSON is made
-        # as it is written (no document of 10 000 scopes, no sanitised copy, no whole string beside the
-        # bytes). Every cache hit prints it as stored, unparsed.
-        doc = snapshot_json(world.snapshot, streamed=True)
+        # as it is written (no sanitised copy, no whole string beside the bytes). Every cache hit prints
+        # it as stored, unparsed.
+        doc: dict[str, object] = {"version": HUD_JSON_VERSION, "kind": HUD_JSON_KIND}
+        doc.update(snapshot_json(world.snapshot, streamed=True))
         doc.update(world_json_extra(world))
         out["json"] = encoded(doc)
     return out

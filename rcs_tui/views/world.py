@@ -92,6 +92,10 @@ class World:
         return None
 
 
+HUD_JSON_VERSION = "2.0"  # 2.0: `scopes` and `errors` cover root and the current session, as the line does
+HUD_JSON_KIND = "hud"
+
+
 def world_json_extra(world: World) -> dict[str, Any]:
     """The parts of a World beyond the snapshot, for `hud --once --json`."""
     m = world.metrics
