@@ -16,7 +16,7 @@ import asyncio
 import errno
 import os
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -333,10 +333,17 @@ def scan(targets: WatchTargets, limit: int = SCAN_LIMIT, *, dirs: bool = False) 
     """Stat signature (inode, size, mtime_ns, ctime_ns) of every relevant file under the watched directories,
     and with `dirs` of every directory under them too (not the watched tops themselves). The change time is
     part of it: a rewrite of the same size whose modification time was put back still moves it."""
-    out: dict[Path, Signature] = {}
+    return dict(signatures(targets, limit, dirs=dirs))
+
+
+def signatures(targets: WatchTargets, limit: int = SCAN_LIMIT, *,
+               dirs: bool = False) -> Iterator[tuple[Path, Signature]]:
+    """What `scan` holds, one path at a time: a caller that keeps only a few of them (`written_since`) never
+    holds a signature of every file (at 10 000 sessions, tens of megabytes for a moment)."""
     stack = list(targets.dirs)
     tops = set(targets.dirs)
-    while stack and len(out) < limit:
+    count = 0
+    while stack and count < limit:
         top = stack.pop()
         try:
             entries = list(os.scandir(top))
@@ -350,13 +357,14 @@ def scan(targets: WatchTargets, limit: int = SCAN_LIMIT, *, dirs: bool = False) 
                         stack.append(path)
                         if dirs and path not in tops and targets.accept(path):
                             st = entry.stat(follow_symlinks=False)
-                            out[path] = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-                elif targets.accept(Path(entry.path)):
+                            count += 1
+                            yield path, (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                elif targets.accept(path := Path(entry.path)):
                     st = entry.stat(follow_symlinks=False)
-                    out[Path(entry.path)] = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                    count += 1
+                    yield path, (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
             except OSError:
                 continue
-    return out
 
 
 def written_since(targets: WatchTargets, since_ns: int) -> frozenset[Path]:
@@ -365,7 +373,7 @@ def written_since(targets: WatchTargets, since_ns: int) -> frozenset[Path]:
     nothing else behind): what a watcher placed after that moment may have missed. Judged by the change
     time, which no writer can set back."""
     early = since_ns - 2_000_000_000
-    return frozenset(p for p, sig in scan(targets, dirs=True).items() if sig[3] >= early)
+    return frozenset(p for p, sig in signatures(targets, dirs=True) if sig[3] >= early)
 
 
 async def poll_batches(targets: WatchTargets, interval: float | Callable[[], float] = POLL_MS / 1000, *,
