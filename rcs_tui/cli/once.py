@@ -115,7 +115,7 @@ def once_root(explicit: str | None, stdin_fd: int | None = 0) -> str:
 def render(result: dict[str, object], now: float, width: int, lines: int, ascii_only: bool, as_json: bool,
            color: bool) -> str | bytes:
     """The text `hud --once` prints for an answer at `now`: the line(s), or with `as_json` the document as
-    UTF-8 bytes (stored as text: at 10 000 sessions it is tens of megabytes, never parsed to be printed)."""
+    UTF-8 bytes (stored as text, never parsed to be printed)."""
     segs = [Seg.from_json(s) for s in result["segs"]]  # type: ignore[attr-defined]
     head = list(spans_from_json(result["head"]))
     rows = place(segs, head, now, width, lines, ascii_only)

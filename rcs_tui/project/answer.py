@@ -41,6 +41,10 @@ from rcs_tui.files.inputs import (
     unchanged,
 )
 
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the cached path imports no typing
+if TYPE_CHECKING:
+    from rcs_tui.state.snapshot import Snapshot
+
 FORMAT = 4  # 4: where links led; 3: a compact record of the inputs, the JSON document stored as compressed text
 RACY_NS = 100_000_000  # a write this close to the build may share its timestamp with a later one
 COARSE_RACY_NS = 2_000_000_000  # the same on filesystems with whole-second timestamps
@@ -171,10 +175,20 @@ def _answer(root: object, session: str | None, as_json: bool, ascii_only: bool,
         # as it is written (no sanitised copy, no whole string beside the bytes). Every cache hit prints
         # it as stored, unparsed.
         doc: dict[str, object] = {"version": HUD_JSON_VERSION, "kind": HUD_JSON_KIND}
-        doc.update(snapshot_json(world.snapshot, streamed=True))
+        doc.update(snapshot_json(_own_scopes(world.snapshot), streamed=True))
         doc.update(world_json_extra(world))
         out["json"] = encoded(doc)
     return out
+
+
+def _own_scopes(snap: Snapshot) -> Snapshot:
+    """The snapshot with root and the current session as its only scopes. At root the reader also holds,
+    for each session that cleared one of root's active modes, that one file (it makes root's copy a
+    survivor): those sessions are judged in root's members, not listed as if that were all they held."""
+    from dataclasses import replace
+
+    sid = snap.resolution.session_id
+    return replace(snap, sessions={sid: snap.sessions[sid]} if sid is not None and sid in snap.sessions else {})
 
 
 def answer(root: str, session: str | None, as_json: bool, ascii_only: bool, preset: str | None,

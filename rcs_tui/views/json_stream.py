@@ -192,8 +192,8 @@ class _Texts:
 
 def encoded(data: object) -> bytearray:
     """The UTF-8 bytes of `json_text(sanitize(data, keep_newlines=True))` (no newline after it), made without
-    a sanitised copy of `data`, the text as one string, or the pieces beside their joined copy: the status
-    line's stored document of 10 000 sessions is tens of megabytes."""
+    a sanitised copy of `data`, the text as one string, or the pieces beside their joined copy: a document of
+    every one of 10 000 sessions is tens of megabytes."""
     from rcs_tui.views.json_text import escape_controls
 
     sink = _Utf8()
