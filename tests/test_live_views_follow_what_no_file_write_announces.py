@@ -363,3 +363,39 @@ async def test_rp1_s_directory_made_after_the_view_started_is_followed(tmp_path,
         await until(docs, lambda d: d["rp1"]["status"] == "missing")
     finally:
         await docs.aclose()
+
+
+@pytest.mark.parametrize("how", HOW)
+async def test_an_rp1_database_kept_inside_rcs_leaves_the_state_watched(tmp_path, how, watchers, monkeypatch):
+    """`RP1_DB` inside `.rcs` itself: the state beside it is still followed (its directory was watched flat,
+    which hid every session), and so are the database's commits."""
+    from rcs_tui.rp1.fixtures import Rp1Writer, create_db
+
+    root = tmp_path / "p"
+    mode(root, "ultrawork", current_phase="executing")
+    create_db(root / ".rcs" / "rp1.db")
+    monkeypatch.setenv("RP1_DB", str(root / ".rcs" / "rp1.db"))
+    docs = follow(root, how, watchers(how))
+    try:
+        await docs.first()
+        mode(root, "forge", "S1", current_phase="executing")
+        await until(docs, lambda d: "S1" in scopes(d))
+        with Rp1Writer(root / ".rcs" / "rp1.db") as writer:
+            writer.start_run("build", project_path=root, run_id="run-1")
+            writer.wait_for_user("run-1", "requirements", "which one?")
+        await until(docs, lambda d: d["rp1"]["counts"].get("waiting") == 1)
+    finally:
+        await docs.aclose()
+
+
+def test_a_polling_scan_with_rp1_inside_rcs_signs_the_state_files_too(tmp_path):
+    from rcs_tui.project.loader import WorldLoader
+    from rcs_tui.project.watch import scan, watch_targets
+    from rcs_tui.rp1.fixtures import create_db
+
+    root = tmp_path / "p"
+    mode(root, "forge", "S1", current_phase="executing")
+    create_db(root / ".rcs" / "rp1.db")
+    targets = watch_targets(WorldLoader(root, rp1_db=root / ".rcs" / "rp1.db"))
+    signed = {str(p.relative_to(root)) for p in scan(targets)}
+    assert {".rcs/state/sessions/S1/forge-state.json", ".rcs/rp1.db"} <= signed

@@ -59,10 +59,13 @@ def watch_targets(loader: WorldLoader) -> WatchTargets:
     dirs = [rcs, loader.root]
     rp1_dirs: list[Path] = []
     if loader.rp1_path is not None:  # beside the database path, and beside the file a link leads to
-        rp1_dirs = list(dict.fromkeys([loader.rp1_path.parent, Path(os.path.realpath(loader.rp1_path)).parent]))
+        # A directory inside `.rcs` is watched whole with it: watched flat as well, it would hide `.rcs`'s
+        # subdirectories (a database kept in `.rcs` itself) and name its files twice.
+        rp1_dirs = [d for d in dict.fromkeys([loader.rp1_path.parent, Path(os.path.realpath(loader.rp1_path)).parent])
+                    if d != rcs and rcs not in d.parents]
         # and their parents, flat: rp1's directory made after the view started (a first use of rp1), or
         # moved away and back, is seen as `.rcs` is in the project's directory
-        dirs += [*rp1_dirs, *(d.parent for d in rp1_dirs)]
+        dirs += [*rp1_dirs, *(d.parent for d in rp1_dirs if d.parent != rcs and rcs not in d.parent.parents)]
 
     def accept(path: Path) -> bool:
         return not temp_name(path.name) and bool(loader.sections_for([path]))
