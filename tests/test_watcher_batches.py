@@ -86,6 +86,9 @@ async def test_a_burst_of_writes_yields_every_final_path_and_no_temp_file(tmp_pa
 async def test_stopping_the_watcher_leaves_no_thread_and_no_descriptor_behind(tmp_path):
     loader = tree(tmp_path)
     await asyncio.to_thread(lambda: None)  # the loop's own worker thread, which stays: not the watcher's
+    # The worker marks itself idle just after handing back its result: until then a next job would start a
+    # second worker, which would look like the watcher's.
+    await asyncio.sleep(0.2)
     threads, kinds = set(threading.enumerate()), open_kinds()
     batches, pending = await watching(watch_targets(loader))
     assert "anon_inode:inotify" in open_kinds()
