@@ -339,7 +339,7 @@ async def test_a_session_pointer_whose_cwd_link_is_retargeted_is_followed(tmp_pa
         await docs.aclose()
 
 
-@pytest.mark.parametrize("how", ["own watches", "shared watcher"])
+@pytest.mark.parametrize("how", HOW)
 async def test_rp1_s_directory_made_after_the_view_started_is_followed(tmp_path, how, watchers, monkeypatch):
     """A first use of rp1 makes its directory while a view runs: the view reads its database from then on,
     and says the database is gone when the directory goes."""
@@ -399,3 +399,31 @@ def test_a_polling_scan_with_rp1_inside_rcs_signs_the_state_files_too(tmp_path):
     targets = watch_targets(WorldLoader(root, rp1_db=root / ".rcs" / "rp1.db"))
     signed = {str(p.relative_to(root)) for p in scan(targets)}
     assert {".rcs/state/sessions/S1/forge-state.json", ".rcs/rp1.db"} <= signed
+
+
+@pytest.mark.parametrize("how", HOW)
+async def test_the_projects_rp1_id_written_after_the_view_started_brings_in_its_runs(tmp_path, how, watchers,
+                                                                                     monkeypatch):
+    """rp1 names a project by its id as well as by its path: `.rp1/project_id` written while a view runs (rp1
+    set up in the project then) makes the runs filed under that id the project's; removed, they leave."""
+    from rcs_tui.rp1.fixtures import Rp1Writer, create_db
+
+    root = tmp_path / "p"
+    mode(root, "ultrawork", current_phase="executing")
+    db = tmp_path / "home" / "rp1.db"
+    db.parent.mkdir()
+    create_db(db)
+    monkeypatch.setenv("RP1_DB", str(db))
+    with Rp1Writer(db) as writer:  # filed under the id, from a checkout at another path
+        writer.start_run("build", project_path=tmp_path / "other-checkout", run_id="run-1", project_id="pid-1")
+        writer.wait_for_user("run-1", "requirements", "which one?")
+    docs = follow(root, how, watchers(how))
+    try:
+        assert (await docs.first())["rp1"]["counts"].get("waiting", 0) == 0
+        (root / ".rp1").mkdir()
+        atomic_write(root / ".rp1" / "project_id", b"pid-1\n")
+        await until(docs, lambda d: d["rp1"]["counts"].get("waiting") == 1)
+        (root / ".rp1" / "project_id").unlink()
+        await until(docs, lambda d: d["rp1"]["counts"].get("waiting", 0) == 0)
+    finally:
+        await docs.aclose()

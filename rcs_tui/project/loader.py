@@ -28,6 +28,8 @@ from rcs_tui.state.snapshot import Snapshot
 from rcs_tui.state.team import Team, read_teams
 from rcs_tui.views.world import SECTIONS, Badge, RunInfo, TaskInfo, World
 
+RP1_DIR = ".rp1"  # the project's own rp1 directory, holding `project_id` (`rp1.db.PROJECT_ID_FILE`)
+
 
 def section_of(path: Path, layout: Layout, rp1_db: Path | None) -> str | None:
     """Which section a changed path belongs to (None: not ours, ignore it). rp1's files are its database
@@ -36,6 +38,9 @@ def section_of(path: Path, layout: Layout, rp1_db: Path | None) -> str | None:
     if rp1_db is not None and any(path == db.parent or (path.parent == db.parent and path.name.startswith(db.name))
                                   for db in (rp1_db, Path(os.path.realpath(rp1_db)))):
         return "rp1"  # its files, or its directory coming or going
+    if (path.parent == layout.root and path.name == RP1_DIR) or (
+            path.parent.parent == layout.root and path.parent.name == RP1_DIR):
+        return "rp1"  # the project's `.rp1/` (its `project_id` names which runs are the project's)
     try:
         rel = path.relative_to(layout.rcs)
     except ValueError:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rcs_tui.project.loader import WorldLoader
+from rcs_tui.project.loader import RP1_DIR, WorldLoader
 
 DEBOUNCE_MS = 20  # a batch is yielded at most this long after its first event
 QUIET_MS = 5  # ... or as soon as this long passes without a new event (inotify)
@@ -52,9 +52,9 @@ def temp_name(name: str) -> bool:
 
 
 def watch_targets(loader: WorldLoader) -> WatchTargets:
-    """`.rcs/` (state, team, tasks, plans, metrics, hud-config), the rp1 database's directory, and the
-    project's directory itself: `.rcs` moved away, deleted or put back (a restore from a copy) is a change
-    of everything, and a new `.rcs` must be watched."""
+    """`.rcs/` (state, team, tasks, plans, metrics, hud-config), the rp1 database's directory and the
+    project's `.rp1/`, and the project's directory itself: `.rcs` moved away, deleted or put back (a restore
+    from a copy) is a change of everything, and a new `.rcs` must be watched."""
     rcs = loader.layout.rcs
     dirs = [rcs, loader.root]
     rp1_dirs: list[Path] = []
@@ -66,6 +66,10 @@ def watch_targets(loader: WorldLoader) -> WatchTargets:
         # and their parents, flat: rp1's directory made after the view started (a first use of rp1), or
         # moved away and back, is seen as `.rcs` is in the project's directory
         dirs += [*rp1_dirs, *(d.parent for d in rp1_dirs if d.parent != rcs and rcs not in d.parent.parents)]
+        # the project's `.rp1/`, flat: its `project_id` written, changed or removed moves which runs are the
+        # project's (made after the view started, it is seen coming in the project's directory)
+        rp1_dirs.append(loader.root / RP1_DIR)
+        dirs.append(loader.root / RP1_DIR)
 
     def accept(path: Path) -> bool:
         return not temp_name(path.name) and bool(loader.sections_for([path]))
@@ -355,8 +359,10 @@ def signatures(targets: WatchTargets, limit: int = SCAN_LIMIT, *,
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if top not in targets.flat:
-                        path = Path(entry.path)
+                    path = Path(entry.path)
+                    # a tree to watch that was not there at the start (`.rcs` made, rp1's directory made)
+                    # is found in the directory above it, as an event would name it
+                    if top not in targets.flat or (path in targets.tops and path not in tops):
                         stack.append(path)
                         if dirs and path not in tops and targets.accept(path):
                             st = entry.stat(follow_symlinks=False)

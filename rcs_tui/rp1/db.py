@@ -94,12 +94,14 @@ class Scope(Frozen):
 def project_scope(root: str | os.PathLike[str]) -> Scope:
     """Scope for a project root: its resolved path plus `<root>/.rp1/project_id` if readable."""
     root = Path(root).resolve()
-    project_id = None
+    return Scope(str(root), project_id_at(root))
+
+
+def project_id_at(root: Path) -> str | None:
+    """The id rp1 gave the project at `root` (`.rp1/project_id`, one short line), None without one."""
     raw = read_bounded(root / PROJECT_ID_FILE, max_bytes=4096).raw
     text = raw.decode("utf-8", "replace").strip() if raw is not None else ""
-    if text and len(text) <= 200 and "\n" not in text:
-        project_id = text
-    return Scope(str(root), project_id)
+    return text if text and len(text) <= 200 and "\n" not in text else None
 
 
 class RunRow(NamedTuple):

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from rcs_tui.core.frozen import Frozen, set_field
 from rcs_tui.files.collector import paused
-from rcs_tui.rp1.db import DbState, Marks, Rp1Db, RunRow, Scope, project_scope, run_json
+from rcs_tui.rp1.db import DbState, Marks, Rp1Db, RunRow, Scope, project_id_at, project_scope, run_json
 from rcs_tui.rp1.projection import Projection, extend, project, status_of
 from rcs_tui.rp1.status_store import StatusStore
 
@@ -140,8 +140,10 @@ class Rp1Source:
         learned from it is dropped; or the database was busy). What was learned is kept for the next
         process only from an answer read whole. The collector is paused meanwhile: a first answer builds
         a row for every run (and the store keeps them all), and each batch of those set off a collection
-        walking every object alive, a quarter of the time at 100 000 runs.
+        walking every object alive, a quarter of the time at 100 000 runs. The project's rp1 id is looked
+        at first: written or removed since, the project's runs are others (`rescope`).
         """
+        self.rescope()
         with paused():
             for _attempt in range(self.db.retries):
                 with self.db.snapshot() as snap:
@@ -265,6 +267,22 @@ class Rp1Source:
             self._store = StatusStore(self.db.path, scope).load()
             self._store_sig = identity
         return self._store
+
+    def rescope(self) -> bool:
+        """Take in `.rp1/project_id` written, changed or removed since this source began: the project's runs
+        are then others (rp1 names a project by that id as well as by its path). True when the scope moved;
+        what was learned of the runs in the old scope is dropped, the kept statuses of the new one found."""
+        if self.scope is None:
+            return False
+        scope = Scope(self.scope.project_path, project_id_at(Path(self.scope.project_path)))
+        if scope == self.scope:
+            return False
+        with self.lock:
+            self.scope = scope
+            self._forget()
+            self._kept_ids = None
+            self._store = self._store_sig = None
+        return True
 
     def _forget(self) -> None:
         """Drop everything learned of this path's database: it now holds other contents."""
