@@ -344,6 +344,22 @@ class TestFleetApp:
             assert alerts.row_count == 1
             assert alerts.drawn(alerts.keys[0])[1:5] == ["web", "local", "waiting", "root/autopilot"]
 
+    async def test_a_tick_while_the_screen_is_taken_down_draws_nothing_and_does_not_crash(self, tmp_path):
+        """Timers keep firing while the fleet exits and its screen's widgets go: the alerts' and rows' ticks
+        then find no table to draw into (it ended the fleet with a traceback, seen once in a full test run)."""
+        base = fleet_dir(tmp_path)
+        found, _ = expand_projects([f"{base}/*"])
+        app = FleetApp(found, alerts=AlertSettings(bell=False, min_interval=0))
+        async with app.run_test(size=(120, 36)) as pilot:
+            await until(lambda: all(r.doc is not None for r in app.rows.values()))
+            mode(base / "web", "autopilot", active=False, lifecycle_outcome="askuserQuestion")
+            await until(lambda: bool(app.tracker.alerts))
+            for table in app.screen.query("LineTable"):
+                await table.remove()
+            app._alert_tick()
+            app._redraw_dirty()
+            await pilot.pause()
+
     async def test_filter_and_console_commands(self, tmp_path):
         base = fleet_dir(tmp_path)
         found, _ = expand_projects([f"{base}/*", "ssh://me@devbox:2222/srv/app"])

@@ -29,7 +29,7 @@ from rcs_tui.ui.notices import PlainNotices
 from rcs_tui.ui.watcher import WatchStatus, WorldUpdated, start_watcher
 from rcs_tui.ui.widgets import HudView, MemberList, OverlayBlockView
 from rcs_tui.views.hud_line import STALE_AFTER, header, template_segments
-from rcs_tui.views.line_fit import Seg, plain
+from rcs_tui.views.line_fit import Seg, ends_in, plain
 from rcs_tui.views.world import World
 
 if TYPE_CHECKING:
@@ -106,6 +106,7 @@ class HudApp(PlainNotices):
         self.notices: tuple[str, ...] = ()
         self.updates = 0
         self._tick: Timer | None = None
+        self._timed: list[Seg] = []
         self._age_timer: Timer | None = None
         self._age_repainted = 0.0
         self._age_shown: str | None = None
@@ -148,6 +149,7 @@ class HudApp(PlainNotices):
         """What the views show of a World, apart from its data age ("updated … ago")."""
         preset = self.preset or world.config.preset
         segs = template_segments(world, preset, ascii_only=self.ascii_only, notices=self._notices(world))
+        self._timed = [s for s in segs if s.kind == "outcomes"]  # what goes by the clock alone (`_schedule_tick`)
         return ([s.as_json() for s in segs if s.kind != "age"], header(world), world.snapshot.members,
                 world.snapshot.authoritative.canonical, world.snapshot.authoritative.modes)
 
@@ -209,7 +211,11 @@ class HudApp(PlainNotices):
         age = None if world is None or world.newest_write is None else self.clock() - world.newest_write
         if age is not None and age > 24 * STALE_AFTER * 30:
             age = None
-        self._tick = self.set_timer(next_tick(age), self._on_tick)
+        wait = next_tick(age)
+        ends = ends_in(self._timed, self.clock())
+        if ends is not None:
+            wait = min(wait, ends + 0.05)  # just past the moment the element goes
+        self._tick = self.set_timer(wait, self._on_tick)
 
     def _on_tick(self) -> None:
         self._age_shown = age_text(self.world, self.clock())

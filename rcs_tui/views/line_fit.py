@@ -24,6 +24,13 @@ PACKED = frozenset({"outcomes", "turns", "tokens", "quota", "session", "last", "
 PACK_SEP = " · "
 
 
+def ends_in(segs: list[Seg], now: float) -> float | None:
+    """Seconds until an element shown at `now` goes by the clock alone (an ended mode's outcome, once
+    `RECENT_END` old); None when none will: a live view repaints then, not only when an age text moves."""
+    ends = [s.at + RECENT_END - now for s in segs if s.kind == "outcomes" and s.at is not None]
+    return min((e for e in ends if e >= 0), default=None)
+
+
 class Seg:
     """One HUD element: its spans, a shorter form (members without details), extra stacked rows, its kind.
 

@@ -28,6 +28,7 @@ from rcs_tui.core.acknowledged import Acknowledged
 from rcs_tui.core.attention import Verdict
 from rcs_tui.core.modes import BadName
 from rcs_tui.files.collector import paused
+from rcs_tui.project.feed import REJUDGE_S
 from rcs_tui.project.loader import WorldLoader
 from rcs_tui.state.txn import ChangedUnderneath, Plan, TxnError, default_actor
 from rcs_tui.ui.console.background import Answered, OneAtATime, off_thread
@@ -149,6 +150,7 @@ class ConsoleApp(PlainNotices):
         self.needs = Needs(acked=self.acked)  # who needs the operator and why, judged off the UI thread
         self._judging = OneAtATime("verdicts")
         self._judged: World | None = None
+        self.rejudge_seconds = REJUDGE_S  # time alone changes what needs you (and every age): judged again this often
         self._history_stamp: object = None
         self._findings: dict[Any, Any] = {}  # the doctor's per-scope findings, kept while a scope is unchanged
         if theme:
@@ -175,6 +177,7 @@ class ConsoleApp(PlainNotices):
         self.push_screen(MainScreen())
         self.call_after_refresh(self.judge_needs)
         self.set_interval(0.5, self._check_watches)
+        self.set_interval(self.rejudge_seconds, self._judge_again)
         if self.live:  # after the first frame: its deferred loads would only slow that frame down
             self.call_after_refresh(start_watcher, self, self.loader, force_polling=self.force_polling,
                                     lock=self.load_lock)
@@ -266,6 +269,17 @@ class ConsoleApp(PlainNotices):
         off_thread(self, load, loaded, group="reload")
 
     # -- who needs you ----------------------------------------------------------------------
+    def _judge_again(self) -> None:
+        """What the screen says changes with time alone, no file written: a worker whose heartbeat goes
+        silent needs you, a comeback's window ends, every age and the data's age under the live mark move.
+        The newest World is judged again at the current time and the screen drawn again, as the followed
+        documents are (not while paused: a paused console shows one moment on purpose)."""
+        if self.paused or self.world is None:
+            return
+        self._judged = None
+        self.judge_needs()
+        self.refresh_views()
+
     def judge_needs(self) -> None:
         """Judge who needs the operator in the newest World, off the UI thread (the same verdicts the fleet
         and `snapshot --json` show); the views redraw with them when they come."""

@@ -233,6 +233,8 @@ class FleetApp(PlainNotices):
             if isinstance(screen, ProjectScreen) and (dirty is None or screen.key in dirty):
                 screen.show()
             return
+        if not screen.query("#fleet-table"):
+            return  # the screen is being taken down (a timer firing as the fleet exits) or not built yet
         now = self.clock()
         self._draw_status(screen, now)
         table = screen.query_one("#fleet-table", LineTable)
@@ -281,7 +283,10 @@ class FleetApp(PlainNotices):
         show_content(screen.query_one("#fleet-status", Static), text)
 
     def _draw_alerts(self, screen: FleetScreen) -> None:
-        table = screen.query_one("#alerts-table", LineTable)
+        tables = screen.query("#alerts-table")  # none while the screen is being taken down (or not yet built)
+        if not tables:
+            return
+        table = tables.first(LineTable)
         rows = alert_rows(self.tracker.alerts)
         table.set_columns(ALERT_COLUMNS, content_widths(ALERT_COLUMNS, rows))
         table.set_rows(rows)
