@@ -174,3 +174,13 @@ def toasts(console) -> list[str]:
 def footer_keys(console) -> set[str]:
     """The keys the footer offers now."""
     return {key.key for key in console.screen.query("FooterKey")}
+
+
+async def until(pilot, check, timeout: float = 15.0) -> bool:
+    """Whether `check()` holds within `timeout` seconds, the app running meanwhile."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        await pilot.pause(0.05)
+    return check()

@@ -3,11 +3,8 @@ moved come to the top, and many events in a burst end on the latest state."""
 
 from __future__ import annotations
 
-import asyncio
-import time
-
 from rcs_tui.rp1.fixtures import Rp1Writer
-from tests.console_fixtures import app
+from tests.console_fixtures import app, until
 
 
 def shown(pilot) -> list[tuple[str, str]]:
@@ -17,15 +14,6 @@ def shown(pilot) -> list[tuple[str, str]]:
     for key in table.keys:
         out.append((key, " ".join(table.row_text(key))))
     return out
-
-
-async def until(pilot, check, timeout: float = 15.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        await asyncio.sleep(0.05)
-    return check()
 
 
 async def test_a_new_rp1_event_shows_in_the_live_console(tmp_path):

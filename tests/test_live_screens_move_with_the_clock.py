@@ -11,7 +11,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tests.console_fixtures import settle
+from tests.console_fixtures import settle, until
 from tests.statefix import canonical, mode, write
 
 
@@ -23,15 +23,6 @@ def _aged(root: Path, seconds: float) -> None:
     then = time.time() - seconds
     for p in root.rglob("*"):
         os.utime(p, (then, then), follow_symlinks=False)
-
-
-async def _until(pilot, check, timeout: float = 10.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if check():
-            return True
-        await pilot.pause(0.1)
-    return check()
 
 
 async def test_the_console_shows_a_worker_going_silent_with_no_file_written(tmp_path):
@@ -62,7 +53,7 @@ async def test_the_console_shows_a_worker_going_silent_with_no_file_written(tmp_
 
         assert not silent() and "alive" in row()
         now[0] += 60  # the heartbeat is 160 s old: past the 120 s after which a worker is silent
-        assert await _until(pilot, lambda: silent() and "silent" in row()), (app.needs.verdicts, row())
+        assert await until(pilot, lambda: silent() and "silent" in row()), (app.needs.verdicts, row())
 
 
 async def test_the_console_lets_a_comeback_verdict_end_with_its_window(tmp_path, run_cli):
@@ -86,7 +77,7 @@ async def test_the_console_lets_a_comeback_verdict_end_with_its_window(tmp_path,
 
         assert "resurrected" in kinds()
         now[0] += 16 * 60  # past the 15 minutes a comeback is news
-        assert await _until(pilot, lambda: "resurrected" not in kinds()), kinds()
+        assert await until(pilot, lambda: "resurrected" not in kinds()), kinds()
 
 
 async def test_the_live_hud_drops_an_ended_modes_outcome_when_its_time_is_up(tmp_path, monkeypatch):
@@ -115,7 +106,7 @@ async def test_the_live_hud_drops_an_ended_modes_outcome_when_its_time_is_up(tmp
         def shown() -> str:
             return drawn[-1] if drawn else ""
 
-        assert await _until(pilot, lambda: "forge" in shown(), 5)
+        assert await until(pilot, lambda: "forge" in shown(), 5)
         assert "blueprint" in shown()
-        assert await _until(pilot, lambda: "blueprint" not in shown(), 8), shown()
+        assert await until(pilot, lambda: "blueprint" not in shown(), 8), shown()
         assert "forge" in shown()
