@@ -427,3 +427,68 @@ async def test_the_projects_rp1_id_written_after_the_view_started_brings_in_its_
         await until(docs, lambda d: d["rp1"]["counts"].get("waiting", 0) == 0)
     finally:
         await docs.aclose()
+
+
+@pytest.mark.parametrize("how", HOW)
+@pytest.mark.parametrize("replace", ["deleted and copied back", "moved away and copied back"])
+async def test_the_project_directory_replaced_by_a_copy_is_followed_and_watched(tmp_path, how, replace, watchers):
+    """The project's own directory deleted (or moved away) and put back from a copy: the old watches went
+    with the old directory (or followed it away), so nothing was seen again. Now the new one is read whole,
+    watched, and its later changes shown."""
+    root = tmp_path / "p"
+    mode(root, "ultrawork", current_phase="executing")
+    mode(root, "forge", "S1", current_phase="alpha")
+    shutil.copytree(root, tmp_path / "copy", symlinks=True)
+    docs = follow(root, how, watchers(how))
+    try:
+        await docs.first()
+        if replace.startswith("deleted"):
+            shutil.rmtree(root)
+        else:
+            root.rename(tmp_path / "away")
+        shutil.copytree(tmp_path / "copy", root, symlinks=True)
+        await asyncio.sleep(3.0)
+        mode(root, "forge", "S1", current_phase="beta")
+        await until(docs, lambda d: any(s["scope"] == "S1" and s["modes"]["forge"]["phase"] == "beta"
+                                        for s in d.get("scopes", [])))
+    finally:
+        await docs.aclose()
+
+
+@pytest.mark.parametrize("how", ["own watches", "shared watcher"])
+async def test_a_tree_past_the_directories_one_view_watches_is_polled_not_left_half_watched(tmp_path, how, watchers,
+                                                                                              monkeypatch):
+    """Past the bound on directories one view watches, the rest were silently never watched: a write there
+    never showed. The view now polls the project, and says so."""
+    from rcs_tui.project import shared_watch, watch
+
+    monkeypatch.setattr(watch, "MAX_DIRS", 6)
+    monkeypatch.setattr(shared_watch, "MAX_DIRS", 6)
+    root = tmp_path / "p"
+    for i in range(8):
+        mode(root, "forge", f"S{i}", current_phase="alpha")
+    docs = follow(root, how, watchers(how))
+    try:
+        await docs.first()
+        mode(root, "forge", "S7", current_phase="beta")
+        mode(root, "forge", "S0", current_phase="beta")
+        await until(docs, lambda d: sum(s["modes"].get("forge", {}).get("phase") == "beta"
+                                        for s in d.get("scopes", [])) == 2)
+    finally:
+        await docs.aclose()
+
+
+def test_a_directory_that_could_not_be_watched_is_watched_when_its_permissions_change(tmp_path):
+    """Made unreadable (its watch refused), then given its permissions back: the change of its attributes is
+    the only event, and it counts as the directory coming. A watched directory's attributes change with
+    every entry made in it, which is no reason to walk it again."""
+    from rcs_tui.project.loader import WorldLoader
+    from rcs_tui.project.watch import directory_event, watch_targets
+
+    root = tmp_path / "p"
+    mode(root, "forge", "S1", current_phase="alpha")
+    targets = watch_targets(WorldLoader(root, rp1_db=False))
+    session = root / ".rcs/state/sessions/S1"
+    attrib, isdir = 0x4, 0x40000000
+    assert directory_event(attrib | isdir, session, targets, watched=False) == (False, True, True)
+    assert directory_event(attrib | isdir, session, targets, watched=True) == (False, False, False)

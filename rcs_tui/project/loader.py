@@ -209,7 +209,7 @@ class WorldLoader:
         out = set()
         for p in paths:
             path = Path(p)
-            if path == self.layout.rcs:
+            if path == self.layout.rcs or path == self.layout.root:
                 return set(self.sections)
             sec = section_of(path, self.layout, self.rp1_path)
             if sec in self.sections:
@@ -262,8 +262,8 @@ class WorldLoader:
         later. Each World names the sections it still lacks (`World.pending`).
         """
         paths = None if changed is None or self.world is None else [Path(p) for p in changed]
-        if paths is not None and self.layout.rcs in paths:
-            paths = None  # `.rcs` itself went or came: nothing read before describes what is there now
+        if paths is not None and (self.layout.rcs in paths or self.layout.root in paths):
+            paths = None  # `.rcs` (or the project) itself went or came: nothing read before describes what is there now
         todo = set(self.sections) if paths is None else self.sections_for(paths)
         if paths is None:
             self.read_from_ns = time.time_ns()

@@ -29,10 +29,12 @@ from rcs_tui.project.watch import (
     POLL_MS,
     QUIET_MS,
     WatchTargets,
+    arriving,
     directory_event,
     list_dir,
     scan,
     temp_name,
+    too_many_dirs,
 )
 
 LIMITS = {errno.EMFILE: "max_user_instances", errno.ENOSPC: "max_user_watches"}
@@ -201,7 +203,9 @@ class SharedWatcher:
         when `collect` (they may be new: a session directory that just appeared)."""
         files: list[Path] = []
         stack = [top]
-        while stack and len(sub.dirs) < MAX_DIRS:
+        while stack:
+            if len(sub.dirs) >= MAX_DIRS:
+                raise too_many_dirs()
             path = stack.pop()
             with self._lock:
                 if self._inotify is None:
@@ -273,19 +277,20 @@ class SharedWatcher:
                     if sub.targets.accept(path):
                         sub.paths.add(path)
                     continue
-                went, came, named = directory_event(mask, path, sub.targets)
+                went, came, named = directory_event(mask, path, sub.targets, path in sub.dirs)
                 if named:
                     sub.paths.add(path)
                 if went or (came and path in sub.targets.tops):  # a link retargeted: its old tree is not ours
                     self._forget(sub, path)
                 if came:
-                    try:
-                        sub.paths.update(p for p in self._add_tree(sub, path, recursive=path not in sub.targets.flat)
-                                         if sub.targets.accept(p))
-                    except OSError as exc:
-                        if exc.errno == errno.ENOSPC:  # its writes would never be seen: the caller polls
-                            sub.failed.append(exc)
-                            sub.wake.set()
+                    for tree in arriving(path, sub.targets):
+                        try:
+                            found = self._add_tree(sub, tree, recursive=tree not in sub.targets.flat)
+                            sub.paths.update(p for p in found if sub.targets.accept(p))
+                        except OSError as exc:
+                            if exc.errno == errno.ENOSPC:  # its writes would never be seen: the caller polls
+                                sub.failed.append(exc)
+                                sub.wake.set()
         for sub in touched:
             sub.last = now
             if sub.paths and sub.timer is None:

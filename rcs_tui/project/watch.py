@@ -57,6 +57,10 @@ def watch_targets(loader: WorldLoader) -> WatchTargets:
     from a copy) is a change of everything, and a new `.rcs` must be watched."""
     rcs = loader.layout.rcs
     dirs = [rcs, loader.root]
+    # the project's own directory deleted and made again, or moved away and replaced by a copy: its parent
+    # is watched, flat, for it, so the new one is read whole and watched (the old watches followed the old)
+    above = [loader.root.parent] if loader.root.parent != loader.root else []
+    dirs += above
     rp1_dirs: list[Path] = []
     if loader.rp1_path is not None:  # beside the database path, and beside the file a link leads to
         # A directory inside `.rcs` is watched whole with it: watched flat as well, it would hide `.rcs`'s
@@ -74,9 +78,15 @@ def watch_targets(loader: WorldLoader) -> WatchTargets:
     def accept(path: Path) -> bool:
         return not temp_name(path.name) and bool(loader.sections_for([path]))
 
-    existing = tuple(dict.fromkeys(d for d in dirs if d.is_dir()))
+    existing = tuple(dict.fromkeys(d for d in dirs if os.path.isdir(d)))  # never raises (an unreadable parent)
     return WatchTargets(existing, accept, frozenset(d for d in existing if d != rcs) | frozenset(rp1_dirs),
-                        frozenset({rcs, *rp1_dirs}))
+                        frozenset({rcs, loader.root, *rp1_dirs}))
+
+
+def arriving(path: Path, targets: WatchTargets) -> list[Path]:
+    """The trees to watch when `path` came (or may be read again): itself, then every watched top lying
+    under it that is there now (the project's directory put back from a copy holds its `.rcs`)."""
+    return [path, *sorted(t for t in targets.tops if path in t.parents and os.path.isdir(t))]
 
 
 async def watch_batches(targets: WatchTargets, *, stop_event: asyncio.Event | None = None,
@@ -95,19 +105,22 @@ async def watch_batches(targets: WatchTargets, *, stop_event: asyncio.Event | No
             yield paths
 
 
-MAX_DIRS = 8192
+MAX_DIRS = 65_536  # directories one view watches; past it the view polls and says why (never a silent rest)
 # inotify's event bits (inotify(7)), as plain ints for the per-event test.
 _OVERFLOW, _IGNORED, _ISDIR, _NEW = 0x4000, 0x8000, 0x40000000, 0x100 | 0x80  # IN_CREATE | IN_MOVED_TO
-_MOVED_FROM, _DELETE = 0x40, 0x200
+_MOVED_FROM, _DELETE, _ATTRIB = 0x40, 0x200, 0x4
 
 
-def directory_event(mask: int, path: Path, targets: WatchTargets) -> tuple[bool, bool, bool]:
+def directory_event(mask: int, path: Path, targets: WatchTargets, watched: bool = True) -> tuple[bool, bool, bool]:
     """What an event naming a directory asks of a watcher: whether to stop watching its tree (it was moved
     away or deleted), whether to watch its tree (it came: inside a watched tree, or it is one of the watched
     tops itself, as when `.rcs` is replaced by another), and whether to name it as changed (what it held
-    went or came with it: the loader reads it again, or finds it gone)."""
+    went or came with it: the loader reads it again, or finds it gone). A directory that could not be
+    watched (`watched` False: made unreadable) whose attributes change (its permissions given back) is
+    watched and read as if it came; a watched one's attributes change with every entry made in it."""
     went = bool(mask & (_MOVED_FROM | _DELETE))
-    came = bool(mask & _NEW) and (path in targets.tops or path.parent not in targets.flat)
+    new = mask & _NEW or (mask & _ATTRIB and not watched)
+    came = bool(new) and (path in targets.tops or path.parent not in targets.flat)
     return went, came, (went or came) and targets.accept(path)
 
 
@@ -128,6 +141,11 @@ def list_dir(path: Path, dirs: list[Path] | None, files: list[Path] | None) -> N
                 files.append(Path(entry.path))
         except OSError:
             continue
+
+
+def too_many_dirs() -> OSError:
+    """The error a watcher gives past `MAX_DIRS`: treated as out of watches, so the view polls, saying why."""
+    return OSError(errno.ENOSPC, f"more than {MAX_DIRS} directories to watch")
 
 
 class TreeWatch:
@@ -153,7 +171,9 @@ class TreeWatch:
         may be new) when `collect` (the initial watch of a large tree skips building them)."""
         files: list[Path] = []
         stack = [top]
-        while stack and len(self.inotify.watches) < MAX_DIRS:
+        while stack:
+            if len(self.inotify.watches) >= MAX_DIRS:
+                raise too_many_dirs()
             path = stack.pop()
             try:
                 watch = self.inotify.add_watch(path, self.mask)
@@ -181,17 +201,18 @@ class TreeWatch:
         if path is None or self.current.get(path.parent) is not event.watch:
             return set(), False  # from a watch of a tree that went: what it says is about the past
         if mask & _ISDIR or path in targets.tops:  # a top (`.rcs`) may be a link to a directory
-            went, came, named = directory_event(mask, path, targets)
+            went, came, named = directory_event(mask, path, targets, path in self.current)
             out = {path} if named else set()
             if went or (came and path in targets.tops):  # a link retargeted: the tree it led to is not ours
                 self.forget_tree(path)
             if came:
-                try:
-                    out.update(p for p in self.add_tree(path, recursive=path not in targets.flat)
-                               if targets.accept(p))
-                except OSError as exc:
-                    if exc.errno == errno.ENOSPC:  # out of watches: its writes would never be seen; poll instead
-                        raise
+                for tree in arriving(path, targets):
+                    try:
+                        out.update(p for p in self.add_tree(tree, recursive=tree not in targets.flat)
+                                   if targets.accept(p))
+                    except OSError as exc:
+                        if exc.errno == errno.ENOSPC:  # out of watches: its writes would never be seen; poll
+                            raise
             return out, False
         return ({path} if targets.accept(path) else set()), False
 

@@ -149,8 +149,8 @@ def start_watcher(node: DOMNode, loader: WorldLoader, *, force_polling: bool = F
         checker = asyncio.create_task(check_processes())
         try:
             while True:
-                targets = watch_targets(loader)
                 try:
+                    targets = watch_targets(loader)
                     batches = (poll_batches(targets, resync=failures > 0, on_ready=watching) if polling
                                else native_batches(targets, debounce_ms=debounce_ms, on_ready=watching))
                     async for paths in batches:

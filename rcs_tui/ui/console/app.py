@@ -11,6 +11,7 @@ keys keep working while a write waits for the lock (the status bar says what is 
 from __future__ import annotations
 
 import gc
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -161,7 +162,7 @@ class ConsoleApp(PlainNotices):
     def rp1(self):
         """The rp1 feed/timeline source, opened on first use (None when there is no database); shared with
         the loader, which reads it in its thread (the source holds its own lock)."""
-        if self._rp1 is None and self.rp1_db is not None and self.rp1_db.exists():
+        if self._rp1 is None and self.rp1_db is not None and os.path.exists(self.rp1_db):  # never raises
             self._rp1 = self.loader.rp1_source()  # the loader's own: what one reads, the other need not
         return self._rp1
 
