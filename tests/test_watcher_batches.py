@@ -242,3 +242,23 @@ async def test_a_session_directory_moved_out_of_the_tree_is_no_longer_watched(tm
     assert not any(sessions / "s1" in p.parents for p in seen)
     assert sessions / "s1" not in left and sessions / "s1" / "deep" not in left
 
+
+
+async def test_a_directory_whose_permissions_change_is_read_again_and_an_entry_made_in_one_is_not_a_walk(tmp_path):
+    """A session directory made unreadable, or readable again, changes nothing but its attributes: it is
+    named as changed, so its files are read again (before, what it held stayed as last read until its next
+    write). A new session changes its parent's attributes too (the link count), which walks nothing."""
+    loader = tree(tmp_path)
+    sessions = tmp_path / ".rcs" / "state" / "sessions"
+    (sessions / "s1" / "forge-state.json").write_text('{"active": true}')
+    batches, first = await watching(watch_targets(loader))
+    (sessions / "s1").chmod(0o700)
+    seen = {await asyncio.wait_for(first, 5)}.pop()
+    if sessions / "s1" not in seen:
+        seen |= await _first_batch_with(batches, sessions / "s1")
+    assert sessions / "s1" in seen
+    (sessions / "s2").mkdir()
+    (sessions / "s2" / "ralph-state.json").write_text('{"active": true}')
+    seen = await _first_batch_with(batches, sessions / "s2" / "ralph-state.json")
+    assert sessions / "s2" / "ralph-state.json" in seen and sessions / "s1" / "forge-state.json" not in seen
+    await batches.aclose()

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from rcs_tui.project.watch import (
+    _ATTRIB,
     _IGNORED,
     _ISDIR,
     _OVERFLOW,
@@ -32,6 +33,7 @@ from rcs_tui.project.watch import (
     arriving,
     directory_event,
     list_dir,
+    mode_of,
     scan,
     temp_name,
     too_many_dirs,
@@ -112,6 +114,7 @@ class SharedWatcher:
         self._lock = threading.Lock()  # the maps change in a joining thread and on the loop
         self._subs_of: dict[Path, list[_Subscriber]] = {}  # watched directory -> who watches it
         self._watch_of: dict[Path, Any] = {}
+        self._mode_of: dict[Path, int | None] = {}  # each watched directory's permission bits (see `TreeWatch.modes`)
         self._subs: set[_Subscriber] = set()
         self.polled = 0  # projects of this fleet polled instead (their callers count themselves in and out)
 
@@ -176,6 +179,7 @@ class SharedWatcher:
         if not subs:
             del self._subs_of[directory]
             watch = self._watch_of.pop(directory, None)
+            self._mode_of.pop(directory, None)
             if watch is not None:
                 try:
                     self._inotify.rm_watch(watch)
@@ -196,6 +200,7 @@ class SharedWatcher:
             sub.wake.set()
         self._subs_of.clear()
         self._watch_of.clear()
+        self._mode_of.clear()
 
     # -- watches ----------------------------------------------------------------------------
     def _add_tree(self, sub: _Subscriber, top: Path, *, collect: bool = True, recursive: bool = True) -> list[Path]:
@@ -219,6 +224,7 @@ class SharedWatcher:
                 if watch.path != path:  # a directory renamed in the tree keeps its watch: name the new path
                     watch.path = path
                 self._watch_of[path] = watch
+                self._mode_of[path] = mode_of(path)
                 subs = self._subs_of.setdefault(path, [])
                 if sub not in subs:
                     subs.append(sub)
@@ -277,7 +283,8 @@ class SharedWatcher:
                     if sub.targets.accept(path):
                         sub.paths.add(path)
                     continue
-                went, came, named = directory_event(mask, path, sub.targets, path in sub.dirs)
+                same = path in sub.dirs and (not mask & _ATTRIB or self._mode_of.get(path) == mode_of(path))
+                went, came, named = directory_event(mask, path, sub.targets, same)
                 if named:
                     sub.paths.add(path)
                 if went or (came and path in sub.targets.tops):  # a link retargeted: its old tree is not ours

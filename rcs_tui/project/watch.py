@@ -115,9 +115,10 @@ def directory_event(mask: int, path: Path, targets: WatchTargets, watched: bool 
     """What an event naming a directory asks of a watcher: whether to stop watching its tree (it was moved
     away or deleted), whether to watch its tree (it came: inside a watched tree, or it is one of the watched
     tops itself, as when `.rcs` is replaced by another), and whether to name it as changed (what it held
-    went or came with it: the loader reads it again, or finds it gone). A directory that could not be
-    watched (`watched` False: made unreadable) whose attributes change (its permissions given back) is
-    watched and read as if it came; a watched one's attributes change with every entry made in it."""
+    went or came with it: the loader reads it again, or finds it gone). A directory whose attributes
+    changed while it is not watched as it is (`watched` False: its watch was refused, or its permissions
+    moved since) is watched and read as if it came; a watched one's attributes also change with every
+    entry made in it, which is no reason to walk it."""
     went = bool(mask & (_MOVED_FROM | _DELETE))
     new = mask & _NEW or (mask & _ATTRIB and not watched)
     came = bool(new) and (path in targets.tops or path.parent not in targets.flat)
@@ -143,6 +144,14 @@ def list_dir(path: Path, dirs: list[Path] | None, files: list[Path] | None) -> N
             continue
 
 
+def mode_of(path: Path) -> int | None:
+    """A directory's permission bits now (None when it cannot be looked at)."""
+    try:
+        return os.stat(path).st_mode
+    except OSError:
+        return None
+
+
 def too_many_dirs() -> OSError:
     """The error a watcher gives past `MAX_DIRS`: treated as out of watches, so the view polls, saying why."""
     return OSError(errno.ENOSPC, f"more than {MAX_DIRS} directories to watch")
@@ -165,6 +174,10 @@ class TreeWatch:
         # moved away (or deleted) keeps reporting, under the paths it left, the events the kernel queued
         # before its watches went, which would otherwise unwatch the tree now at those paths.
         self.current: dict[Path, Any] = {}
+        # Each watched directory's permission bits when watched: an attribute change that moved them (made
+        # unreadable, or readable again) is a reason to read it again; one that did not (an entry made in
+        # it changes its link count) is none.
+        self.modes: dict[Path, int | None] = {}
 
     def add_tree(self, top: Path, *, collect: bool = True, recursive: bool = True) -> list[Path]:
         """Watch `top` and (when `recursive`) every directory under it; return the files found (they
@@ -184,6 +197,7 @@ class TreeWatch:
             if watch.path != path:  # a directory renamed in the tree keeps its watch: events name the new path
                 watch.path = path
             self.current[path] = watch
+            self.modes[path] = mode_of(path)
             list_dir(path, stack if recursive else None, files if collect else None)
         return files
 
@@ -201,7 +215,8 @@ class TreeWatch:
         if path is None or self.current.get(path.parent) is not event.watch:
             return set(), False  # from a watch of a tree that went: what it says is about the past
         if mask & _ISDIR or path in targets.tops:  # a top (`.rcs`) may be a link to a directory
-            went, came, named = directory_event(mask, path, targets, path in self.current)
+            same = path in self.current and (not mask & _ATTRIB or self.modes.get(path) == mode_of(path))
+            went, came, named = directory_event(mask, path, targets, same)
             out = {path} if named else set()
             if went or (came and path in targets.tops):  # a link retargeted: the tree it led to is not ours
                 self.forget_tree(path)
@@ -222,6 +237,7 @@ class TreeWatch:
         within the tree is followed by the arrival event, which watches it again under its new path."""
         for path in [p for p in self.current if p == top or top in p.parents]:
             watch = self.current.pop(path)
+            self.modes.pop(path, None)
             try:
                 self.inotify.rm_watch(watch)
             except OSError:  # already gone with its directory
