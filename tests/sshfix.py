@@ -99,7 +99,10 @@ class SshServer:
         # the code under test first on the login's import path too, as conftest's `_clean_env` does for local
         # commands: the venv's `rcs-tui` may be installed from another checkout (or mutmut's copy is tested)
         code_root = str(Path(rcs_tui.__file__).resolve().parent.parent)
-        env = f'environment="PATH={bindir}:/usr/local/bin:/usr/bin:/bin",environment="PYTHONPATH={code_root}"'
+        # A login's shell startup may refresh pyenv's shims under a lock; a login killed meanwhile (a host
+        # going away, as `stop()` does) leaves the lock behind, and every later login waited 60 s on it.
+        env = (f'environment="PATH={bindir}:/usr/local/bin:/usr/bin:/bin",environment="PYTHONPATH={code_root}",'
+               'environment="PYENV_REHASH_TIMEOUT=0"')
         (self.base / "authorized_keys").write_text(f"{env} {self.user_key.with_suffix('.pub').read_text()}")
         os.chmod(self.base / "authorized_keys", 0o600)
         self.sshd_config = self.base / "sshd_config"
