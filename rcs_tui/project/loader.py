@@ -34,13 +34,27 @@ RP1_DIR = ".rp1"  # the project's own rp1 directory, holding `project_id` (`rp1.
 def section_of(path: Path, layout: Layout, rp1_db: Path | None) -> str | None:
     """Which section a changed path belongs to (None: not ours, ignore it). rp1's files are its database
     and its WAL and shared memory, beside the database path and beside the file it leads to (`RP1_DB` a
-    link: SQLite keeps the WAL beside the file itself)."""
-    if rp1_db is not None and any(path == db.parent or (path.parent == db.parent and path.name.startswith(db.name))
-                                  for db in (rp1_db, Path(os.path.realpath(rp1_db)))):
+    link: SQLite keeps the WAL beside the file itself). Asked of every event a watcher gets: where the
+    database's link leads is resolved only for a path that no cheaper rule places."""
+    if rp1_db is not None and _beside(path, rp1_db):
         return "rp1"  # its files, or its directory coming or going
+    section = _rcs_section(path, layout)
+    if section is not None:
+        return section
+    if rp1_db is not None and _beside(path, Path(os.path.realpath(rp1_db))):
+        return "rp1"
     if (path.parent == layout.root and path.name == RP1_DIR) or (
             path.parent.parent == layout.root and path.parent.name == RP1_DIR):
         return "rp1"  # the project's `.rp1/` (its `project_id` names which runs are the project's)
+    return None
+
+
+def _beside(path: Path, db: Path) -> bool:
+    """`path` is the database's directory, or a file of the database (itself, its WAL, its shared memory)."""
+    return path == db.parent or (path.parent == db.parent and path.name.startswith(db.name))
+
+
+def _rcs_section(path: Path, layout: Layout) -> str | None:
     try:
         rel = path.relative_to(layout.rcs)
     except ValueError:
